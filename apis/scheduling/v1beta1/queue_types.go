@@ -1,0 +1,162 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// QueueState is the state of a queue. Users ask for Open, Closed or Suspended in spec.state; the
+// controller reports the state in force, which may also be Closing or Unknown, in status.state.
+type QueueState string
+
+const (
+	// QueueStateOpen accepts new work and schedules its pods.
+	QueueStateOpen QueueState = "Open"
+	// QueueStateClosing was asked to close while live work remains: it accepts no new work, and its
+	// existing pods are still scheduled until they finish.
+	QueueStateClosing QueueState = "Closing"
+	// QueueStateClosed accepts no new work and holds none; only now can the queue be deleted.
+	QueueStateClosed QueueState = "Closed"
+	// QueueStateSuspended accepts new work but allocates nothing new: pending pods wait, running pods
+	// keep running.
+	QueueStateSuspended QueueState = "Suspended"
+	// QueueStateUnknown cannot be determined (for example its parent is missing): no new work.
+	QueueStateUnknown QueueState = "Unknown"
+)
+
+// Guarantee is the part of the cluster reserved for a queue.
+type Guarantee struct {
+	// resource is the minimum reserved for the queue, per resource; a missing resource is 0.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
+	Resource corev1.ResourceList `json:"resource,omitempty"`
+}
+
+// QueueSpec is what a queue's owner asks for.
+type QueueSpec struct {
+	// weight is the queue's share of its parent's resources relative to its siblings.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Weight int32 `json:"weight,omitempty"`
+
+	// capability is the most the queue may use, per resource; a missing resource is unlimited.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
+	Capability corev1.ResourceList `json:"capability,omitempty"`
+
+	// guarantee is the minimum reserved for the queue.
+	// +optional
+	Guarantee Guarantee `json:"guarantee,omitempty"`
+
+	// reclaimable says whether other queues may take back what this queue borrowed beyond its share.
+	// +optional
+	// +kubebuilder:default=true
+	Reclaimable *bool `json:"reclaimable,omitempty"`
+
+	// parent is the name of the parent queue; empty means the implicit root.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Parent string `json:"parent,omitempty"`
+
+	// priority orders queues that are otherwise equal; higher goes first.
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+
+	// state is the state the owner asks for: Open, Closed or Suspended.
+	// +optional
+	// +kubebuilder:default=Open
+	// +kubebuilder:validation:Enum=Open;Closed;Suspended
+	State QueueState `json:"state,omitempty"`
+}
+
+// QueueStatus is the observed state of a queue, written by the embedded controller.
+type QueueStatus struct {
+	// state is the state in force: Open, Closing, Closed, Suspended or Unknown.
+	// +optional
+	// +kubebuilder:validation:Enum=Open;Closing;Closed;Suspended;Unknown
+	State QueueState `json:"state,omitempty"`
+
+	// pending counts PodGroups not yet admitted to the queue.
+	// +optional
+	Pending int32 `json:"pending,omitempty"`
+	// inqueue counts PodGroups admitted whose pods are not yet running.
+	// +optional
+	Inqueue int32 `json:"inqueue,omitempty"`
+	// running counts PodGroups with at least minMember pods running.
+	// +optional
+	Running int32 `json:"running,omitempty"`
+	// completed counts finished PodGroups.
+	// +optional
+	Completed int32 `json:"completed,omitempty"`
+	// unknown counts PodGroups whose running members fell below minMember.
+	// +optional
+	Unknown int32 `json:"unknown,omitempty"`
+
+	// enqueued counts QueueUnits waiting in the queue.
+	// +optional
+	Enqueued int32 `json:"enqueued,omitempty"`
+	// dequeued counts QueueUnits admitted by the queue.
+	// +optional
+	Dequeued int32 `json:"dequeued,omitempty"`
+
+	// allocated is what the queue's bound pods request.
+	// +optional
+	Allocated corev1.ResourceList `json:"allocated,omitempty"`
+	// deserved is the queue's current fair share.
+	// +optional
+	Deserved corev1.ResourceList `json:"deserved,omitempty"`
+
+	// conditions describe the queue's state in detail.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the spec generation this status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// Queue is a share of the cluster for a team: a weight, a guaranteed minimum, a hard maximum and a
+// state that decides whether it accepts and schedules work.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=q,categories=queue-scheduler
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.spec.weight`
+// +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parent`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pending`
+// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.parent) || self.spec.parent != self.metadata.name",message="spec.parent must not name the queue itself"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name != 'root' || !has(self.spec.parent) || self.spec.parent == ''",message="the root queue has no parent"
+type Queue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the queue's owner asks for.
+	// +optional
+	Spec QueueSpec `json:"spec,omitempty"`
+	// status is what the controller observes.
+	// +optional
+	Status QueueStatus `json:"status,omitempty"`
+}
+
+// QueueList is a list of queues.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type QueueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the queues.
+	Items []Queue `json:"items"`
+}

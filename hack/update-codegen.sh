@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates deepcopy functions, the typed clientset, listers and informers (k8s.io/code-generator),
+# and the CRD manifests (controller-gen). The generators are pinned in hack/tools/go.mod and built
+# into bin/ by `make tools`.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+bin="${root}/bin"
+module="github.com/queue-scheduler/queue-scheduler"
+header="${root}/hack/boilerplate.go.txt"
+apis=("./apis/scheduling/v1beta1" "./apis/bus/v1alpha1")
+api_pkgs=("${module}/apis/scheduling/v1beta1" "${module}/apis/bus/v1alpha1")
+
+rm -rf pkg/generated
+"${bin}/deepcopy-gen" --go-header-file "${header}" --output-file zz_generated.deepcopy.go "${apis[@]}"
+
+input_args=()
+for p in "${api_pkgs[@]}"; do input_args+=(--input "${p}"); done
+"${bin}/client-gen" --go-header-file "${header}" --clientset-name versioned --input-base "" \
+  --output-pkg "${module}/pkg/generated/clientset" --output-dir pkg/generated/clientset "${input_args[@]}"
+"${bin}/lister-gen" --go-header-file "${header}" \
+  --output-pkg "${module}/pkg/generated/listers" --output-dir pkg/generated/listers "${api_pkgs[@]}"
+"${bin}/informer-gen" --go-header-file "${header}" \
+  --versioned-clientset-package "${module}/pkg/generated/clientset/versioned" \
+  --listers-package "${module}/pkg/generated/listers" \
+  --output-pkg "${module}/pkg/generated/informers" --output-dir pkg/generated/informers "${api_pkgs[@]}"
+
+rm -rf manifests/crds
+"${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds

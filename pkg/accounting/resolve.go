@@ -1,0 +1,58 @@
+package accounting
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// QueueOf names the queue of a pod: its PodGroup's queue; else the pod's queue label; else its
+// namespace's queue annotation; else "default". A pod of a PodGroup that does not exist yet has no
+// queue: the error says so.
+func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
+	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
+		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("PodGroup %q of pod %s/%s does not exist", group, pod.Namespace, pod.Name)
+			}
+			return "", err
+		}
+		return a.QueueOfPodGroup(pg), nil
+	}
+	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
+		return q, nil
+	}
+	return a.namespaceQueue(pod.Namespace), nil
+}
+
+// QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else
+// "default".
+func (a *Accounting) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
+	if pg.Spec.Queue != "" {
+		return pg.Spec.Queue
+	}
+	return a.namespaceQueue(pg.Namespace)
+}
+
+func (a *Accounting) namespaceQueue(namespace string) string {
+	ns, err := a.namespaces.Get(namespace)
+	if err == nil {
+		if q := ns.Annotations[schedulingv1beta1.QueueAnnotation]; q != "" {
+			return q
+		}
+	}
+	return schedulingv1beta1.DefaultQueue
+}
+
+// Queue returns the named queue, or false when it does not exist.
+func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
+	q, err := a.queues.Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return q, true
+}

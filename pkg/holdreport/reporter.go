@@ -1,0 +1,180 @@
+// Package holdreport tells users why a pod waits before scheduling. kube-scheduler writes nothing to a
+// pod that a PreEnqueue plugin holds back, so without this a held pod would look silently stuck.
+//
+// PreEnqueue only records the reason (a map write); a single worker, off the scheduling path, sets
+// PodScheduled=False with the reason and emits a FailedScheduling event, at a bounded rate and once
+// per change of reason, so that ten thousand held pods do not flood the API server.
+package holdreport
+
+import (
+	"context"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+)
+
+const (
+	// FieldManager names the reporter's writes.
+	FieldManager = "queue-scheduler"
+	// ReportsPerSecond and ReportBurst bound the writes of all reports together; each report is one
+	// status apply and one event.
+	ReportsPerSecond = 50
+	ReportBurst      = 100
+	// maxRetries is how often a failed report is tried again before it waits for the next change.
+	maxRetries = 5
+)
+
+// Reporter reports held pods. It is safe for concurrent use.
+type Reporter struct {
+	client   kubernetes.Interface
+	pods     corelisters.PodLister
+	recorder events.EventRecorderLogger
+	limiter  flowcontrol.RateLimiter
+	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
+
+	mu       sync.Mutex
+	pending  map[types.NamespacedName]hold
+	reported map[types.UID]string
+}
+
+// hold is one pod's latest reason to wait.
+type hold struct {
+	pod     *v1.Pod
+	message string
+}
+
+// New returns a reporter; Run starts its worker.
+func New(client kubernetes.Interface, pods corelisters.PodLister, recorder events.EventRecorderLogger) *Reporter {
+	return &Reporter{
+		client:   client,
+		pods:     pods,
+		recorder: recorder,
+		limiter:  flowcontrol.NewTokenBucketRateLimiter(ReportsPerSecond, ReportBurst),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports"},
+		),
+		pending:  map[types.NamespacedName]hold{},
+		reported: map[types.UID]string{},
+	}
+}
+
+// Held records that pod waits for message. It returns at once; the report is written later, and only
+// if message differs from what was last reported for the pod.
+func (r *Reporter) Held(pod *v1.Pod, message string) {
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reported[pod.UID] == message {
+		delete(r.pending, key)
+		return
+	}
+	r.pending[key] = hold{pod: pod, message: message}
+	r.queue.Add(key)
+}
+
+// Released forgets pod: it no longer waits, or is gone. If it is held again later, that is a change
+// of reason and is reported again.
+func (r *Reporter) Released(pod *v1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.pending, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+	delete(r.reported, pod.UID)
+}
+
+// Run writes reports until ctx ends.
+func (r *Reporter) Run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		r.queue.ShutDown()
+	}()
+	for r.processNext(ctx) {
+	}
+}
+
+func (r *Reporter) processNext(ctx context.Context) bool {
+	key, shutdown := r.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer r.queue.Done(key)
+	h, ok := r.take(key)
+	if !ok {
+		r.queue.Forget(key)
+		return true
+	}
+	if err := r.limiter.Wait(ctx); err != nil {
+		return false
+	}
+	if err := r.report(ctx, h); err != nil {
+		r.retry(ctx, key, h, err)
+		return true
+	}
+	r.queue.Forget(key)
+	return true
+}
+
+// take removes the pending report of key, unless it says what was already reported.
+func (r *Reporter) take(key types.NamespacedName) (hold, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.pending[key]
+	delete(r.pending, key)
+	if !ok || r.reported[h.pod.UID] == h.message {
+		return hold{}, false
+	}
+	return h, true
+}
+
+func (r *Reporter) retry(ctx context.Context, key types.NamespacedName, h hold, err error) {
+	logger := klog.FromContext(ctx)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || r.queue.NumRequeues(key) >= maxRetries {
+		logger.V(4).Info("Dropping held-pod report", "pod", klog.KObj(h.pod), "err", err)
+		r.queue.Forget(key)
+		return
+	}
+	r.mu.Lock()
+	if _, newer := r.pending[key]; !newer {
+		r.pending[key] = h
+	}
+	r.mu.Unlock()
+	r.queue.AddRateLimited(key)
+}
+
+// report sets PodScheduled=False and emits the FailedScheduling event. It writes against the pod's
+// cached resourceVersion, so a pod bound meanwhile makes the write fail with a conflict instead of
+// being marked unscheduled after the fact.
+func (r *Reporter) report(ctx context.Context, h hold) error {
+	pod, err := r.pods.Pods(h.pod.Namespace).Get(h.pod.Name)
+	if err != nil {
+		return err
+	}
+	if pod.UID != h.pod.UID || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		return apierrors.NewNotFound(v1.Resource("pods"), pod.Name)
+	}
+	pod = pod.DeepCopy()
+	podutil.UpdatePodCondition(&pod.Status, &v1.PodCondition{
+		Type:    v1.PodScheduled,
+		Status:  v1.ConditionFalse,
+		Reason:  v1.PodReasonUnschedulable,
+		Message: h.message,
+	})
+	if _, err := r.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		return err
+	}
+	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.message)
+	r.mu.Lock()
+	r.reported[pod.UID] = h.message
+	r.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,129 @@
+// Package localcluster runs a whole Kubernetes control plane for queue-scheduler inside one process:
+// an embedded etcd, the upstream kube-apiserver, the queue-scheduler CRDs and the queue-scheduler
+// itself from its real profile. The integration tests, the benchmarks and queuesim all use it, so
+// there is one way to stand the system up.
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/queue-scheduler/queue-scheduler/manifests"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+)
+
+// Options shape a local cluster.
+type Options struct {
+	// Dir keeps etcd's data, certificates and the kubeconfig; a temporary directory when empty.
+	Dir string
+	// SchedulerProfile is the KubeSchedulerConfiguration to run; manifests/scheduler-config.yaml when nil.
+	SchedulerProfile []byte
+	// WithoutScheduler starts the control plane only.
+	WithoutScheduler bool
+	// APIServerFlags are added to the kube-apiserver's flags.
+	APIServerFlags []string
+	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
+	ExtraPlugins []app.Option
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// Config reaches the API server with full rights.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for Config.
+	Kubeconfig string
+	// Kube is a client of the core API.
+	Kube kubernetes.Interface
+	// Queues is a client of the queue-scheduler API.
+	Queues versioned.Interface
+
+	dir       string
+	ownDir    bool
+	etcd      *embed.Etcd
+	apiServer *apiServer
+	scheduler *runningScheduler
+}
+
+// Start stands up a local cluster. The caller must Stop it.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	c = &Cluster{dir: opts.Dir}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "localcluster"); err != nil {
+			return nil, err
+		}
+		c.ownDir = true
+	}
+	etcd, etcdURL, err := startEtcd(c.dir)
+	if err != nil {
+		return c, err
+	}
+	c.etcd = etcd
+	if c.apiServer, err = startAPIServer(etcdURL, opts.APIServerFlags); err != nil {
+		return c, err
+	}
+	if err := c.connect(ctx); err != nil {
+		return c, err
+	}
+	if opts.WithoutScheduler {
+		return c, nil
+	}
+	profile := opts.SchedulerProfile
+	if profile == nil {
+		profile = manifests.SchedulerConfig
+	}
+	c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, opts.ExtraPlugins)
+	return c, err
+}
+
+// connect builds the clients, writes the kubeconfig and installs the CRDs.
+func (c *Cluster) connect(ctx context.Context) error {
+	c.Config = rest.CopyConfig(c.apiServer.config)
+	c.Config.QPS, c.Config.Burst = 1000, 2000
+	c.Kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	if err := writeKubeconfig(c.Config, c.Kubeconfig); err != nil {
+		return err
+	}
+	var err error
+	if c.Kube, err = kubernetes.NewForConfig(c.Config); err != nil {
+		return err
+	}
+	if c.Queues, err = queueclient.New(c.Config); err != nil {
+		return err
+	}
+	if err := InstallCRDs(ctx, c.Config); err != nil {
+		return fmt.Errorf("install CRDs: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the scheduler, the API server and etcd, and removes the directory it made.
+func (c *Cluster) Stop() {
+	if c.scheduler != nil {
+		c.scheduler.stop()
+		c.scheduler = nil
+	}
+	if c.apiServer != nil {
+		c.apiServer.stop()
+		c.apiServer = nil
+	}
+	if c.etcd != nil {
+		c.etcd.Close()
+		c.etcd = nil
+	}
+	if c.ownDir {
+		_ = os.RemoveAll(c.dir)
+	}
+}

@@ -1,0 +1,96 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/compatibility"
+	"k8s.io/component-base/configz"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"sigs.k8s.io/yaml"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
+)
+
+// SchedulerClientQPS and SchedulerClientBurst lift the scheduler's API client limits so that on a
+// local cluster the scheduler, not its client, is what is measured.
+const (
+	SchedulerClientQPS   = 5000
+	SchedulerClientBurst = 5000
+)
+
+// runningScheduler is a queue-scheduler running inside this process.
+type runningScheduler struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
+// kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
+func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, extra []app.Option) (*runningScheduler, error) {
+	configPath, err := writeSchedulerConfig(profile, kubeconfig, dir)
+	if err != nil {
+		return nil, err
+	}
+	// A registry of its own, as each scheduler started in this process would otherwise share one.
+	registry := compatibility.NewComponentGlobalsRegistry()
+	effective := utilcompatibility.DefaultBuildEffectiveVersion()
+	if err := registry.Register(compatibility.DefaultKubeComponent, effective, utilfeature.DefaultMutableFeatureGate); err != nil {
+		return nil, err
+	}
+	opts := options.NewOptionsWithComponentGlobalsRegistry(registry)
+	opts.ConfigFile = configPath
+	opts.SecureServing.BindPort = 0
+
+	ctx, cancel := context.WithCancel(ctx)
+	cc, sched, err := app.Setup(ctx, opts, append(scheduler.PluginOptions(), extra...)...)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
+	}
+	s := &runningScheduler{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := app.Run(ctx, cc, sched)
+		if ctx.Err() == nil && err != nil {
+			klog.FromContext(ctx).Error(err, "queue-scheduler stopped")
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// stop cancels the scheduler and waits for it to return.
+func (s *runningScheduler) stop() {
+	s.cancel()
+	<-s.done
+	configz.Delete("componentconfig")
+}
+
+// writeSchedulerConfig writes the profile with the local cluster's client connection filled in.
+func writeSchedulerConfig(profile []byte, kubeconfig, dir string) (string, error) {
+	cfg := map[string]any{}
+	if err := yaml.Unmarshal(profile, &cfg); err != nil {
+		return "", fmt.Errorf("scheduler profile: %w", err)
+	}
+	cfg["clientConnection"] = map[string]any{
+		"kubeconfig": kubeconfig,
+		"qps":        SchedulerClientQPS,
+		"burst":      SchedulerClientBurst,
+	}
+	cfg["leaderElection"] = map[string]any{"leaderElect": false}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "scheduler-config.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("write scheduler config: %w", err)
+	}
+	return path, nil
+}

@@ -1,0 +1,30 @@
+// Package scheduler assembles the queue-scheduler: the upstream kube-scheduler command with the queue
+// plugins registered. The binary and the embedded control plane both build it from here, so what the
+// tests run is what ships.
+package scheduler
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
+)
+
+// Name is the binary's name and the default schedulerName of its profile.
+const Name = schedulingv1beta1.SchedulerName
+
+// PluginOptions registers every out-of-tree plugin of queue-scheduler.
+func PluginOptions() []app.Option {
+	return []app.Option{
+		app.WithPlugin(queuestate.Name, queuestate.New),
+	}
+}
+
+// NewCommand returns the queue-scheduler command: kube-scheduler's own flags and config file, with
+// the queue plugins available to its profiles.
+func NewCommand() *cobra.Command {
+	cmd := app.NewSchedulerCommand(PluginOptions()...)
+	cmd.Use = Name
+	return cmd
+}

@@ -1,0 +1,178 @@
+// Package queuestate is the scheduler plugin that enforces queue states: the pods of a Suspended or
+// Unknown queue, of a missing queue, or of a PodGroup that does not exist yet wait outside the active
+// queue, each with a report saying why, and come back the moment that changes.
+package queuestate
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "QueueState"
+
+// QueueState holds back the pods of queues that must not get new resources.
+type QueueState struct {
+	handle   fwk.Handle
+	acct     *accounting.Accounting
+	held     *heldPods
+	reporter *holdreport.Reporter
+}
+
+var (
+	_ fwk.PreEnqueuePlugin  = &QueueState{}
+	_ fwk.EnqueueExtensions = &QueueState{}
+)
+
+// New builds the plugin on the process's shared accounting and starts its held-pod reporter.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	acct, err := accounting.ForHandle(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	pods := h.SharedInformerFactory().Core().V1().Pods()
+	p := &QueueState{
+		handle:   h,
+		acct:     acct,
+		held:     newHeldPods(),
+		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+	}
+	if err := p.watch(pods.Informer()); err != nil {
+		return nil, err
+	}
+	go p.reporter.Run(ctx)
+	go p.activateWhenNamespacesSynced(ctx)
+	return p, nil
+}
+
+// Name returns the plugin's name.
+func (p *QueueState) Name() string { return Name }
+
+// PreEnqueue lets a pod into the active queue unless its queue holds it; a held pod gets a report
+// saying why, written asynchronously.
+func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
+	b, message := p.holdReason(pod)
+	if message == "" {
+		p.held.release(pod)
+		p.reporter.Released(pod)
+		return nil
+	}
+	p.held.hold(pod, b)
+	p.reporter.Held(pod, message)
+	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+}
+
+// holdReason says what a pod waits for and why, or returns an empty message when it may be scheduled.
+func (p *QueueState) holdReason(pod *v1.Pod) (bucket, string) {
+	if !p.acct.NamespacesSynced() {
+		return namespacesBucket, "waiting for the scheduler's namespace cache to learn the pod's queue"
+	}
+	name, err := p.acct.QueueOf(pod)
+	if err != nil {
+		return podGroupBucket(pod.Namespace, pod.Labels[schedulingv1beta1.PodGroupLabel]), err.Error()
+	}
+	return queueBucket(name), holdMessage(name, p.queue(name))
+}
+
+func (p *QueueState) queue(name string) *schedulingv1beta1.Queue {
+	q, _ := p.acct.Queue(name)
+	return q
+}
+
+// holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.
+func holdMessage(name string, q *schedulingv1beta1.Queue) string {
+	switch {
+	case name == schedulingv1beta1.RootQueue:
+		return fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)
+	case q == nil:
+		return fmt.Sprintf("queue %q does not exist", name)
+	}
+	switch state := q.EffectiveState(); state {
+	case schedulingv1beta1.QueueStateSuspended:
+		return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)
+	case schedulingv1beta1.QueueStateUnknown:
+		return fmt.Sprintf("queue %q is Unknown: no new work is scheduled until its state is known", name)
+	default:
+		return ""
+	}
+}
+
+// watch keeps the held-pod index current and closes the race between the scheduler's own informer on
+// queues (which drives the QueueingHints) and the accounting's: whichever sees a change last, the
+// held pods are brought back once the accounting reflects it.
+func (p *QueueState) watch(pods cache.SharedIndexInformer) error {
+	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onQueue(obj) },
+		UpdateFunc: func(_, obj any) { p.onQueue(obj) },
+	}); err != nil {
+		return err
+	}
+	if _, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: p.onPodGroupAdd,
+	}); err != nil {
+		return err
+	}
+	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { p.onPodUpdate(obj) },
+		DeleteFunc: p.onPodDelete,
+	})
+	return err
+}
+
+func (p *QueueState) onQueue(obj any) {
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	if !ok || holdMessage(q.Name, q) != "" {
+		return
+	}
+	p.activate(queueBucket(q.Name))
+}
+
+func (p *QueueState) onPodGroupAdd(obj any) {
+	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+		p.activate(podGroupBucket(pg.Namespace, pg.Name))
+	}
+}
+
+func (p *QueueState) onPodUpdate(obj any) {
+	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
+		p.forget(pod)
+	}
+}
+
+func (p *QueueState) onPodDelete(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if pod, ok := obj.(*v1.Pod); ok {
+		p.forget(pod)
+	}
+}
+
+func (p *QueueState) forget(pod *v1.Pod) {
+	p.held.release(pod)
+	p.reporter.Released(pod)
+}
+
+func (p *QueueState) activate(b bucket) {
+	if pods := p.held.pods(b); len(pods) > 0 {
+		p.handle.Activate(klog.Background(), pods)
+	}
+}
+
+// activateWhenNamespacesSynced brings back the pods held only because namespaces were not yet known.
+func (p *QueueState) activateWhenNamespacesSynced(ctx context.Context) {
+	if cache.WaitForCacheSync(ctx.Done(), p.acct.NamespacesSynced) {
+		p.activate(namespacesBucket)
+	}
+}

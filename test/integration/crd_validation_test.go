@@ -1,0 +1,150 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// The CRD schemas reject bad objects with a message that names the field and the rule. Objects are
+// sent as unstructured so that values the Go types cannot hold (an unknown state, a bad quantity)
+// reach the API server too.
+func TestCRDsRejectBadObjects(t *testing.T) {
+	ns := newNamespace(t, "", nil)
+	tests := []struct {
+		name     string
+		resource string
+		object   map[string]any
+		want     []string
+	}{
+		{name: "weight 0", resource: "queues", object: queue("w0", map[string]any{"weight": 0}),
+			want: []string{"spec.weight", "should be greater than or equal to 1"}},
+		{name: "weight 70000", resource: "queues", object: queue("w70000", map[string]any{"weight": 70000}),
+			want: []string{"spec.weight", "should be less than or equal to 65535"}},
+		{name: "unknown state", resource: "queues", object: queue("paused", map[string]any{"state": "Paused"}),
+			want: []string{"spec.state", `Unsupported value: "Paused"`, `"Open", "Closed", "Suspended"`}},
+		{name: "state Closing is not for users", resource: "queues", object: queue("closing", map[string]any{"state": "Closing"}),
+			want: []string{"spec.state", `Unsupported value: "Closing"`}},
+		{name: "negative capability", resource: "queues", object: queue("neg-cap", map[string]any{"capability": map[string]any{"cpu": "-1"}}),
+			want: []string{"spec.capability", "quantities must not be negative"}},
+		{name: "negative guarantee", resource: "queues", object: queue("neg-guar", map[string]any{"guarantee": map[string]any{"resource": map[string]any{"memory": "-1Gi"}}}),
+			want: []string{"spec.guarantee.resource", "quantities must not be negative"}},
+		{name: "bad quantity", resource: "queues", object: queue("eight", map[string]any{"capability": map[string]any{"cpu": "eight"}}),
+			want: []string{"spec.capability.cpu", "should match"}},
+		{name: "own parent", resource: "queues", object: queue("selfish", map[string]any{"parent": "selfish"}),
+			want: []string{"spec.parent must not name the queue itself"}},
+		{name: "PodGroup minMember 0", resource: "podgroups", object: namespaced("PodGroup", ns, "pg0", map[string]any{"minMember": 0}),
+			want: []string{"spec.minMember", "should be greater than or equal to 1"}},
+		{name: "PodGroup negative minResources", resource: "podgroups", object: namespaced("PodGroup", ns, "pgneg", map[string]any{"minResources": map[string]any{"cpu": "-2"}}),
+			want: []string{"spec.minResources", "quantities must not be negative"}},
+		{name: "PodGroup timeout 0", resource: "podgroups", object: namespaced("PodGroup", ns, "pgt", map[string]any{"scheduleTimeoutSeconds": 0}),
+			want: []string{"spec.scheduleTimeoutSeconds", "should be greater than or equal to 1"}},
+		{name: "QueueUnit without consumer kind", resource: "queueunits", object: namespaced("QueueUnit", ns, "qu", map[string]any{"consumerRef": map[string]any{"name": "job"}}),
+			want: []string{"spec.consumerRef", "consumerRef needs kind and name"}},
+		{name: "QueueUnit negative resource", resource: "queueunits", object: namespaced("QueueUnit", ns, "quneg", map[string]any{
+			"consumerRef": map[string]any{"kind": "Job", "name": "job"}, "resource": map[string]any{"cpu": "-1"}}),
+			want: []string{"spec.resource", "quantities must not be negative"}},
+		{name: "Command unknown action", resource: "commands", object: command(ns, "cmd", "PauseQueue", "team"),
+			want: []string{"spec.action", `Unsupported value: "PauseQueue"`}},
+		{name: "Command without target name", resource: "commands", object: command(ns, "cmd2", "OpenQueue", ""),
+			want: []string{"spec.target.name"}},
+	}
+	client := dynamic.NewForConfigOrDie(cluster.Config)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gvr := groupVersion(tt.resource).WithResource(tt.resource)
+			obj := &unstructured.Unstructured{Object: tt.object}
+			var api dynamic.ResourceInterface = client.Resource(gvr)
+			if obj.GetNamespace() != "" {
+				api = client.Resource(gvr).Namespace(obj.GetNamespace())
+			}
+			_, err := api.Create(context.Background(), obj, metav1.CreateOptions{})
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("create: got %v, want an Invalid error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err.Error(), w)
+				}
+			}
+			if _, err := api.Get(context.Background(), obj.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("rejected object was stored: get returned %v", err)
+			}
+		})
+	}
+}
+
+// Defaults fill in what a minimal queue leaves out.
+func TestQueueDefaults(t *testing.T) {
+	createQueue(t, util.MakeQueue("defaults").Obj())
+	q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(context.Background(), "defaults", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Spec.Weight != 1 || q.Spec.State != schedulingv1beta1.QueueStateOpen || q.Spec.Reclaimable == nil || !*q.Spec.Reclaimable {
+		t.Errorf("defaults: got weight %d, state %q, reclaimable %v; want 1, Open, true", q.Spec.Weight, q.Spec.State, q.Spec.Reclaimable)
+	}
+}
+
+// Updates are checked too: a rejected update leaves the stored queue as it was.
+func TestQueueUpdateRejectedLeavesQueueUnchanged(t *testing.T) {
+	createQueue(t, util.MakeQueue("keep").Weight(3).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	api := cluster.Queues.SchedulingV1beta1().Queues()
+	q, err := api.Get(context.Background(), "keep", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Spec.Weight = 0
+	q.Spec.Capability[v1.ResourceCPU] = resource.MustParse("-8")
+	if _, err := api.Update(context.Background(), q, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("update: got %v, want an Invalid error", err)
+	}
+	stored, err := api.Get(context.Background(), "keep", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Spec.Weight != 3 || stored.Spec.Capability.Cpu().String() != "8" {
+		t.Errorf("stored queue changed: weight %d, cpu %s", stored.Spec.Weight, stored.Spec.Capability.Cpu())
+	}
+}
+
+func groupVersion(resource string) schema.GroupVersion {
+	if resource == "commands" {
+		return busv1alpha1.SchemeGroupVersion
+	}
+	return schedulingv1beta1.SchemeGroupVersion
+}
+
+func queue(name string, spec map[string]any) map[string]any {
+	return map[string]any{
+		"apiVersion": schedulingv1beta1.SchemeGroupVersion.String(), "kind": "Queue",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}
+}
+
+func namespaced(kind, namespace, name string, spec map[string]any) map[string]any {
+	return map[string]any{
+		"apiVersion": schedulingv1beta1.SchemeGroupVersion.String(), "kind": kind,
+		"metadata": map[string]any{"name": name, "namespace": namespace}, "spec": spec,
+	}
+}
+
+func command(namespace, name, action, target string) map[string]any {
+	return map[string]any{
+		"apiVersion": busv1alpha1.SchemeGroupVersion.String(), "kind": "Command",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec":     map[string]any{"action": action, "target": map[string]any{"name": target}},
+	}
+}

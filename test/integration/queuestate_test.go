@@ -1,0 +1,109 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// Pods of an Open queue bind, whichever way they name the queue; pods that name none go to "default",
+// which the scheduler creates at start.
+func TestOpenQueuePodsBind(t *testing.T) {
+	createQueue(t, util.MakeQueue("open-by-label").Obj())
+	createQueue(t, util.MakeQueue("open-by-namespace").Obj())
+	ns := newNamespace(t, "", nil)
+	annotated := newNamespace(t, "annotated", map[string]string{schedulingv1beta1.QueueAnnotation: "open-by-namespace"})
+
+	if _, err := cluster.Queues.SchedulingV1beta1().Queues().Get(context.Background(), schedulingv1beta1.DefaultQueue, metav1.GetOptions{}); err != nil {
+		t.Fatalf("queue %q should exist from the scheduler's start: %v", schedulingv1beta1.DefaultQueue, err)
+	}
+	waitBound(t, ns, createPods(t, ns, "labelled", 3, queuePod(ns, "open-by-label")))
+	waitBound(t, ns, createPods(t, ns, "no-queue", 3, queuePod(ns, "")))
+	waitBound(t, annotated, createPods(t, annotated, "annotated", 3, queuePod(annotated, "")))
+}
+
+// A Suspended queue holds its pods, each with PodScheduled=False and a FailedScheduling event naming
+// the queue, and lets them all bind soon after it is resumed.
+func TestSuspendedQueueHoldsPodsUntilResumed(t *testing.T) {
+	const queue = "suspended-team"
+	createQueue(t, util.MakeQueue(queue).State(schedulingv1beta1.QueueStateSuspended).Obj())
+	ns := newNamespace(t, "", nil)
+	pods := createPods(t, ns, "held", 5, queuePod(ns, queue))
+
+	waitHeld(t, ns, pods, fmt.Sprintf("queue %q is Suspended: no new resources are allocated", queue))
+	for _, name := range pods {
+		if pod := getPod(t, ns, name); util.IsBound(pod) {
+			t.Fatalf("pod %s bound to %s while its queue is Suspended", name, pod.Spec.NodeName)
+		}
+	}
+
+	setQueueState(t, queue, schedulingv1beta1.QueueStateOpen)
+	waitBound(t, ns, pods)
+}
+
+// Pods that name a missing queue, or a PodGroup that does not exist yet, are held with that reason
+// and scheduled once it appears.
+func TestMissingQueueAndPodGroupHoldPods(t *testing.T) {
+	const queue = "created-later"
+	ns := newNamespace(t, "", nil)
+	byQueue := createPods(t, ns, "no-such-queue", 2, queuePod(ns, queue))
+	byGroup := createPods(t, ns, "no-such-group", 2, func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "later").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	})
+
+	waitHeld(t, ns, byQueue, fmt.Sprintf("queue %q does not exist", queue))
+	waitHeld(t, ns, byGroup, fmt.Sprintf("PodGroup %q of pod %s/", "later", ns))
+
+	createQueue(t, util.MakeQueue(queue).Obj())
+	waitBound(t, ns, byQueue)
+	pg := util.MakePodGroup(ns, "later").Queue(queue).Obj()
+	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), pg, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create PodGroup: %v", err)
+	}
+	waitBound(t, ns, byGroup)
+}
+
+// Suspending a queue leaves its bound pods alone: same node, not deleted, while a new pod is held.
+func TestSuspendLeavesBoundPodsAlone(t *testing.T) {
+	const queue = "suspend-running"
+	createQueue(t, util.MakeQueue(queue).Obj())
+	ns := newNamespace(t, "", nil)
+	running := createPods(t, ns, "running", 3, queuePod(ns, queue))
+	waitBound(t, ns, running)
+	nodes := map[string]string{}
+	for _, name := range running {
+		pod := getPod(t, ns, name)
+		nodes[name] = pod.Spec.NodeName + "/" + string(pod.UID)
+	}
+
+	setQueueState(t, queue, schedulingv1beta1.QueueStateSuspended)
+	// Once a new pod is held, the scheduler has seen the suspension.
+	waitHeld(t, ns, createPods(t, ns, "after-suspend", 1, queuePod(ns, queue)), "is Suspended")
+
+	for _, name := range running {
+		pod := getPod(t, ns, name)
+		if got := pod.Spec.NodeName + "/" + string(pod.UID); got != nodes[name] || pod.DeletionTimestamp != nil {
+			t.Errorf("pod %s: node/uid %s, deleting %v; want %s untouched", name, got, pod.DeletionTimestamp != nil, nodes[name])
+		}
+	}
+}
+
+// Pods that were waiting when their queue was closed are scheduled: closing only stops new work. They
+// first wait in a Suspended queue, where the hold is visible, and closing it releases them.
+func TestClosedQueueSchedulesItsPendingPods(t *testing.T) {
+	const queue = "closing-team"
+	createQueue(t, util.MakeQueue(queue).State(schedulingv1beta1.QueueStateSuspended).Obj())
+	ns := newNamespace(t, "", nil)
+	pending := createPods(t, ns, "pending", 3, queuePod(ns, queue))
+	waitHeld(t, ns, pending, "is Suspended")
+
+	setQueueState(t, queue, schedulingv1beta1.QueueStateClosed)
+	waitBound(t, ns, pending)
+}

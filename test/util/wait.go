@@ -1,0 +1,83 @@
+package util
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// PollInterval is how often the wait helpers look.
+const PollInterval = 100 * time.Millisecond
+
+// WaitForPods polls until ok holds for every named pod, or fails after timeout with the last state
+// of the pods that did not satisfy it.
+func WaitForPods(ctx context.Context, client kubernetes.Interface, namespace string, names []string, timeout time.Duration, what string, ok func(*v1.Pod) bool) error {
+	var waiting []string
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		waiting = waiting[:0]
+		for _, name := range names {
+			pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !ok(pod) {
+				waiting = append(waiting, name)
+			}
+		}
+		return len(waiting) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pods %v in %s not %s within %s: %w", waiting, namespace, what, timeout, err)
+	}
+	return nil
+}
+
+// IsBound says whether the pod has a node.
+func IsBound(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
+
+// PodScheduledCondition returns the pod's PodScheduled condition, or nil.
+func PodScheduledCondition(pod *v1.Pod) *v1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == v1.PodScheduled {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// HasUnschedulableMessage says whether the pod is unbound with PodScheduled=False and a message
+// containing text.
+func HasUnschedulableMessage(text string) func(*v1.Pod) bool {
+	return func(pod *v1.Pod) bool {
+		c := PodScheduledCondition(pod)
+		return pod.Spec.NodeName == "" && c != nil && c.Status == v1.ConditionFalse && strings.Contains(c.Message, text)
+	}
+}
+
+// WaitForEvent polls until an event with reason about the named object has a message containing text.
+func WaitForEvent(ctx context.Context, client kubernetes.Interface, namespace, object, reason, text string, timeout time.Duration) error {
+	selector := fields.Set{"involvedObject.name": object, "reason": reason}.AsSelector().String()
+	var seen []string
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		seen = seen[:0]
+		for _, e := range events.Items {
+			if strings.Contains(e.Message, text) {
+				return true, nil
+			}
+			seen = append(seen, e.Message)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no %s event for %s/%s containing %q within %s (seen %q): %w", reason, namespace, object, text, timeout, seen, err)
+	}
+	return nil
+}
