@@ -49,7 +49,7 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 	$(GO) vet ./...
 	$(BIN)/golangci-lint run ./...
 	@git diff --exit-code || { echo "generated files differ: run make generate and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- pkg/generated manifests/crds apis)" || { git status --porcelain -- pkg/generated manifests/crds apis; echo "untracked generated files"; exit 1; }
+	@test -z "$$(git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis)" || { git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis; echo "generated files not added to git"; exit 1; }
 
 .PHONY: test
 test: ## Unit tests with -race, then the integration tests on the in-process control plane.

@@ -26,10 +26,11 @@ import (
 const (
 	// FieldManager names the reporter's writes.
 	FieldManager = "queue-scheduler"
-	// ReportsPerSecond and ReportBurst bound the writes of all reports together; each report is one
-	// status apply and one event.
+	// ReportsPerSecond bounds the rate of all reports together; each report is one status write and
+	// one event.
 	ReportsPerSecond = 50
-	ReportBurst      = 100
+	// ReportBurst is how many reports may go out at once before ReportsPerSecond applies.
+	ReportBurst = 100
 	// maxRetries is how often a failed report is tried again before it waits for the next change.
 	maxRetries = 5
 )

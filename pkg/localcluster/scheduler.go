@@ -28,7 +28,7 @@ const (
 // runningScheduler is a queue-scheduler running inside this process.
 type runningScheduler struct {
 	cancel context.CancelFunc
-	done   chan error
+	done   chan struct{}
 }
 
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
@@ -54,13 +54,12 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string,
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
 	}
-	s := &runningScheduler{cancel: cancel, done: make(chan error, 1)}
+	s := &runningScheduler{cancel: cancel, done: make(chan struct{})}
 	go func() {
-		err := app.Run(ctx, cc, sched)
-		if ctx.Err() == nil && err != nil {
+		defer close(s.done)
+		if err := app.Run(ctx, cc, sched); err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "queue-scheduler stopped")
 		}
-		s.done <- err
 	}()
 	return s, nil
 }

@@ -137,7 +137,7 @@ type QueueStatus struct {
 // +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.parent) || self.spec.parent != self.metadata.name",message="spec.parent must not name the queue itself"
-// +kubebuilder:validation:XValidation:rule="self.metadata.name != 'root' || !has(self.spec.parent) || self.spec.parent == ''",message="the root queue has no parent"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name != 'root' || !has(self.spec.parent) || size(self.spec.parent) == 0",message="the root queue has no parent"
 type Queue struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1,0 +1,75 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	"sigs.k8s.io/yaml"
+)
+
+// loadSchedulerConfig reads a KubeSchedulerConfiguration the way kube-scheduler does and validates it.
+func loadSchedulerConfig(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logger, _ := ktesting.NewTestContext(t)
+	cfg, err := options.LoadConfigFromFile(logger, path)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	out := map[string]any{}
+	if err := yaml.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSchedulerConfigIsValid(t *testing.T) {
+	loadSchedulerConfig(t, SchedulerConfig)
+}
+
+// The deployment's ConfigMap carries the same profiles as the sample configuration.
+func TestDeploymentUsesTheSampleProfiles(t *testing.T) {
+	data, err := os.ReadFile("deploy/scheduler.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *v1.ConfigMap
+	for _, doc := range splitYAML(data) {
+		obj := &v1.ConfigMap{}
+		if err := yaml.Unmarshal(doc, obj); err == nil && obj.Kind == "ConfigMap" {
+			cm = obj
+		}
+	}
+	if cm == nil {
+		t.Fatal("deploy/scheduler.yaml has no ConfigMap")
+	}
+	deployed := loadSchedulerConfig(t, []byte(cm.Data["scheduler-config.yaml"]))
+	sample := loadSchedulerConfig(t, SchedulerConfig)
+	if diff := cmp.Diff(sample["profiles"], deployed["profiles"]); diff != "" {
+		t.Errorf("profiles differ (-sample,+deployed):\n%s", diff)
+	}
+}
+
+func splitYAML(data []byte) [][]byte {
+	var docs [][]byte
+	start := 0
+	for i := 0; i+4 <= len(data); i++ {
+		if string(data[i:i+4]) == "---\n" && (i == 0 || data[i-1] == '\n') {
+			docs = append(docs, data[start:i])
+			start = i + 4
+		}
+	}
+	return append(docs, data[start:])
+}
