@@ -9,15 +9,16 @@ import (
 	"sync"
 	"time"
 
-	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
-	schedulinginformers "github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions/scheduling/v1beta1"
+	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
 	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
@@ -26,14 +27,21 @@ import (
 // likely not installed.
 const syncTimeout = 2 * time.Minute
 
-// Accounting holds the shared view of one API server's queues and PodGroups.
+// Accounting holds the shared view of one API server's queues, PodGroups, QueueUnits, Commands and
+// the pods of queue-scheduler.
 type Accounting struct {
-	queueInformer    schedulinginformers.QueueInformer
-	podGroupInformer schedulinginformers.PodGroupInformer
+	// Client reaches the queue-scheduler API.
+	Client versioned.Interface
+	// Informers is the process's one informer factory on the queue-scheduler API.
+	Informers externalversions.SharedInformerFactory
+
 	queues           listers.QueueLister
 	podGroups        listers.PodGroupLister
+	queueUnits       listers.QueueUnitLister
+	commands         buslisters.CommandLister
 	namespaces       corelisters.NamespaceLister
 	namespacesSynced cache.InformerSynced
+	usage            *usage
 }
 
 var (
@@ -54,10 +62,7 @@ func ForHandle(ctx context.Context, h fwk.Handle) (*Accounting, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	if err := EnsureDefaultQueue(ctx, client); err != nil {
-		return nil, err
-	}
-	a, err := Start(ctx, client, h.SharedInformerFactory().Core().V1().Namespaces())
+	a, err := Start(ctx, client, h.SharedInformerFactory())
 	if err != nil {
 		return nil, err
 	}
@@ -75,17 +80,28 @@ func forget(key string, a *Accounting) {
 }
 
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
-// Namespaces come from the caller's informer, which the caller starts.
-func Start(ctx context.Context, client versioned.Interface, namespaces coreinformers.NamespaceInformer) (*Accounting, error) {
+// Namespaces and pods come from kube, the caller's informer factory, which the caller starts.
+func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory) (*Accounting, error) {
 	factory := externalversions.NewSharedInformerFactory(client, 0)
+	v1beta1 := factory.Scheduling().V1beta1()
+	nsInformer := kube.Core().V1().Namespaces()
 	a := &Accounting{
-		queueInformer:    factory.Scheduling().V1beta1().Queues(),
-		podGroupInformer: factory.Scheduling().V1beta1().PodGroups(),
-		namespaces:       namespaces.Lister(),
-		namespacesSynced: namespaces.Informer().HasSynced,
+		Client:           client,
+		Informers:        factory,
+		queues:           v1beta1.Queues().Lister(),
+		podGroups:        v1beta1.PodGroups().Lister(),
+		queueUnits:       v1beta1.QueueUnits().Lister(),
+		commands:         factory.Bus().V1alpha1().Commands().Lister(),
+		namespaces:       nsInformer.Lister(),
+		namespacesSynced: nsInformer.Informer().HasSynced,
 	}
-	a.queues = a.queueInformer.Lister()
-	a.podGroups = a.podGroupInformer.Lister()
+	if err := a.addIndexers(); err != nil {
+		return nil, err
+	}
+	a.usage = newUsage(a)
+	if err := a.usage.watch(kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer()); err != nil {
+		return nil, err
+	}
 	factory.Start(ctx.Done())
 
 	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
@@ -100,12 +116,35 @@ func Start(ctx context.Context, client versioned.Interface, namespaces coreinfor
 }
 
 // QueueInformer is the shared informer on queues, for plugins that react to queue changes.
-func (a *Accounting) QueueInformer() cache.SharedIndexInformer { return a.queueInformer.Informer() }
+func (a *Accounting) QueueInformer() cache.SharedIndexInformer {
+	return a.Informers.Scheduling().V1beta1().Queues().Informer()
+}
 
 // PodGroupInformer is the shared informer on PodGroups.
 func (a *Accounting) PodGroupInformer() cache.SharedIndexInformer {
-	return a.podGroupInformer.Informer()
+	return a.Informers.Scheduling().V1beta1().PodGroups().Informer()
 }
 
 // NamespacesSynced reports whether namespaces, and so their queue annotations, are known yet.
 func (a *Accounting) NamespacesSynced() bool { return a.namespacesSynced() }
+
+// Queues lists queues from the cache.
+func (a *Accounting) Queues() listers.QueueLister { return a.queues }
+
+// PodGroups lists PodGroups from the cache.
+func (a *Accounting) PodGroups() listers.PodGroupLister { return a.podGroups }
+
+// QueueUnits lists QueueUnits from the cache.
+func (a *Accounting) QueueUnits() listers.QueueUnitLister { return a.queueUnits }
+
+// Commands lists Commands from the cache.
+func (a *Accounting) Commands() buslisters.CommandLister { return a.commands }
+
+// Queue returns the named queue, or false when it does not exist.
+func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
+	q, err := a.queues.Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return q, true
+}

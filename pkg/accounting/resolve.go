@@ -38,6 +38,14 @@ func (a *Accounting) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
 	return a.namespaceQueue(pg.Namespace)
 }
 
+// QueueOfQueueUnit names the queue of a QueueUnit, as QueueOfPodGroup does for PodGroups.
+func (a *Accounting) QueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
+	if u.Spec.Queue != "" {
+		return u.Spec.Queue
+	}
+	return a.namespaceQueue(u.Namespace)
+}
+
 func (a *Accounting) namespaceQueue(namespace string) string {
 	ns, err := a.namespaces.Get(namespace)
 	if err == nil {
@@ -46,13 +54,4 @@ func (a *Accounting) namespaceQueue(namespace string) string {
 		}
 	}
 	return schedulingv1beta1.DefaultQueue
-}
-
-// Queue returns the named queue, or false when it does not exist.
-func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
-	q, err := a.queues.Get(name)
-	if err != nil {
-		return nil, false
-	}
-	return q, true
 }

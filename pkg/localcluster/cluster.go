@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
@@ -84,8 +88,25 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if profile == nil {
 		profile = manifests.SchedulerConfig
 	}
-	c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, opts.ExtraPlugins)
-	return c, err
+	if c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, opts.ExtraPlugins); err != nil {
+		return c, err
+	}
+	return c, c.waitReady(ctx)
+}
+
+// readyTimeout bounds the wait for the scheduler's controller to lead and create the default queue.
+const readyTimeout = time.Minute
+
+// waitReady waits until the embedded controller leads: it has created the default queue.
+func (c *Cluster) waitReady(ctx context.Context) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Queues.SchedulingV1beta1().Queues().Get(ctx, schedulingv1beta1.DefaultQueue, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("queue-scheduler did not create queue %q within %s: %w", schedulingv1beta1.DefaultQueue, readyTimeout, err)
+	}
+	return nil
 }
 
 // connect builds the clients, writes the kubeconfig and installs the CRDs.

@@ -15,6 +15,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
@@ -38,6 +39,9 @@ var (
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	acct, err := accounting.ForHandle(ctx, h)
 	if err != nil {
+		return nil, err
+	}
+	if err := controller.StartEmbedded(ctx, h, acct); err != nil {
 		return nil, err
 	}
 	pods := h.SharedInformerFactory().Core().V1().Pods()
@@ -98,7 +102,7 @@ func holdMessage(name string, q *schedulingv1beta1.Queue) string {
 	case q == nil:
 		return fmt.Sprintf("queue %q does not exist", name)
 	}
-	switch state := q.EffectiveState(); state {
+	switch q.SchedulingState() {
 	case schedulingv1beta1.QueueStateSuspended:
 		return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)
 	case schedulingv1beta1.QueueStateUnknown:
@@ -130,12 +134,21 @@ func (p *QueueState) watch(pods cache.SharedIndexInformer) error {
 	return err
 }
 
+// onQueue lets in the pods a queue no longer holds, and tells those it still holds the new reason
+// (a queue that now exists but is Suspended, say).
 func (p *QueueState) onQueue(obj any) {
 	q, ok := obj.(*schedulingv1beta1.Queue)
-	if !ok || holdMessage(q.Name, q) != "" {
+	if !ok {
 		return
 	}
-	p.activate(queueBucket(q.Name))
+	message := holdMessage(q.Name, q)
+	if message == "" {
+		p.activate(queueBucket(q.Name))
+		return
+	}
+	for _, pod := range p.held.pods(queueBucket(q.Name)) {
+		p.reporter.Held(pod, message)
+	}
 }
 
 func (p *QueueState) onPodGroupAdd(obj any) {

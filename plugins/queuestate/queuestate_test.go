@@ -30,14 +30,12 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	t.Cleanup(cancel)
 	kube := kubefake.NewClientset(namespaces...)
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	nsInformer := factory.Core().V1().Namespaces()
-	nsInformer.Informer()
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), nsInformer)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory)
 	if err != nil {
 		t.Fatal(err)
 	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	pods := factory.Core().V1().Pods().Lister()
 	return &QueueState{acct: acct, held: newHeldPods(), reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}
 }

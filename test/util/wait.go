@@ -25,7 +25,7 @@ func WaitForPods(ctx context.Context, client kubernetes.Interface, namespace str
 		for _, name := range names {
 			pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil || !ok(pod) {
-				waiting = append(waiting, name)
+				waiting = append(waiting, describe(name, pod))
 			}
 		}
 		return len(waiting) == 0, nil
@@ -34,6 +34,20 @@ func WaitForPods(ctx context.Context, client kubernetes.Interface, namespace str
 		return fmt.Errorf("pods %v in %s not %s within %s: %w", waiting, namespace, what, timeout, err)
 	}
 	return nil
+}
+
+// describe names a pod with where it stands: its node, or why it is not scheduled.
+func describe(name string, pod *v1.Pod) string {
+	switch {
+	case pod == nil:
+		return name + " (not found)"
+	case pod.Spec.NodeName != "":
+		return name + " (bound to " + pod.Spec.NodeName + ")"
+	case PodScheduledCondition(pod) != nil:
+		return name + " (" + PodScheduledCondition(pod).Message + ")"
+	default:
+		return name + " (pending, no condition)"
+	}
 }
 
 // IsBound says whether the pod has a node.

@@ -1,0 +1,100 @@
+package accounting
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// Index names on the shared informers.
+const (
+	byParent = "parent"
+	byQueue  = "queue"
+)
+
+// addIndexers indexes queues by parent, and PodGroups and QueueUnits by queue, so that a queue finds
+// its children and its work without a scan.
+func (a *Accounting) addIndexers() error {
+	v1beta1 := a.Informers.Scheduling().V1beta1()
+	if err := v1beta1.Queues().Informer().AddIndexers(cache.Indexers{byParent: parentIndex}); err != nil {
+		return fmt.Errorf("index queues: %w", err)
+	}
+	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.podGroupQueueIndex}); err != nil {
+		return fmt.Errorf("index PodGroups: %w", err)
+	}
+	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex}); err != nil {
+		return fmt.Errorf("index QueueUnits: %w", err)
+	}
+	return nil
+}
+
+func parentIndex(obj any) ([]string, error) {
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	if !ok || q.Name == schedulingv1beta1.RootQueue {
+		return nil, nil
+	}
+	return []string{ParentOf(q)}, nil
+}
+
+func (a *Accounting) podGroupQueueIndex(obj any) ([]string, error) {
+	pg, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok {
+		return nil, nil
+	}
+	return []string{a.QueueOfPodGroup(pg)}, nil
+}
+
+func (a *Accounting) queueUnitQueueIndex(obj any) ([]string, error) {
+	u, ok := obj.(*schedulingv1beta1.QueueUnit)
+	if !ok {
+		return nil, nil
+	}
+	return []string{a.QueueOfQueueUnit(u)}, nil
+}
+
+// ParentOf names a queue's parent: spec.parent, else the root.
+func ParentOf(q *schedulingv1beta1.Queue) string {
+	if q.Spec.Parent != "" {
+		return q.Spec.Parent
+	}
+	return schedulingv1beta1.RootQueue
+}
+
+// Children returns the queues whose parent is name.
+func (a *Accounting) Children(name string) []*schedulingv1beta1.Queue {
+	return byIndex[schedulingv1beta1.Queue](a.QueueInformer().GetIndexer(), byParent, name)
+}
+
+// PodGroupsOf returns the PodGroups of a queue.
+func (a *Accounting) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
+	return byIndex[schedulingv1beta1.PodGroup](a.PodGroupInformer().GetIndexer(), byQueue, queue)
+}
+
+// QueueUnitsOf returns the QueueUnits of a queue.
+func (a *Accounting) QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit {
+	indexer := a.Informers.Scheduling().V1beta1().QueueUnits().Informer().GetIndexer()
+	return byIndex[schedulingv1beta1.QueueUnit](indexer, byQueue, queue)
+}
+
+// AllQueues lists every queue.
+func (a *Accounting) AllQueues() []*schedulingv1beta1.Queue {
+	qs, _ := a.queues.List(labels.Everything())
+	return qs
+}
+
+func byIndex[T any](indexer cache.Indexer, index, value string) []*T {
+	objs, err := indexer.ByIndex(index, value)
+	if err != nil {
+		return nil
+	}
+	out := make([]*T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(*T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

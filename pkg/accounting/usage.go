@@ -1,0 +1,213 @@
+package accounting
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// QueueUsage is what a queue's live (non-terminal) pods hold.
+type QueueUsage struct {
+	// Allocated is the sum of the requests of the queue's bound pods.
+	Allocated v1.ResourceList
+	// Pods counts the queue's live pods, bound or not.
+	Pods int
+	// Bound counts the queue's bound pods.
+	Bound int
+}
+
+// podUsage is one live pod's share of its queue.
+type podUsage struct {
+	queue    string
+	requests v1.ResourceList
+	bound    bool
+}
+
+// usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
+// which filters them out, so they stop counting as soon as they finish.
+type usage struct {
+	acct *Accounting
+
+	mu        sync.RWMutex
+	pods      map[types.UID]podUsage
+	queues    map[string]*QueueUsage
+	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
+	listeners []func(queue string)
+}
+
+func newUsage(a *Accounting) *usage {
+	return &usage{
+		acct:    a,
+		pods:    map[types.UID]podUsage{},
+		queues:  map[string]*QueueUsage{},
+		waiting: map[string]map[types.UID]*v1.Pod{},
+	}
+}
+
+func (u *usage) watch(pods, podGroups cache.SharedIndexInformer) error {
+	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: isQueuePod,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { u.upsert(obj.(*v1.Pod)) },
+			UpdateFunc: func(_, obj any) { u.upsert(obj.(*v1.Pod)) },
+			DeleteFunc: func(obj any) { u.remove(obj) },
+		},
+	}); err != nil {
+		return err
+	}
+	_, err := podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+				u.podGroupAdded(pg.Namespace + "/" + pg.Name)
+			}
+		},
+	})
+	return err
+}
+
+// isQueuePod says whether a pod is scheduled by queue-scheduler, and so belongs to a queue.
+func isQueuePod(obj any) bool {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, ok := obj.(*v1.Pod)
+	return ok && pod.Spec.SchedulerName == schedulingv1beta1.SchedulerName
+}
+
+// OnQueueUsageChange registers f to be told the name of a queue whose usage changed. Register before
+// the informers start; f must not block.
+func (a *Accounting) OnQueueUsageChange(f func(queue string)) {
+	a.usage.mu.Lock()
+	defer a.usage.mu.Unlock()
+	a.usage.listeners = append(a.usage.listeners, f)
+}
+
+// Usage returns what a queue's live pods hold.
+func (a *Accounting) Usage(queue string) QueueUsage {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	q, ok := a.usage.queues[queue]
+	if !ok {
+		return QueueUsage{}
+	}
+	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pods: q.Pods, Bound: q.Bound}
+}
+
+func (u *usage) upsert(pod *v1.Pod) {
+	queue, err := u.acct.QueueOf(pod)
+	if err != nil {
+		u.remove(pod)
+		u.wait(pod)
+		return
+	}
+	entry := podUsage{
+		queue:    queue,
+		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		bound:    pod.Spec.NodeName != "",
+	}
+	u.mu.Lock()
+	old, existed := u.pods[pod.UID]
+	if existed {
+		u.subtract(old)
+	}
+	u.pods[pod.UID] = entry
+	u.add(entry)
+	listeners := u.listeners
+	u.mu.Unlock()
+	notify(listeners, entry.queue)
+	if existed && old.queue != entry.queue {
+		notify(listeners, old.queue)
+	}
+}
+
+func (u *usage) remove(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	u.mu.Lock()
+	if group := waitingKey(pod); group != "" {
+		delete(u.waiting[group], pod.UID)
+	}
+	old, existed := u.pods[pod.UID]
+	if existed {
+		delete(u.pods, pod.UID)
+		u.subtract(old)
+	}
+	listeners := u.listeners
+	u.mu.Unlock()
+	if existed {
+		notify(listeners, old.queue)
+	}
+}
+
+func (u *usage) wait(pod *v1.Pod) {
+	group := waitingKey(pod)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.waiting[group] == nil {
+		u.waiting[group] = map[types.UID]*v1.Pod{}
+	}
+	u.waiting[group][pod.UID] = pod
+}
+
+// podGroupAdded counts the pods that were waiting for the PodGroup group.
+func (u *usage) podGroupAdded(group string) {
+	u.mu.Lock()
+	pods := u.waiting[group]
+	delete(u.waiting, group)
+	u.mu.Unlock()
+	for _, pod := range pods {
+		u.upsert(pod)
+	}
+}
+
+func waitingKey(pod *v1.Pod) string {
+	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
+		return pod.Namespace + "/" + group
+	}
+	return ""
+}
+
+func (u *usage) add(p podUsage) {
+	q := u.queues[p.queue]
+	if q == nil {
+		q = &QueueUsage{Allocated: v1.ResourceList{}}
+		u.queues[p.queue] = q
+	}
+	q.Pods++
+	if p.bound {
+		q.Bound++
+		q.Allocated = quota.Add(q.Allocated, p.requests)
+	}
+}
+
+func (u *usage) subtract(p podUsage) {
+	q := u.queues[p.queue]
+	if q == nil {
+		return
+	}
+	q.Pods--
+	if p.bound {
+		q.Bound--
+		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
+	}
+	if q.Pods == 0 {
+		delete(u.queues, p.queue)
+	}
+}
+
+func notify(listeners []func(string), queue string) {
+	for _, f := range listeners {
+		f(queue)
+	}
+}

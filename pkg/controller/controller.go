@@ -1,0 +1,194 @@
+// Package controller is the embedded controller of queue-scheduler: on the leader replica it keeps
+// Queue and PodGroup status current from the shared accounting, cascades state changes down the
+// queue tree, executes Commands, creates the default and root queues, and cleans up after deleted
+// queues. It follows the sample-controller loop: informer event → key in a rate-limited workqueue →
+// sync(key) that reads caches, computes the desired state and writes only what differs.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/scheme"
+)
+
+// ComponentName is the source of the controller's events.
+const ComponentName = "queue-scheduler-controller"
+
+// workers is how many keys of each kind are synced at once.
+const workers = 2
+
+// Controller is the embedded queue controller.
+type Controller struct {
+	kube     kubernetes.Interface
+	acct     *accounting.Accounting
+	recorder record.EventRecorder
+
+	// members are the pods of PodGroups, terminal ones included, indexed by group.
+	memberInformers informers.SharedInformerFactory
+	members         corelisters.PodLister
+	membersIndexer  cache.Indexer
+
+	startOnce sync.Once
+
+	// mu guards wq, the workqueues of the current leadership term; nil while not leading.
+	mu sync.RWMutex
+	wq *workqueues
+}
+
+// workqueues hold the keys to sync during one leadership term.
+type workqueues struct {
+	queues    workqueue.TypedRateLimitingInterface[string]
+	podGroups workqueue.TypedRateLimitingInterface[string]
+	commands  workqueue.TypedRateLimitingInterface[string]
+}
+
+func newWorkqueues() *workqueues {
+	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands")}
+}
+
+func (w *workqueues) shutDown() {
+	w.queues.ShutDown()
+	w.podGroups.ShutDown()
+	w.commands.ShutDown()
+}
+
+// New builds the controller on the process's accounting. Call Run to start it.
+func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, error) {
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = schedulingv1beta1.PodGroupLabel }))
+	podInformer := memberInformers.Core().V1().Pods()
+	c := &Controller{
+		kube:            kube,
+		acct:            acct,
+		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
+		memberInformers: memberInformers,
+		members:         podInformer.Lister(),
+	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: groupIndex}); err != nil {
+		return nil, err
+	}
+	c.membersIndexer = podInformer.Informer().GetIndexer()
+	if err := c.addEventHandlers(podInformer.Informer()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newWorkqueue(name string) workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	)
+}
+
+// lead syncs until ctx ends. It runs only while this replica leads, with workqueues of its own so
+// that a later term starts clean.
+func (c *Controller) lead(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	c.startOnce.Do(func() { c.memberInformers.Start(ctx.Done()) })
+	if !cache.WaitForCacheSync(ctx.Done(), c.memberInformers.Core().V1().Pods().Informer().HasSynced) {
+		return
+	}
+	if err := c.ensureQueues(ctx); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Creating the default and root queues")
+	}
+	wq := newWorkqueues()
+	c.mu.Lock()
+	c.wq = wq
+	c.mu.Unlock()
+	c.enqueueAll()
+	logger.Info("Queue controller leading")
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { c.work(ctx, wq.queues, c.syncQueue) })
+		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
+		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
+	}
+	<-ctx.Done()
+	c.mu.Lock()
+	c.wq = nil
+	c.mu.Unlock()
+	wq.shutDown()
+	wg.Wait()
+	logger.Info("Queue controller stopped leading")
+}
+
+// enqueueAll queues every object once, as at the start of a term nothing is known to be current.
+func (c *Controller) enqueueAll() {
+	for _, q := range c.acct.AllQueues() {
+		c.enqueueQueue(q.Name)
+	}
+	pgs, _ := c.acct.PodGroups().List(labels.Everything())
+	for _, pg := range pgs {
+		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
+	}
+	cmds, _ := c.acct.Commands().List(labels.Everything())
+	for _, cmd := range cmds {
+		c.enqueueCommand(cmd.Namespace + "/" + cmd.Name)
+	}
+}
+
+func (c *Controller) enqueue(pick func(*workqueues) workqueue.TypedRateLimitingInterface[string], key string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.wq != nil {
+		pick(c.wq).Add(key)
+	}
+}
+
+func (c *Controller) enqueueQueue(name string) {
+	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
+}
+
+func (c *Controller) enqueuePodGroup(key string) {
+	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.podGroups }, key)
+}
+
+func (c *Controller) enqueueCommand(key string) {
+	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.commands }, key)
+}
+
+// work processes keys until the workqueue shuts down.
+func (c *Controller) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		if err := sync(ctx, key); err != nil && ctx.Err() == nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Sync failed; retrying", "key", key)
+			q.AddRateLimited(key)
+		} else {
+			q.Forget(key)
+		}
+		q.Done(key)
+	}
+}
+
+func splitKey(key string) (namespace, name string, err error) {
+	namespace, name, err = cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return "", "", fmt.Errorf("bad key %q: %w", key, err)
+	}
+	return namespace, name, nil
+}

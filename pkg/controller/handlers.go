@@ -1,0 +1,91 @@
+package controller
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// byGroup indexes PodGroup members by "namespace/group".
+const byGroup = "group"
+
+func groupIndex(obj any) ([]string, error) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+		return nil, nil
+	}
+	return []string{pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel]}, nil
+}
+
+// addEventHandlers turns every change that can alter a status, a cascade or a Command into a key.
+func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
+	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
+	registrations := []struct {
+		informer cache.SharedIndexInformer
+		handler  func(any)
+	}{
+		{v1beta1.Queues().Informer(), c.onQueue},
+		{v1beta1.PodGroups().Informer(), c.onPodGroup},
+		{v1beta1.QueueUnits().Informer(), c.onQueueUnit},
+		{c.acct.Informers.Bus().V1alpha1().Commands().Informer(), c.onCommand},
+		{members, c.onMember},
+	}
+	for _, r := range registrations {
+		handle := r.handler
+		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    handle,
+			UpdateFunc: func(_, obj any) { handle(obj) },
+			DeleteFunc: func(obj any) { handle(unwrap(obj)) },
+		}); err != nil {
+			return err
+		}
+	}
+	c.acct.OnQueueUsageChange(c.enqueueQueue)
+	return nil
+}
+
+func unwrap(obj any) any {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return obj
+}
+
+// onQueue syncs the queue and its children, whose state depends on it.
+func (c *Controller) onQueue(obj any) {
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	if !ok {
+		return
+	}
+	c.enqueueQueue(q.Name)
+	for _, child := range c.acct.Children(q.Name) {
+		c.enqueueQueue(child.Name)
+	}
+}
+
+func (c *Controller) onPodGroup(obj any) {
+	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
+		c.enqueueQueue(c.acct.QueueOfPodGroup(pg))
+	}
+}
+
+func (c *Controller) onQueueUnit(obj any) {
+	if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
+		c.enqueueQueue(c.acct.QueueOfQueueUnit(u))
+	}
+}
+
+func (c *Controller) onCommand(obj any) {
+	if cmd, ok := obj.(*busv1alpha1.Command); ok {
+		c.enqueueCommand(cmd.Namespace + "/" + cmd.Name)
+	}
+}
+
+func (c *Controller) onMember(obj any) {
+	if pod, ok := obj.(*v1.Pod); ok && pod.Labels[schedulingv1beta1.PodGroupLabel] != "" {
+		c.enqueuePodGroup(pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel])
+	}
+}

@@ -1,0 +1,156 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// QueueActive is the queue condition that is True while the queue accepts and schedules new work,
+// and otherwise says why not.
+const QueueActive = "Active"
+
+// syncQueue cascades the queue's requested state to its children and writes its status if it changed.
+// A queue that is gone has what it left behind cleaned up.
+func (c *Controller) syncQueue(ctx context.Context, name string) error {
+	q, ok := c.acct.Queue(name)
+	if !ok {
+		return c.cleanUpAfter(ctx, name)
+	}
+	if err := c.cascade(ctx, q); err != nil {
+		return err
+	}
+	status := c.desiredStatus(q)
+	if apiequality.Semantic.DeepEqual(status, q.Status) {
+		return nil
+	}
+	q = q.DeepCopy()
+	q.Status = status
+	_, err := c.acct.Client.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// workCounts is what a queue holds, as its status reports it.
+type workCounts struct {
+	pending, inqueue, running, completed, unknown int32
+	enqueued, dequeued                            int32
+	pods                                          int
+}
+
+// live says whether anything in the queue has not finished.
+func (w workCounts) live() bool {
+	return w.pods > 0 || w.pending+w.inqueue+w.running+w.unknown > 0 || w.enqueued > 0
+}
+
+func (c *Controller) countWork(queue string) workCounts {
+	var w workCounts
+	for _, pg := range c.acct.PodGroupsOf(queue) {
+		switch pg.Status.Phase {
+		case schedulingv1beta1.PodGroupInqueue:
+			w.inqueue++
+		case schedulingv1beta1.PodGroupRunning:
+			w.running++
+		case schedulingv1beta1.PodGroupCompleted:
+			w.completed++
+		case schedulingv1beta1.PodGroupUnknown:
+			w.unknown++
+		default:
+			w.pending++
+		}
+	}
+	for _, u := range c.acct.QueueUnitsOf(queue) {
+		if u.Status.Phase == schedulingv1beta1.QueueUnitDequeued {
+			w.dequeued++
+		} else {
+			w.enqueued++
+		}
+	}
+	w.pods = c.acct.Usage(queue).Pods
+	return w
+}
+
+// desiredStatus computes a queue's status from the caches and the accounting.
+func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
+	w := c.countWork(q.Name)
+	_, parentExists := c.acct.Queue(q.Spec.Parent)
+	state, reason, message := deriveState(q, parentExists, w)
+	status := schedulingv1beta1.QueueStatus{
+		State:              state,
+		Pending:            w.pending,
+		Inqueue:            w.inqueue,
+		Running:            w.running,
+		Completed:          w.completed,
+		Unknown:            w.unknown,
+		Enqueued:           w.enqueued,
+		Dequeued:           w.dequeued,
+		Allocated:          c.acct.Usage(q.Name).Allocated,
+		Deserved:           q.Status.Deserved,
+		Conditions:         append([]metav1.Condition(nil), q.Status.Conditions...),
+		ObservedGeneration: q.Generation,
+	}
+	if len(status.Allocated) == 0 {
+		status.Allocated = nil
+	}
+	active := metav1.ConditionFalse
+	if state == schedulingv1beta1.QueueStateOpen {
+		active = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: QueueActive, Status: active, Reason: reason, Message: message, ObservedGeneration: q.Generation,
+	})
+	return status
+}
+
+// deriveState is the queue state table: the requested state, Closed read as Closing while live work
+// remains, and Unknown when the parent is missing.
+func deriveState(q *schedulingv1beta1.Queue, parentExists bool, w workCounts) (state schedulingv1beta1.QueueState, reason, message string) {
+	if q.Spec.Parent != "" && !parentExists {
+		return schedulingv1beta1.QueueStateUnknown, "ParentMissing",
+			fmt.Sprintf("parent queue %q does not exist: no new work is accepted or scheduled", q.Spec.Parent)
+	}
+	switch q.Spec.State {
+	case schedulingv1beta1.QueueStateSuspended:
+		return schedulingv1beta1.QueueStateSuspended, "Suspended",
+			"suspended: new work is accepted but nothing new is allocated; running pods keep running"
+	case schedulingv1beta1.QueueStateClosed:
+		if w.live() {
+			return schedulingv1beta1.QueueStateClosing, "Closing", fmt.Sprintf(
+				"closing: no new work is accepted; waiting for %d live pods, %d unfinished PodGroups and %d enqueued QueueUnits",
+				w.pods, w.pending+w.inqueue+w.running+w.unknown, w.enqueued)
+		}
+		return schedulingv1beta1.QueueStateClosed, "Closed", "closed: no live work remains; the queue may be deleted"
+	default:
+		return schedulingv1beta1.QueueStateOpen, "Open", "open: accepting and scheduling work"
+	}
+}
+
+// cleanUpAfter deletes the finished PodGroups and QueueUnits that still name a deleted queue.
+func (c *Controller) cleanUpAfter(ctx context.Context, queue string) error {
+	api := c.acct.Client.SchedulingV1beta1()
+	for _, pg := range c.acct.PodGroupsOf(queue) {
+		if pg.Status.Phase != schedulingv1beta1.PodGroupCompleted {
+			continue
+		}
+		if err := api.PodGroups(pg.Namespace).Delete(ctx, pg.Name, preconditionUID(pg.UID)); ignoreNotFound(err) != nil {
+			return err
+		}
+	}
+	for _, u := range c.acct.QueueUnitsOf(queue) {
+		if u.Status.Phase != schedulingv1beta1.QueueUnitDequeued {
+			continue
+		}
+		if err := api.QueueUnits(u.Namespace).Delete(ctx, u.Name, preconditionUID(u.UID)); ignoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
