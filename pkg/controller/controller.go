@@ -192,3 +192,10 @@ func splitKey(key string) (namespace, name string, err error) {
 	}
 	return namespace, name, nil
 }
+
+// Leading says whether this replica currently leads and syncs.
+func (c *Controller) Leading() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.wq != nil
+}

@@ -46,6 +46,8 @@ func podGroupPhase(pg *schedulingv1beta1.PodGroup, m memberCounts, queueSchedule
 	minMember := max(pg.Spec.MinMember, 1)
 	previous := pg.Status.Phase
 	switch {
+	case previous == schedulingv1beta1.PodGroupCompleted:
+		return schedulingv1beta1.PodGroupCompleted
 	case m.succeeded+m.failed > 0 && m.pending+m.bound == 0 && m.succeeded >= minMember:
 		return schedulingv1beta1.PodGroupCompleted
 	case m.running >= minMember:
