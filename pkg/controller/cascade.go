@@ -8,13 +8,14 @@ import (
 	"k8s.io/klog/v2"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
 // Annotations a cascade leaves on a child, so that reopening or resuming the parent restores only the
 // children the cascade changed, to the state each had before.
 const (
-	CascadedByAnnotation         = schedulingv1beta1.GroupName + "/cascaded-by"
-	StateBeforeCascadeAnnotation = schedulingv1beta1.GroupName + "/state-before-cascade"
+	CascadedByAnnotation         = validation.CascadedByAnnotation
+	StateBeforeCascadeAnnotation = validation.StateBeforeCascadeAnnotation
 )
 
 // cascade carries a queue's requested state to its children: Closed closes every child, Suspended

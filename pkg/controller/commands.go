@@ -88,7 +88,14 @@ func (c *Controller) apply(ctx context.Context, cmd *busv1alpha1.Command, q *sch
 	if o.apply {
 		updated.Spec.State = o.state
 	}
-	if _, err := c.acct.Client.SchedulingV1beta1().Queues().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+	_, err := c.acct.Client.SchedulingV1beta1().Queues().Update(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		// Admission refused the new state: retrying cannot help, so say why and drop the Command.
+		c.recorder.Eventf(q, v1.EventTypeWarning, "CommandRejected", "%s by Command %s/%s rejected: %v",
+			cmd.Spec.Action, cmd.Namespace, cmd.Name, err)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Applied command", "command", klog.KObj(cmd), "queue", q.Name, "action", cmd.Spec.Action, "ignored", o.ignored)

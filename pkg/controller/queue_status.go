@@ -16,16 +16,20 @@ import (
 // and otherwise says why not.
 const QueueActive = "Active"
 
-// syncQueue cascades the queue's requested state to its children and writes its status if it changed.
+// syncQueue writes the queue's status if it changed and cascades its requested state to its children.
 // A queue that is gone has what it left behind cleaned up.
 func (c *Controller) syncQueue(ctx context.Context, name string) error {
 	q, ok := c.acct.Queue(name)
 	if !ok {
 		return c.cleanUpAfter(ctx, name)
 	}
-	if err := c.cascade(ctx, q); err != nil {
+	if err := c.writeStatus(ctx, q); err != nil {
 		return err
 	}
+	return c.cascade(ctx, q)
+}
+
+func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue) error {
 	status := c.desiredStatus(q)
 	if apiequality.Semantic.DeepEqual(status, q.Status) {
 		return nil

@@ -7,8 +7,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -18,10 +20,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
 
 // Options shape a local cluster.
@@ -88,10 +92,29 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if profile == nil {
 		profile = manifests.SchedulerConfig
 	}
-	if c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, opts.ExtraPlugins); err != nil {
+	webhookAddr, err := c.registerWebhook(ctx)
+	if err != nil {
+		return c, err
+	}
+	if c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, webhookAddr, opts.ExtraPlugins); err != nil {
 		return c, err
 	}
 	return c, c.waitReady(ctx)
+}
+
+// registerWebhook picks a loopback port for the scheduler's webhook server and registers the webhook
+// configuration that points the API server at it. The server fills in the CA bundle when it starts.
+func (c *Cluster) registerWebhook(ctx context.Context) (string, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	cfg := webhook.Configuration(config.DefaultConfigurationName, webhook.URLClientConfig("https://"+addr))
+	if _, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("register webhook: %w", err)
+	}
+	return addr, nil
 }
 
 // readyTimeout bounds the wait for the scheduler's controller to lead and create the default queue.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
+	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
 // SchedulerClientQPS and SchedulerClientBurst lift the scheduler's API client limits so that on a
@@ -33,8 +34,8 @@ type runningScheduler struct {
 
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
 // kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
-func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, extra []app.Option) (*runningScheduler, error) {
-	configPath, err := writeSchedulerConfig(profile, kubeconfig, dir)
+func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhookAddr string, extra []app.Option) (*runningScheduler, error) {
+	configPath, err := writeSchedulerConfig(profile, kubeconfig, dir, webhookAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +72,18 @@ func (s *runningScheduler) stop() {
 	configz.Delete("componentconfig")
 }
 
-// writeSchedulerConfig writes the profile with the local cluster's client connection filled in.
-func writeSchedulerConfig(profile []byte, kubeconfig, dir string) (string, error) {
+// writeSchedulerConfig writes the profile with the local cluster's client connection filled in, and
+// the webhook server of every profile's QueueState plugin serving on webhookAddr.
+func writeSchedulerConfig(profile []byte, kubeconfig, dir, webhookAddr string) (string, error) {
 	cfg := map[string]any{}
 	if err := yaml.Unmarshal(profile, &cfg); err != nil {
 		return "", fmt.Errorf("scheduler profile: %w", err)
+	}
+	profiles, _ := cfg["profiles"].([]any)
+	for _, p := range profiles {
+		if p, ok := p.(map[string]any); ok {
+			setWebhookArgs(p, webhookAddr)
+		}
 	}
 	cfg["clientConnection"] = map[string]any{
 		"kubeconfig": kubeconfig,
@@ -92,4 +100,24 @@ func writeSchedulerConfig(profile []byte, kubeconfig, dir string) (string, error
 		return "", fmt.Errorf("write scheduler config: %w", err)
 	}
 	return path, nil
+}
+
+// setWebhookArgs points the QueueState plugin's webhook at a loopback address with a certificate for it.
+func setWebhookArgs(profile map[string]any, addr string) {
+	webhook := map[string]any{"bindAddress": addr, "ipAddresses": []any{"127.0.0.1"}}
+	pluginConfig, _ := profile["pluginConfig"].([]any)
+	for _, pc := range pluginConfig {
+		if pc, ok := pc.(map[string]any); ok && pc["name"] == queuestate.Name {
+			args, _ := pc["args"].(map[string]any)
+			if args == nil {
+				args = map[string]any{}
+				pc["args"] = args
+			}
+			args["webhook"] = webhook
+			return
+		}
+	}
+	profile["pluginConfig"] = append(pluginConfig, map[string]any{
+		"name": queuestate.Name, "args": map[string]any{"webhook": webhook},
+	})
 }

@@ -49,7 +49,7 @@ func (p *QueueState) isSchedulableAfterQueueChange(logger klog.Logger, pod *v1.P
 	if err != nil || name != q.Name {
 		return fwk.QueueSkip, nil
 	}
-	if message := holdMessage(q.Name, q); message != "" {
+	if message := p.holdMessage(q.Name, q); message != "" {
 		logger.V(5).Info("Queue still holds the pod", "pod", klog.KObj(pod), "reason", message)
 		return fwk.QueueSkip, nil
 	}

@@ -13,9 +13,10 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
@@ -35,13 +36,18 @@ var (
 	_ fwk.EnqueueExtensions = &QueueState{}
 )
 
-// New builds the plugin on the process's shared accounting and starts its held-pod reporter.
-func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// New builds the plugin on the process's shared accounting, starts its held-pod reporter, and starts
+// the embedded webhook server and controller once per process.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	args, err := config.Decode(obj, embedded.DefaultNamespace())
+	if err != nil {
+		return nil, err
+	}
 	acct, err := accounting.ForHandle(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	if err := controller.StartEmbedded(ctx, h, acct); err != nil {
+	if err := embedded.Start(ctx, h, acct, args); err != nil {
 		return nil, err
 	}
 	pods := h.SharedInformerFactory().Core().V1().Pods()
@@ -86,21 +92,21 @@ func (p *QueueState) holdReason(pod *v1.Pod) (bucket, string) {
 	if err != nil {
 		return podGroupBucket(pod.Namespace, pod.Labels[schedulingv1beta1.PodGroupLabel]), err.Error()
 	}
-	return queueBucket(name), holdMessage(name, p.queue(name))
-}
-
-func (p *QueueState) queue(name string) *schedulingv1beta1.Queue {
 	q, _ := p.acct.Queue(name)
-	return q
+	return queueBucket(name), p.holdMessage(name, q)
 }
 
 // holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.
-func holdMessage(name string, q *schedulingv1beta1.Queue) string {
+func (p *QueueState) holdMessage(name string, q *schedulingv1beta1.Queue) string {
 	switch {
 	case name == schedulingv1beta1.RootQueue:
 		return fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)
 	case q == nil:
 		return fmt.Sprintf("queue %q does not exist", name)
+	case q.Spec.Parent != "" && q.SchedulingState() != schedulingv1beta1.QueueStateSuspended:
+		if _, ok := p.acct.Queue(q.Spec.Parent); !ok {
+			return fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist", name, q.Spec.Parent)
+		}
 	}
 	switch q.SchedulingState() {
 	case schedulingv1beta1.QueueStateSuspended:
@@ -141,7 +147,7 @@ func (p *QueueState) onQueue(obj any) {
 	if !ok {
 		return
 	}
-	message := holdMessage(q.Name, q)
+	message := p.holdMessage(q.Name, q)
 	if message == "" {
 		p.activate(queueBucket(q.Name))
 		return

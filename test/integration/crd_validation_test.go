@@ -7,10 +7,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
@@ -102,13 +102,8 @@ func TestQueueDefaults(t *testing.T) {
 func TestQueueUpdateRejectedLeavesQueueUnchanged(t *testing.T) {
 	createQueue(t, util.MakeQueue("keep").Weight(3).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
 	api := cluster.Queues.SchedulingV1beta1().Queues()
-	q, err := api.Get(context.Background(), "keep", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.Spec.Weight = 0
-	q.Spec.Capability[v1.ResourceCPU] = resource.MustParse("-8")
-	if _, err := api.Update(context.Background(), q, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+	patch := []byte(`{"spec":{"weight":0,"capability":{"cpu":"-8"}}}`)
+	if _, err := api.Patch(context.Background(), "keep", types.MergePatchType, patch, metav1.PatchOptions{}); !apierrors.IsInvalid(err) {
 		t.Fatalf("update: got %v, want an Invalid error", err)
 	}
 	stored, err := api.Get(context.Background(), "keep", metav1.GetOptions{})

@@ -10,7 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -113,4 +115,42 @@ func getPod(t *testing.T, namespace, name string) *v1.Pod {
 		t.Fatalf("get pod %s: %v", name, err)
 	}
 	return pod
+}
+
+// withoutAdmission runs create with the queue-scheduler webhooks unregistered, restoring them after.
+// It stands for objects that were stored before the webhook was installed, or while it was bypassed:
+// the only way a queue can lose its parent or a pod can name a missing queue.
+func withoutAdmission(t *testing.T, create func()) {
+	t.Helper()
+	api := cluster.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	cfg, err := api.Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get webhook configuration: %v", err)
+	}
+	if err := api.Delete(context.Background(), cfg.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("unregister webhook: %v", err)
+	}
+	waitAdmission(t, false)
+	defer func() {
+		cfg.ResourceVersion = ""
+		if _, err := api.Create(context.Background(), cfg, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("register webhook again: %v", err)
+		}
+		waitAdmission(t, true)
+	}()
+	create()
+}
+
+// waitAdmission waits until the API server does (or no longer does) call the webhook, which it
+// learns of through its own informer: a dry-run queue naming a missing parent is the probe.
+func waitAdmission(t *testing.T, on bool) {
+	t.Helper()
+	probe := util.MakeQueue("admission-probe").Parent("no-such-parent-probe").Obj()
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		_, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return (err != nil) == on, nil
+	})
+	if err != nil {
+		t.Fatalf("webhook still %v after %s", map[bool]string{true: "off", false: "on"}[on], settle)
+	}
 }

@@ -82,13 +82,18 @@ func TestClosedQueueIsClosingUntilItsWorkFinishes(t *testing.T) {
 
 // A queue whose parent is missing is Unknown, and holds its pods with that reason.
 func TestQueueWithMissingParentIsUnknown(t *testing.T) {
-	createQueue(t, util.MakeQueue("orphan").Parent("no-such-parent").Obj())
-	waitStatusState(t, "orphan", schedulingv1beta1.QueueStateUnknown)
 	ns := newNamespace(t, "", nil)
-	waitHeld(t, ns, createPods(t, ns, "orphaned", 1, queuePod(ns, "orphan")), `queue "orphan" is Unknown`)
+	var pods []string
+	withoutAdmission(t, func() {
+		createQueue(t, util.MakeQueue("orphan").Parent("no-such-parent").Obj())
+		pods = createPods(t, ns, "orphaned", 1, queuePod(ns, "orphan"))
+	})
+	waitStatusState(t, "orphan", schedulingv1beta1.QueueStateUnknown)
+	waitHeld(t, ns, pods, `queue "orphan" is Unknown: its parent queue "no-such-parent" does not exist`)
 
 	createQueue(t, util.MakeQueue("no-such-parent").Obj())
 	waitStatusState(t, "orphan", schedulingv1beta1.QueueStateOpen)
+	waitBound(t, ns, pods)
 }
 
 // The controller keeps the root of the hierarchy and the default queue in place.
@@ -126,7 +131,9 @@ func queueInState(t *testing.T, name, namespace string, state schedulingv1beta1.
 	w := util.MakeQueue(name)
 	switch state {
 	case schedulingv1beta1.QueueStateUnknown:
-		w.Parent("missing-" + name)
+		withoutAdmission(t, func() { createQueue(t, w.Parent("missing-"+name).Obj()) })
+		waitStatusState(t, name, state)
+		return
 	case schedulingv1beta1.QueueStateClosing:
 		createQueue(t, w.Obj())
 		waitBound(t, namespace, createPods(t, namespace, name, 1, queuePod(namespace, name)))

@@ -47,12 +47,13 @@ func TestSuspendedQueueHoldsPodsUntilResumed(t *testing.T) {
 	waitBound(t, ns, pods)
 }
 
-// Pods that name a missing queue, or a PodGroup that does not exist yet, are held with that reason
-// and scheduled once it appears.
+// Pods that name a missing queue (admitted before the webhook was installed), or a PodGroup that does
+// not exist yet, are held with that reason and scheduled once it appears.
 func TestMissingQueueAndPodGroupHoldPods(t *testing.T) {
 	const queue = "created-later"
 	ns := newNamespace(t, "", nil)
-	byQueue := createPods(t, ns, "no-such-queue", 2, queuePod(ns, queue))
+	var byQueue []string
+	withoutAdmission(t, func() { byQueue = createPods(t, ns, "no-such-queue", 2, queuePod(ns, queue)) })
 	byGroup := createPods(t, ns, "no-such-group", 2, func(name string) *v1.Pod {
 		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "later").
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()

@@ -1,0 +1,138 @@
+// Package config holds the arguments of the queue-scheduler plugins, as written under pluginConfig in
+// a KubeSchedulerConfiguration profile. kube-scheduler hands out-of-tree plugins their args as raw
+// JSON; Decode reads, defaults and validates them.
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// QueueStateArgs configures the QueueState plugin and the components it starts once per process:
+// the embedded controller and the admission webhook server.
+type QueueStateArgs struct {
+	// Controller configures the embedded controller.
+	Controller ControllerArgs `json:"controller,omitempty"`
+	// Webhook configures the admission webhook server; Disabled turns it off.
+	Webhook WebhookArgs `json:"webhook,omitempty"`
+}
+
+// ControllerArgs configures the embedded controller.
+type ControllerArgs struct {
+	// LeaseNamespace holds the controller's Lease; $POD_NAMESPACE, else kube-system, when empty.
+	LeaseNamespace string `json:"leaseNamespace,omitempty"`
+}
+
+// WebhookArgs configures the admission webhook server, which manages its own certificates.
+type WebhookArgs struct {
+	// Disabled turns the webhook server off.
+	Disabled bool `json:"disabled,omitempty"`
+	// BindAddress is host:port to serve on; ":9443" when empty.
+	BindAddress string `json:"bindAddress,omitempty"`
+	// CertSecretNamespace and CertSecretName name the Secret that holds the CA and serving
+	// certificate shared by all replicas; the lease namespace and "queue-scheduler-webhook-certs"
+	// when empty.
+	CertSecretNamespace string `json:"certSecretNamespace,omitempty"`
+	CertSecretName      string `json:"certSecretName,omitempty"`
+	// DNSNames and IPAddresses go into the serving certificate; the Service's DNS names
+	// (queue-scheduler-webhook.<namespace>.svc) when both are empty.
+	DNSNames    []string `json:"dnsNames,omitempty"`
+	IPAddresses []string `json:"ipAddresses,omitempty"`
+	// ConfigurationName is the ValidatingWebhookConfiguration whose caBundle the server keeps
+	// current; "queue-scheduler" when empty.
+	ConfigurationName string `json:"configurationName,omitempty"`
+	// CertCheckInterval is how often the certificate is checked for renewal; one hour when zero.
+	CertCheckInterval Duration `json:"certCheckInterval,omitempty"`
+}
+
+// Duration is a time.Duration written as "1h", "30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	d.Duration = v
+	return err
+}
+
+// MarshalJSON writes a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// Defaults of the arguments.
+const (
+	DefaultBindAddress       = ":9443"
+	DefaultCertSecretName    = "queue-scheduler-webhook-certs"
+	DefaultConfigurationName = "queue-scheduler"
+	DefaultServiceName       = "queue-scheduler-webhook"
+	DefaultCertCheckInterval = time.Hour
+)
+
+// Decode reads QueueStateArgs from a plugin's args (nil means all defaults), fills in defaults for
+// the lease namespace given, and validates them.
+func Decode(obj runtime.Object, leaseNamespace string) (*QueueStateArgs, error) {
+	args := &QueueStateArgs{}
+	if unknown, ok := obj.(*runtime.Unknown); ok && len(unknown.Raw) > 0 {
+		if err := json.Unmarshal(unknown.Raw, args); err != nil {
+			return nil, fmt.Errorf("QueueState args: %w", err)
+		}
+	} else if obj != nil && !ok {
+		return nil, fmt.Errorf("QueueState args: want raw JSON, got %T", obj)
+	}
+	args.setDefaults(leaseNamespace)
+	if errs := args.validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("QueueState args: %w", errs.ToAggregate())
+	}
+	return args, nil
+}
+
+func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
+	if a.Controller.LeaseNamespace == "" {
+		a.Controller.LeaseNamespace = leaseNamespace
+	}
+	w := &a.Webhook
+	if w.BindAddress == "" {
+		w.BindAddress = DefaultBindAddress
+	}
+	if w.CertSecretNamespace == "" {
+		w.CertSecretNamespace = a.Controller.LeaseNamespace
+	}
+	if w.CertSecretName == "" {
+		w.CertSecretName = DefaultCertSecretName
+	}
+	if len(w.DNSNames) == 0 && len(w.IPAddresses) == 0 {
+		svc := DefaultServiceName + "." + w.CertSecretNamespace
+		w.DNSNames = []string{DefaultServiceName, svc, svc + ".svc", svc + ".svc.cluster.local"}
+	}
+	if w.ConfigurationName == "" {
+		w.ConfigurationName = DefaultConfigurationName
+	}
+	if w.CertCheckInterval.Duration == 0 {
+		w.CertCheckInterval.Duration = DefaultCertCheckInterval
+	}
+}
+
+func (a *QueueStateArgs) validate() field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("webhook")
+	if _, _, err := net.SplitHostPort(a.Webhook.BindAddress); err != nil {
+		errs = append(errs, field.Invalid(path.Child("bindAddress"), a.Webhook.BindAddress, "must be host:port"))
+	}
+	for i, ip := range a.Webhook.IPAddresses {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, field.Invalid(path.Child("ipAddresses").Index(i), ip, "must be an IP address"))
+		}
+	}
+	if a.Webhook.CertCheckInterval.Duration < time.Second {
+		errs = append(errs, field.Invalid(path.Child("certCheckInterval"), a.Webhook.CertCheckInterval.String(), "must be at least 1s"))
+	}
+	return errs
+}

@@ -1,0 +1,83 @@
+package webhook
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// PodMatchCondition limits the pod webhook to pods of queue-scheduler, so that a webhook outage
+// cannot block the rest of the cluster.
+const PodMatchCondition = "object.spec.schedulerName == '" + schedulingv1beta1.SchedulerName + "'"
+
+// Configuration is the ValidatingWebhookConfiguration of queue-scheduler; clientConfig says how the
+// API server reaches the server for a path (a Service in a cluster, a URL on a local one).
+func Configuration(name string, clientConfig func(path string) admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	ours := func(webhook, path, group, resource string, ops ...admissionregistrationv1.OperationType) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:                    webhook,
+			ClientConfig:            clientConfig(path),
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(group, versionOf(group), resource, ops...)},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		}
+	}
+	pods := ours("pods.queue-scheduler.io", PodsPath, "", "pods", admissionregistrationv1.Create)
+	pods.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "queue-scheduler-pods", Expression: PodMatchCondition}}
+	pods.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"},
+	}}}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			ours("queues.queue-scheduler.io", QueuesPath, schedulingv1beta1.GroupName, "queues",
+				admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete),
+			ours("podgroups.queue-scheduler.io", PodGroupsPath, schedulingv1beta1.GroupName, "podgroups", admissionregistrationv1.Create),
+			ours("queueunits.queue-scheduler.io", QueueUnitsPath, schedulingv1beta1.GroupName, "queueunits",
+				admissionregistrationv1.Create, admissionregistrationv1.Update),
+			ours("commands.queue-scheduler.io", CommandsPath, busv1alpha1.GroupName, "commands", admissionregistrationv1.Create),
+			pods,
+		},
+	}
+}
+
+func versionOf(group string) string {
+	switch group {
+	case schedulingv1beta1.GroupName:
+		return schedulingv1beta1.SchemeGroupVersion.Version
+	case busv1alpha1.GroupName:
+		return busv1alpha1.SchemeGroupVersion.Version
+	}
+	return "v1"
+}
+
+func rule(group, version, resource string, ops ...admissionregistrationv1.OperationType) admissionregistrationv1.RuleWithOperations {
+	return admissionregistrationv1.RuleWithOperations{
+		Operations: ops,
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource},
+			Scope: ptr.To(admissionregistrationv1.AllScopes),
+		},
+	}
+}
+
+// ServiceClientConfig reaches the server through a Service, as in a cluster.
+func ServiceClientConfig(namespace, service string) func(string) admissionregistrationv1.WebhookClientConfig {
+	return func(path string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+			Namespace: namespace, Name: service, Path: ptr.To(path), Port: ptr.To[int32](443),
+		}}
+	}
+}
+
+// URLClientConfig reaches the server at a URL, as on a local cluster.
+func URLClientConfig(base string) func(string) admissionregistrationv1.WebhookClientConfig {
+	return func(path string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(base + path)}
+	}
+}

@@ -1,0 +1,140 @@
+// Package webhook is the admission webhook server of queue-scheduler, served by the scheduler binary
+// over TLS. It enforces the rules that involve more than one object (package validation), manages its
+// own certificates through a Secret shared by all replicas, and keeps the caBundle of its
+// ValidatingWebhookConfiguration current, so no cert-manager is needed.
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+)
+
+// Server serves admission reviews.
+type Server struct {
+	args  config.WebhookArgs
+	kube  kubernetes.Interface
+	acct  *accounting.Accounting
+	store *certStore
+	cert  atomic.Pointer[tls.Certificate]
+	caPEM atomic.Pointer[[]byte]
+}
+
+// Start issues or loads the certificates, starts serving on args.BindAddress, patches the CA bundle
+// into the webhook configuration, and keeps the certificate renewed until ctx ends.
+func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, args config.WebhookArgs) (*Server, error) {
+	s := &Server{args: args, kube: kube, acct: acct, store: &certStore{
+		kube: kube, namespace: args.CertSecretNamespace, name: args.CertSecretName,
+		dnsNames: args.DNSNames, ips: parseIPs(args.IPAddresses), now: time.Now,
+	}}
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
+	listener, err := net.Listen("tcp", args.BindAddress)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: listen on %s: %w", args.BindAddress, err)
+	}
+	server := &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
+		},
+	}
+	go func() {
+		if err := server.ServeTLS(listener, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Webhook server stopped")
+		}
+	}()
+	context.AfterFunc(ctx, func() { _ = server.Close() })
+	if err := s.patchCABundle(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Patching the webhook CA bundle; retrying at the next certificate check")
+	}
+	go wait.UntilWithContext(ctx, s.renew, args.CertCheckInterval.Duration)
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.args.BindAddress }
+
+// CABundle is the PEM of the CA that signs the serving certificate.
+func (s *Server) CABundle() []byte { return *s.caPEM.Load() }
+
+// refresh loads the shared certificates, issuing new ones when they are missing or about to expire.
+func (s *Server) refresh(ctx context.Context) error {
+	b, err := s.store.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	pair, err := tls.X509KeyPair(b.certPEM, b.keyPEM)
+	if err != nil {
+		return fmt.Errorf("webhook serving certificate: %w", err)
+	}
+	s.cert.Store(&pair)
+	s.caPEM.Store(&b.caPEM)
+	return nil
+}
+
+func (s *Server) renew(ctx context.Context) {
+	if err := s.refresh(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Renewing the webhook certificate")
+		return
+	}
+	if err := s.patchCABundle(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Patching the webhook CA bundle")
+	}
+}
+
+// patchCABundle writes the CA into every webhook of the configuration that lacks it.
+func (s *Server) patchCABundle(ctx context.Context) error {
+	api := s.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	cfg, err := api.Get(ctx, s.args.ConfigurationName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).Info("No webhook configuration to patch", "name", s.args.ConfigurationName)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	updated := withCABundle(cfg, s.CABundle())
+	if apiequality.Semantic.DeepEqual(updated, cfg) {
+		return nil
+	}
+	_, err = api.Update(ctx, updated, metav1.UpdateOptions{})
+	return err
+}
+
+func withCABundle(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, ca []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	updated := cfg.DeepCopy()
+	for i := range updated.Webhooks {
+		updated.Webhooks[i].ClientConfig.CABundle = ca
+	}
+	return updated
+}
+
+func parseIPs(addrs []string) []net.IP {
+	ips := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip != nil {
+			ips = append(ips, ip)
+		}
+	}
+	return ips
+}

@@ -1,0 +1,204 @@
+// Package validation holds the admission rules that involve more than one object: queue trees,
+// submissions to queues, Commands. Rules about one object alone live in the CRD schemas. Every rule
+// returns field errors with full paths, so a rejection names the object, the field and the rule.
+package validation
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// MaxDepth bounds the queue tree below the root.
+const MaxDepth = 8
+
+// Annotations a parent's cascade leaves on a child (written by the controller).
+const (
+	CascadedByAnnotation         = schedulingv1beta1.GroupName + "/cascaded-by"
+	StateBeforeCascadeAnnotation = schedulingv1beta1.GroupName + "/state-before-cascade"
+)
+
+// View is what the rules read: the cached queues and the work in them.
+type View interface {
+	Queue(name string) (*schedulingv1beta1.Queue, bool)
+	Children(name string) []*schedulingv1beta1.Queue
+	PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup
+	QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit
+}
+
+var specPath = field.NewPath("spec")
+
+// ValidateQueue checks a created (old == nil) or updated queue against its tree.
+func ValidateQueue(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
+	errs := validateGuaranteeWithinCapability(q)
+	if q.Spec.Parent != "" {
+		errs = append(errs, validateParent(q, old, view)...)
+	}
+	if old != nil {
+		errs = append(errs, validateStateChange(q, old, view)...)
+	}
+	return errs
+}
+
+func validateGuaranteeWithinCapability(q *schedulingv1beta1.Queue) field.ErrorList {
+	var errs field.ErrorList
+	for name, g := range q.Spec.Guarantee.Resource {
+		if c, limited := q.Spec.Capability[name]; limited && g.Cmp(c) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), g.String(),
+				fmt.Sprintf("must not exceed spec.capability[%s] (%s)", name, c.String())))
+		}
+	}
+	return errs
+}
+
+// validateParent checks that the parent exists, takes no work itself, keeps the tree acyclic and
+// shallow, bounds the child's capability, and has guarantee enough for all its children.
+// An update that keeps a missing parent is let through (the queue reads Unknown), so that a queue that
+// lost its parent can still be closed, suspended or given a new parent.
+func validateParent(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
+	path := specPath.Child("parent")
+	parent, ok := view.Queue(q.Spec.Parent)
+	if !ok {
+		if old != nil && old.Spec.Parent == q.Spec.Parent {
+			return nil
+		}
+		return field.ErrorList{field.NotFound(path, q.Spec.Parent)}
+	}
+	if chain, cyclic := ancestry(q, view); cyclic {
+		return field.ErrorList{field.Invalid(path, q.Spec.Parent, "makes a cycle: "+strings.Join(chain, " -> "))}
+	} else if len(chain) > MaxDepth {
+		return field.ErrorList{field.Invalid(path, q.Spec.Parent,
+			fmt.Sprintf("puts the queue %d levels below the root; at most %d are allowed", len(chain), MaxDepth))}
+	}
+	var errs field.ErrorList
+	if holdsWork(parent.Name, view) {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("queue %q holds PodGroups or QueueUnits: only a queue without work can have children", parent.Name)))
+	}
+	errs = append(errs, validateCapabilityWithinParent(q, parent)...)
+	return append(errs, validateSiblingGuarantees(q, parent, view)...)
+}
+
+// ancestry walks from q up to the root and reports the chain, and whether it comes back to q.
+func ancestry(q *schedulingv1beta1.Queue, view View) ([]string, bool) {
+	chain := []string{q.Name}
+	for name := q.Spec.Parent; name != "" && name != schedulingv1beta1.RootQueue; {
+		chain = append(chain, name)
+		if name == q.Name {
+			return chain, true
+		}
+		if len(chain) > MaxDepth+1 {
+			return chain, false
+		}
+		p, ok := view.Queue(name)
+		if !ok {
+			break
+		}
+		name = p.Spec.Parent
+	}
+	return chain, false
+}
+
+func validateCapabilityWithinParent(q, parent *schedulingv1beta1.Queue) field.ErrorList {
+	var errs field.ErrorList
+	for name, limit := range parent.Spec.Capability {
+		path := specPath.Child("capability").Key(string(name))
+		c, limited := q.Spec.Capability[name]
+		switch {
+		case !limited:
+			errs = append(errs, field.Required(path, fmt.Sprintf("parent queue %q limits %s to %s, so the child must limit it too", parent.Name, name, limit.String())))
+		case c.Cmp(limit) > 0:
+			errs = append(errs, field.Invalid(path, c.String(), fmt.Sprintf("exceeds parent queue %q's capability %s", parent.Name, limit.String())))
+		}
+	}
+	return errs
+}
+
+func validateSiblingGuarantees(q, parent *schedulingv1beta1.Queue, view View) field.ErrorList {
+	var errs field.ErrorList
+	for name, own := range q.Spec.Guarantee.Resource {
+		limit, bounded := parent.Spec.Guarantee.Resource[name]
+		if !bounded {
+			continue
+		}
+		sum := own.DeepCopy()
+		for _, sibling := range view.Children(parent.Name) {
+			if sibling.Name != q.Name {
+				sum.Add(siblingGuarantee(sibling, name))
+			}
+		}
+		if sum.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), own.String(),
+				fmt.Sprintf("the guarantees of parent queue %q's children would sum to %s, above its own guarantee %s", parent.Name, sum.String(), limit.String())))
+		}
+	}
+	return errs
+}
+
+func siblingGuarantee(q *schedulingv1beta1.Queue, name v1.ResourceName) resource.Quantity {
+	return q.Spec.Guarantee.Resource[name]
+}
+
+// validateStateChange enforces the transitions of the state table.
+func validateStateChange(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
+	path := specPath.Child("state")
+	if q.Spec.State == old.Spec.State || restoresCascade(q, old) {
+		return nil
+	}
+	if old.Status.State == schedulingv1beta1.QueueStateClosed && q.Spec.State == schedulingv1beta1.QueueStateSuspended {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Closed: only Open leaves Closed", q.Name))}
+	}
+	if q.Spec.State == schedulingv1beta1.QueueStateOpen && q.Spec.Parent != "" {
+		if parent, ok := view.Queue(q.Spec.Parent); ok && parent.Spec.State == schedulingv1beta1.QueueStateClosed {
+			return field.ErrorList{field.Forbidden(path, fmt.Sprintf("parent queue %q is %s: a child cannot be opened until its parent is", parent.Name, closedOrClosing(parent)))}
+		}
+	}
+	return nil
+}
+
+// restoresCascade says whether an update gives back the state a parent's cascade took: the controller
+// does this when the parent reopens, and it may lead from Closed to Suspended.
+func restoresCascade(q, old *schedulingv1beta1.Queue) bool {
+	_, was := old.Annotations[CascadedByAnnotation]
+	_, is := q.Annotations[CascadedByAnnotation]
+	return was && !is && string(q.Spec.State) == old.Annotations[StateBeforeCascadeAnnotation]
+}
+
+// ValidateQueueDeletion allows deleting a queue only once it reads Closed, never the default or the
+// root queue, and never a queue with children.
+func ValidateQueueDeletion(q *schedulingv1beta1.Queue, view View) field.ErrorList {
+	path := field.NewPath("metadata", "name")
+	switch {
+	case q.Name == schedulingv1beta1.DefaultQueue || q.Name == schedulingv1beta1.RootQueue:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q cannot be deleted", q.Name))}
+	case len(view.Children(q.Name)) > 0:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q has child queues: delete them first", q.Name))}
+	case q.Status.State != schedulingv1beta1.QueueStateClosed:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"queue %q is %s: close it first (set spec.state to Closed, or send a CloseQueue Command) and delete it once status.state reads Closed",
+			q.Name, stateName(q)))}
+	}
+	return nil
+}
+
+func holdsWork(queue string, view View) bool {
+	return len(view.PodGroupsOf(queue)) > 0 || len(view.QueueUnitsOf(queue)) > 0
+}
+
+func closedOrClosing(q *schedulingv1beta1.Queue) string {
+	if q.Status.State == schedulingv1beta1.QueueStateClosed {
+		return "Closed"
+	}
+	return "Closing"
+}
+
+func stateName(q *schedulingv1beta1.Queue) string {
+	if q.Status.State != "" {
+		return string(q.Status.State)
+	}
+	return string(q.EffectiveState())
+}
