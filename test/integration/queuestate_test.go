@@ -85,7 +85,9 @@ func TestSuspendLeavesBoundPodsAlone(t *testing.T) {
 	}
 
 	setQueueState(t, queue, schedulingv1beta1.QueueStateSuspended)
-	// Once a new pod is held, the scheduler has seen the suspension.
+	// The controller reports the suspension from the accounting the scheduler reads: once it does, the
+	// scheduler has seen it too, and a new pod is held.
+	waitStatusState(t, queue, schedulingv1beta1.QueueStateSuspended)
 	waitHeld(t, ns, createPods(t, ns, "after-suspend", 1, queuePod(ns, queue)), "is Suspended")
 
 	for _, name := range running {
