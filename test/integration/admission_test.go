@@ -78,7 +78,9 @@ func patchQueueErr(name, patch string) func(admissionFixture) error {
 }
 
 func deleteQueueErr(name string) func(admissionFixture) error {
-	return func(admissionFixture) error { return queues().Delete(context.Background(), name, metav1.DeleteOptions{}) }
+	return func(admissionFixture) error {
+		return queues().Delete(context.Background(), name, metav1.DeleteOptions{})
+	}
 }
 
 func createPodGroupErr(name, queue string) func(admissionFixture) error {
