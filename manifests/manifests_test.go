@@ -6,11 +6,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
 
 // loadSchedulerConfig reads a KubeSchedulerConfiguration the way kube-scheduler does and validates it.
@@ -72,4 +76,27 @@ func splitYAML(data []byte) [][]byte {
 		}
 	}
 	return append(docs, data[start:])
+}
+
+// The shipped webhook configuration is the one the code defines.
+func TestWebhookManifestMatchesTheCode(t *testing.T) {
+	data, err := os.ReadFile("deploy/webhook.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *admissionregistrationv1.ValidatingWebhookConfiguration
+	for _, doc := range splitYAML(data) {
+		obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := yaml.Unmarshal(doc, obj); err == nil && obj.Kind == "ValidatingWebhookConfiguration" {
+			got = obj
+		}
+	}
+	if got == nil {
+		t.Fatal("deploy/webhook.yaml has no ValidatingWebhookConfiguration")
+	}
+	want := webhook.Configuration(config.DefaultConfigurationName,
+		webhook.ServiceClientConfig("queue-scheduler-system", config.DefaultServiceName))
+	if diff := cmp.Diff(want.Webhooks, got.Webhooks); diff != "" {
+		t.Errorf("webhooks differ (-code,+manifest); run make generate:\n%s", diff)
+	}
 }

@@ -1,0 +1,200 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// fakeView is a queue tree in memory.
+type fakeView struct {
+	queues    map[string]*schedulingv1beta1.Queue
+	podGroups map[string][]*schedulingv1beta1.PodGroup
+}
+
+func newView(qs ...*schedulingv1beta1.Queue) *fakeView {
+	v := &fakeView{queues: map[string]*schedulingv1beta1.Queue{}, podGroups: map[string][]*schedulingv1beta1.PodGroup{}}
+	for _, q := range qs {
+		v.queues[q.Name] = q
+	}
+	return v
+}
+
+func (v *fakeView) Queue(name string) (*schedulingv1beta1.Queue, bool) {
+	q, ok := v.queues[name]
+	return q, ok
+}
+func (v *fakeView) Children(name string) []*schedulingv1beta1.Queue {
+	var out []*schedulingv1beta1.Queue
+	for _, q := range v.queues {
+		if q.Spec.Parent == name {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+func (v *fakeView) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup { return v.podGroups[queue] }
+func (v *fakeView) QueueUnitsOf(string) []*schedulingv1beta1.QueueUnit     { return nil }
+
+func cpu(q string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: q} }
+
+// wantErrors checks that errs holds exactly the wanted messages, each as a substring.
+func wantErrors(t *testing.T, errs field.ErrorList, want ...string) {
+	t.Helper()
+	if len(errs) != len(want) {
+		t.Fatalf("errors: got %v, want %d matching %q", errs, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(errs[i].Error(), w) {
+			t.Errorf("error %d: %q does not contain %q", i, errs[i].Error(), w)
+		}
+	}
+}
+
+func TestValidateQueueTree(t *testing.T) {
+	view := newView(
+		util.MakeQueue("p").Capability(cpu("10")).Guarantee(cpu("6")).Obj(),
+		util.MakeQueue("a").Parent("p").Capability(cpu("10")).Guarantee(cpu("4")).Obj(),
+		util.MakeQueue("b").Parent("a").Capability(cpu("10")).Obj(),
+	)
+	view.podGroups["busy"] = []*schedulingv1beta1.PodGroup{util.MakePodGroup("ns", "pg").Obj()}
+	view.queues["busy"] = util.MakeQueue("busy").Obj()
+	tests := []struct {
+		name  string
+		queue *schedulingv1beta1.Queue
+		old   *schedulingv1beta1.Queue
+		want  []string
+	}{
+		{name: "fits", queue: util.MakeQueue("c").Parent("p").Capability(cpu("5")).Guarantee(cpu("2")).Obj()},
+		{name: "missing parent", queue: util.MakeQueue("c").Parent("nope").Obj(), want: []string{"spec.parent: Not found"}},
+		{name: "missing parent kept on update", queue: util.MakeQueue("c").Parent("nope").State("Closed").Obj(),
+			old: util.MakeQueue("c").Parent("nope").Obj()},
+		{name: "cycle", queue: util.MakeQueue("p").Parent("b").Capability(cpu("10")).Obj(), old: util.MakeQueue("p").Obj(),
+			want: []string{"makes a cycle: p -> b -> a -> p"}},
+		{name: "capability above parent", queue: util.MakeQueue("c").Parent("p").Capability(cpu("11")).Obj(),
+			want: []string{`spec.capability[cpu]: Invalid value: "11": exceeds parent queue "p"'s capability 10`}},
+		{name: "guarantees over parent", queue: util.MakeQueue("c").Parent("p").Capability(cpu("5")).Guarantee(cpu("3")).Obj(),
+			want: []string{"would sum to 7, above its own guarantee 6"}},
+		{name: "own guarantee replaced, not added", queue: util.MakeQueue("a").Parent("p").Capability(cpu("10")).Guarantee(cpu("6")).Obj(),
+			old: view.queues["a"]},
+		{name: "guarantee above capability", queue: util.MakeQueue("c").Capability(cpu("1")).Guarantee(cpu("2")).Obj(),
+			want: []string{"must not exceed spec.capability[cpu] (1)"}},
+		{name: "parent with work", queue: util.MakeQueue("c").Parent("busy").Obj(), want: []string{`queue "busy" holds PodGroups`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrors(t, ValidateQueue(tt.queue, tt.old, view), tt.want...)
+		})
+	}
+}
+
+func TestValidateDepth(t *testing.T) {
+	view := newView()
+	parent := ""
+	for i := range MaxDepth {
+		name := string(rune('a' + i))
+		view.queues[name] = util.MakeQueue(name).Parent(parent).Obj()
+		parent = name
+	}
+	wantErrors(t, ValidateQueue(util.MakeQueue("deep").Parent(parent).Obj(), nil, view), "at most 8 are allowed")
+	wantErrors(t, ValidateQueue(util.MakeQueue("ok").Parent("g").Obj(), nil, view))
+}
+
+func TestValidateStateChange(t *testing.T) {
+	view := newView(util.MakeQueue("closed-parent").State("Closed").StatusState("Closed").Obj())
+	closed := util.MakeQueue("q").State("Closed").StatusState("Closed").Obj()
+	cascaded := closed.DeepCopy()
+	cascaded.Annotations = map[string]string{CascadedByAnnotation: "p", StateBeforeCascadeAnnotation: "Suspended"}
+	restored := cascaded.DeepCopy()
+	restored.Annotations = nil
+	restored.Spec.State = schedulingv1beta1.QueueStateSuspended
+	tests := []struct {
+		name       string
+		queue, old *schedulingv1beta1.Queue
+		want       []string
+	}{
+		{name: "suspend a Closed queue", queue: util.MakeQueue("q").State("Suspended").Obj(), old: closed, want: []string{"only Open leaves Closed"}},
+		{name: "open a Closed queue", queue: util.MakeQueue("q").State("Open").Obj(), old: closed},
+		{name: "cascade restores Suspended", queue: restored, old: cascaded},
+		{name: "open under a closed parent", queue: util.MakeQueue("q").Parent("closed-parent").State("Open").Obj(),
+			old: util.MakeQueue("q").Parent("closed-parent").State("Closed").Obj(), want: []string{`parent queue "closed-parent" is Closed`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrors(t, ValidateQueue(tt.queue, tt.old, view), tt.want...)
+		})
+	}
+}
+
+func TestValidateQueueDeletion(t *testing.T) {
+	view := newView(util.MakeQueue("child").Parent("parent").Obj())
+	tests := []struct {
+		name  string
+		queue *schedulingv1beta1.Queue
+		want  []string
+	}{
+		{name: "closed", queue: util.MakeQueue("q").StatusState("Closed").Obj()},
+		{name: "open", queue: util.MakeQueue("q").StatusState("Open").Obj(), want: []string{`queue "q" is Open: close it first`}},
+		{name: "closing", queue: util.MakeQueue("q").State("Closed").StatusState("Closing").Obj(), want: []string{"is Closing: close it first"}},
+		{name: "default", queue: util.MakeQueue("default").StatusState("Closed").Obj(), want: []string{`queue "default" cannot be deleted`}},
+		{name: "root", queue: util.MakeQueue("root").StatusState("Closed").Obj(), want: []string{`queue "root" cannot be deleted`}},
+		{name: "with children", queue: util.MakeQueue("parent").StatusState("Closed").Obj(), want: []string{"has child queues"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrors(t, ValidateQueueDeletion(tt.queue, view), tt.want...)
+		})
+	}
+}
+
+func TestAcceptsWork(t *testing.T) {
+	view := newView(
+		util.MakeQueue("open").Obj(),
+		util.MakeQueue("suspended").State("Suspended").StatusState("Suspended").Obj(),
+		util.MakeQueue("closing").State("Closed").StatusState("Closing").Obj(),
+		util.MakeQueue("closed").State("Closed").StatusState("Closed").Obj(),
+		util.MakeQueue("unknown").StatusState("Unknown").Obj(),
+		util.MakeQueue("inner").Obj(),
+		util.MakeQueue("leaf").Parent("inner").Obj(),
+	)
+	tests := []struct {
+		queue   string
+		joining bool
+		want    []string
+	}{
+		{queue: "open"}, {queue: "suspended"}, {queue: "closing", joining: true},
+		{queue: "closing", want: []string{`queue "closing" is Closing: it accepts no new work`}},
+		{queue: "closed", want: []string{`queue "closed" is Closed`}},
+		{queue: "closed", joining: true, want: []string{`queue "closed" is Closed`}},
+		{queue: "unknown", want: []string{`queue "unknown" is Unknown`}},
+		{queue: "inner", want: []string{"only leaf queues take work"}},
+		{queue: "missing", want: []string{`Not found: "missing"`}},
+		{queue: "root", want: []string{"root of the queue hierarchy"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.queue, func(t *testing.T) {
+			wantErrors(t, AcceptsWork(field.NewPath("spec", "queue"), tt.queue, tt.joining, view), tt.want...)
+		})
+	}
+}
+
+func TestValidateQueueUnitUpdate(t *testing.T) {
+	unit := func(queue string, priority int32, phase schedulingv1beta1.QueueUnitPhase) *schedulingv1beta1.QueueUnit {
+		u := &schedulingv1beta1.QueueUnit{}
+		u.Name, u.Namespace = "u", "ns"
+		u.Spec.Queue, u.Spec.Priority = queue, &priority
+		u.Spec.ConsumerRef = v1.ObjectReference{Kind: "Job", Name: "j"}
+		u.Status.Phase = phase
+		return u
+	}
+	view := newView()
+	wantErrors(t, ValidateQueueUnit(unit("q", 2, ""), unit("q", 1, "Enqueued"), "q", view))
+	wantErrors(t, ValidateQueueUnit(unit("other", 1, ""), unit("q", 1, "Enqueued"), "other", view), "spec.queue: Forbidden: only priority")
+	wantErrors(t, ValidateQueueUnit(unit("q", 2, ""), unit("q", 1, "Dequeued"), "q", view),
+		"QueueUnit ns/u was already Dequeued: its spec is immutable (the update arrived after the dequeue)")
+}
