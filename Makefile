@@ -6,7 +6,7 @@ GO ?= go
 # Packages that start an in-process control plane run without the race detector: it slows the
 # API server several times over. Everything else runs with it.
 INTEGRATION_PKGS := ./test/integration/...
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /pkg/generated/)
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/perf -e /pkg/generated/)
 
 TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen
 TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
@@ -55,6 +55,10 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 test: ## Unit tests with -race, then the integration tests on the in-process control plane.
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -timeout 30m $(INTEGRATION_PKGS)
+
+.PHONY: bench
+bench: ## Benchmarks on the in-process control plane (test/perf); scale with BENCH_FLAGS="-pods=50000 ...".
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/perf/ -args $(BENCH_FLAGS)
 
 .PHONY: clean
 clean:

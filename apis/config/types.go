@@ -46,6 +46,11 @@ type WebhookArgs struct {
 	// ConfigurationName is the ValidatingWebhookConfiguration whose caBundle the server keeps
 	// current; "queue-scheduler" when empty.
 	ConfigurationName string `json:"configurationName,omitempty"`
+	// CertDir, when set, holds tls.crt and tls.key issued by someone else (a cert-manager
+	// Certificate's Secret mounted into the pod, say). The server then serves those, reloading them
+	// at each check, and leaves the certificate Secret and the caBundle to their owner (cert-manager's
+	// CA injector).
+	CertDir string `json:"certDir,omitempty"`
 	// CertCheckInterval is how often the certificate is checked for renewal; one hour when zero.
 	CertCheckInterval Duration `json:"certCheckInterval,omitempty"`
 }

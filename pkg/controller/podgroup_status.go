@@ -81,7 +81,7 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	pg = pg.DeepCopy()
 	pg.Status = status
 	_, err = c.acct.Client.SchedulingV1beta1().PodGroups(namespace).UpdateStatus(ctx, pg, metav1.UpdateOptions{})
-	return ignoreNotFound(err)
+	return ignoreGoneOrStale(err)
 }
 
 func (c *Controller) desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup) schedulingv1beta1.PodGroupStatus {

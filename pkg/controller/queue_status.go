@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -37,10 +36,7 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 	q = q.DeepCopy()
 	q.Status = status
 	_, err := c.acct.Client.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return ignoreGoneOrStale(err)
 }
 
 // workCounts is what a queue holds, as its status reports it.

@@ -17,3 +17,13 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
+
+// ignoreGoneOrStale drops the errors of a status write that a later informer event will redo: the
+// object is gone, or the cache was behind (a conflict). Retrying with backoff would only delay the
+// write that the event triggers anyway.
+func ignoreGoneOrStale(err error) error {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

@@ -5,12 +5,17 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 )
 
 func newStore(client *fake.Clientset, now time.Time, dnsNames ...string) *certStore {
@@ -91,4 +96,38 @@ func TestCertificateReissuedForNewNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(t, b, "new-name", now)
+}
+
+// With a certificate directory, the server serves what another issuer wrote and touches no Secret.
+func TestCertDirServesAnotherIssuersCertificate(t *testing.T) {
+	issued, err := newStore(fake.NewClientset(), time.Now(), "svc").ensure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{tlsCertKey: issued.certPEM, tlsKeyKey: issued.keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := fake.NewClientset()
+	s := &Server{args: config.WebhookArgs{CertDir: dir}, kube: client}
+	if err := s.refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.cert.Load(); got == nil || !bytes.Equal(got.Certificate[0], mustDER(t, issued.certPEM)) {
+		t.Error("server does not serve the certificate from the directory")
+	}
+	if n := len(client.Actions()); n != 0 {
+		t.Errorf("server made %d API calls; want none", n)
+	}
+}
+
+func mustDER(t *testing.T, certPEM []byte) []byte {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		t.Fatal("no PEM block")
+	}
+	return block.Bytes
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -64,8 +65,10 @@ func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Acco
 		}
 	}()
 	context.AfterFunc(ctx, func() { _ = server.Close() })
-	if err := s.patchCABundle(ctx); err != nil {
-		klog.FromContext(ctx).Error(err, "Patching the webhook CA bundle; retrying at the next certificate check")
+	if args.CertDir == "" {
+		if err := s.patchCABundle(ctx); err != nil {
+			klog.FromContext(ctx).Error(err, "Patching the webhook CA bundle; retrying at the next certificate check")
+		}
 	}
 	go wait.UntilWithContext(ctx, s.renew, args.CertCheckInterval.Duration)
 	return s, nil
@@ -77,8 +80,17 @@ func (s *Server) Addr() string { return s.args.BindAddress }
 // CABundle is the PEM of the CA that signs the serving certificate.
 func (s *Server) CABundle() []byte { return *s.caPEM.Load() }
 
-// refresh loads the shared certificates, issuing new ones when they are missing or about to expire.
+// refresh loads the certificates: from CertDir when another issuer owns them, else from the shared
+// Secret, issuing new ones when they are missing or about to expire.
 func (s *Server) refresh(ctx context.Context) error {
+	if s.args.CertDir != "" {
+		pair, err := tls.LoadX509KeyPair(filepath.Join(s.args.CertDir, tlsCertKey), filepath.Join(s.args.CertDir, tlsKeyKey))
+		if err != nil {
+			return fmt.Errorf("webhook certificate from %s: %w", s.args.CertDir, err)
+		}
+		s.cert.Store(&pair)
+		return nil
+	}
 	b, err := s.store.ensure(ctx)
 	if err != nil {
 		return err
@@ -95,6 +107,9 @@ func (s *Server) refresh(ctx context.Context) error {
 func (s *Server) renew(ctx context.Context) {
 	if err := s.refresh(ctx); err != nil {
 		klog.FromContext(ctx).Error(err, "Renewing the webhook certificate")
+		return
+	}
+	if s.args.CertDir != "" {
 		return
 	}
 	if err := s.patchCABundle(ctx); err != nil {

@@ -1,0 +1,180 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// podMilliCPU is each pod's request; the queue status shows a pod once allocated reaches its share.
+const podMilliCPU = 100
+
+// BenchmarkQueueStatusFreshness measures the time from a pod being bound to its queue's status
+// showing it in status.allocated, over -pods pods spread across -queues queues: p50 and p99.
+func BenchmarkQueueStatusFreshness(b *testing.B) {
+	ctx := context.Background()
+	ns := setUpFreshness(b)
+	for i := 0; i < b.N; i++ {
+		latencies := measureFreshness(b, ctx, ns, fmt.Sprintf("run%d", i))
+		b.ReportMetric(percentile(latencies, 0.50).Seconds()*1000, "p50-ms")
+		b.ReportMetric(percentile(latencies, 0.99).Seconds()*1000, "p99-ms")
+		b.ReportMetric(float64(len(latencies)), "pods")
+	}
+}
+
+func setUpFreshness(b *testing.B) string {
+	ctx := context.Background()
+	for i := range *nodeCount {
+		node := util.MakeNode(fmt.Sprintf("fresh-node-%d", i), "64", "256Gi")
+		if _, err := cluster.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range *queueCount {
+		if _, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue(queueName(i)).Obj(), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "freshness"}}
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return ns.Name
+}
+
+func queueName(i int) string { return fmt.Sprintf("fresh-%03d", i) }
+
+// measureFreshness creates the pods and pairs every bind with the first queue status that counts it.
+func measureFreshness(b *testing.B, ctx context.Context, ns, run string) []time.Duration {
+	t := newFreshnessTracker()
+	existing, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range existing.Items {
+		t.bound[p.Name] = true
+	}
+	before, err := cluster.Queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range before.Items {
+		t.offset[q.Name] = int(q.Status.Allocated.Cpu().MilliValue() / podMilliCPU)
+	}
+	pods := retryWatch(b, ctx, existing.ResourceVersion, cluster.Kube.CoreV1().Pods(ns).Watch)
+	defer pods.Stop()
+	queues := retryWatch(b, ctx, before.ResourceVersion, cluster.Queues.SchedulingV1beta1().Queues().Watch)
+	defer queues.Stop()
+	b.ResetTimer()
+	go createPods(b, ctx, ns, run)
+	deadline := time.After(10 * time.Minute)
+	for t.reported < *podCount {
+		select {
+		case e := <-pods.ResultChan():
+			t.onPod(e)
+		case e := <-queues.ResultChan():
+			t.onQueue(e)
+		case <-deadline:
+			b.Fatalf("only %d of %d pods seen in queue status after 10m", t.reported, *podCount)
+		}
+	}
+	b.StopTimer()
+	return t.latencies
+}
+
+// retryWatch watches from resourceVersion on, reconnecting when the server ends a watch.
+func retryWatch(b *testing.B, ctx context.Context, resourceVersion string, watchFunc cache.WatchFuncWithContext) *watchtools.RetryWatcher {
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{WatchFuncWithContext: watchFunc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// freshnessTracker pairs bind times with status updates, per queue.
+type freshnessTracker struct {
+	bound     map[string]bool
+	binds     map[string][]time.Time // per queue, in bind order
+	shown     map[string]int         // per queue, pods of this run the status counts
+	offset    map[string]int         // per queue, pods the status counted before this run
+	counted   map[string]int         // per queue, the most pods of this run a status has counted
+	latencies []time.Duration
+	reported  int
+}
+
+func newFreshnessTracker() *freshnessTracker {
+	return &freshnessTracker{bound: map[string]bool{}, binds: map[string][]time.Time{}, shown: map[string]int{}, offset: map[string]int{}, counted: map[string]int{}}
+}
+
+func (t *freshnessTracker) onPod(e watch.Event) {
+	pod, ok := e.Object.(*v1.Pod)
+	if !ok || pod.Spec.NodeName == "" || t.bound[pod.Name] {
+		return
+	}
+	t.bound[pod.Name] = true
+	q := pod.Labels[schedulingv1beta1.QueueLabel]
+	t.binds[q] = append(t.binds[q], time.Now())
+	t.pair(q, t.counted[q], time.Now())
+}
+
+func (t *freshnessTracker) onQueue(e watch.Event) {
+	q, ok := e.Object.(*schedulingv1beta1.Queue)
+	if !ok {
+		return
+	}
+	count := int(q.Status.Allocated.Cpu().MilliValue()/podMilliCPU) - t.offset[q.Name]
+	t.counted[q.Name] = max(t.counted[q.Name], count)
+	t.pair(q.Name, t.counted[q.Name], time.Now())
+}
+
+// pair records the latency of every bind of queue q that a status counting count pods covers. A
+// status can arrive before the bind it counts (two watches, delivered independently): that pod's
+// latency is recorded as 0.
+func (t *freshnessTracker) pair(q string, count int, now time.Time) {
+	for i := t.shown[q]; i < count && i < len(t.binds[q]); i++ {
+		t.latencies = append(t.latencies, max(0, now.Sub(t.binds[q][i])))
+		t.reported++
+		t.shown[q] = i + 1
+	}
+}
+
+// createPods creates the pods from 32 clients at once, spread round-robin across the queues.
+func createPods(b *testing.B, ctx context.Context, ns, run string) {
+	const clients = 32
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := c; i < *podCount; i += clients {
+				pod := util.MakePod(ns, fmt.Sprintf("%s-%d", run, i)).
+					Label(schedulingv1beta1.QueueLabel, queueName(i%*queueCount)).
+					Req(map[v1.ResourceName]string{v1.ResourceCPU: fmt.Sprintf("%dm", podMilliCPU)}).Obj()
+				if _, err := cluster.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
