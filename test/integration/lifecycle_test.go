@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -46,11 +47,17 @@ func waitSpecState(t *testing.T, name string, state schedulingv1beta1.QueueState
 // finishPods marks pods Succeeded, as a kubelet would when their containers exit.
 func finishPods(t *testing.T, namespace string, names []string) {
 	t.Helper()
+	setPodPhase(t, namespace, names, v1.PodSucceeded)
+}
+
+// setPodPhase writes the pods' phase, as a kubelet would.
+func setPodPhase(t *testing.T, namespace string, names []string, phase v1.PodPhase) {
+	t.Helper()
 	for _, name := range names {
 		pod := getPod(t, namespace, name)
-		pod.Status.Phase = v1.PodSucceeded
+		pod.Status.Phase = phase
 		if _, err := cluster.Kube.CoreV1().Pods(namespace).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("finish pod %s: %v", name, err)
+			t.Fatalf("set pod %s %s: %v", name, phase, err)
 		}
 	}
 }
@@ -168,6 +175,9 @@ func TestCommandsFromEveryState(t *testing.T) {
 				sendCommand(t, ns, action, name)
 				after := getQueue(t, name)
 				wantSpec := byState[from]
+				if wantSpec != "" {
+					wantEventOnce(t, name, appliedReason[action])
+				}
 				if wantSpec == "" {
 					wantSpec = before.Spec.State
 					if err := util.WaitForEvent(context.Background(), cluster.Kube, "default", name, "CommandIgnored", string(action)+" ignored", settle); err != nil {
@@ -179,6 +189,32 @@ func TestCommandsFromEveryState(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// appliedReason is the Event reason of each applied Command.
+var appliedReason = map[busv1alpha1.Action]string{
+	busv1alpha1.OpenQueue: "QueueOpened", busv1alpha1.CloseQueue: "QueueClosed",
+	busv1alpha1.SuspendQueue: "QueueSuspended", busv1alpha1.ResumeQueue: "QueueResumed",
+}
+
+// wantEventOnce checks that the queue got exactly one event with reason: the Command was applied once.
+func wantEventOnce(t *testing.T, queue, reason string) {
+	t.Helper()
+	if err := util.WaitForEvent(context.Background(), cluster.Kube, "default", queue, reason, "", settle); err != nil {
+		t.Fatal(err)
+	}
+	selector := fields.Set{"involvedObject.name": queue, "reason": reason}.AsSelector().String()
+	events, err := cluster.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := int32(0)
+	for _, e := range events.Items {
+		total += max(e.Count, 1)
+	}
+	if total != 1 {
+		t.Errorf("queue %s: %d %s events, want exactly 1", queue, total, reason)
 	}
 }
 
@@ -246,6 +282,8 @@ func TestDeletedQueueTakesItsFinishedPodGroups(t *testing.T) {
 		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "done").Obj()
 	})
 	waitBound(t, ns, members)
+	setPodPhase(t, ns, members, v1.PodRunning)
+	waitPodGroupPhase(t, ns, "done", schedulingv1beta1.PodGroupRunning)
 	finishPods(t, ns, members)
 	waitPodGroupPhase(t, ns, "done", schedulingv1beta1.PodGroupCompleted)
 
