@@ -49,21 +49,30 @@ func TestDeploymentUsesTheSampleProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cm *v1.ConfigMap
-	for _, doc := range splitYAML(data) {
-		obj := &v1.ConfigMap{}
-		if err := yaml.Unmarshal(doc, obj); err == nil && obj.Kind == "ConfigMap" {
-			cm = obj
-		}
-	}
-	if cm == nil {
-		t.Fatal("deploy/scheduler.yaml has no ConfigMap")
-	}
+	cm := findObject[v1.ConfigMap](t, data, "ConfigMap")
 	deployed := loadSchedulerConfig(t, []byte(cm.Data["scheduler-config.yaml"]))
 	sample := loadSchedulerConfig(t, SchedulerConfig)
 	if diff := cmp.Diff(sample["profiles"], deployed["profiles"]); diff != "" {
 		t.Errorf("profiles differ (-sample,+deployed):\n%s", diff)
 	}
+}
+
+// findObject returns the first document of kind in a multi-document manifest.
+func findObject[T any](t *testing.T, data []byte, kind string) *T {
+	t.Helper()
+	for _, doc := range splitYAML(data) {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &meta); err != nil || meta.Kind != kind {
+			continue
+		}
+		obj := new(T)
+		if err := yaml.Unmarshal(doc, obj); err != nil {
+			t.Fatalf("decode %s: %v", kind, err)
+		}
+		return obj
+	}
+	t.Fatalf("manifest has no %s", kind)
+	return nil
 }
 
 func splitYAML(data []byte) [][]byte {
@@ -84,16 +93,7 @@ func TestWebhookManifestMatchesTheCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got *admissionregistrationv1.ValidatingWebhookConfiguration
-	for _, doc := range splitYAML(data) {
-		obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := yaml.Unmarshal(doc, obj); err == nil && obj.Kind == "ValidatingWebhookConfiguration" {
-			got = obj
-		}
-	}
-	if got == nil {
-		t.Fatal("deploy/webhook.yaml has no ValidatingWebhookConfiguration")
-	}
+	got := findObject[admissionregistrationv1.ValidatingWebhookConfiguration](t, data, "ValidatingWebhookConfiguration")
 	want := webhook.Configuration(config.DefaultConfigurationName,
 		webhook.ServiceClientConfig("queue-scheduler-system", config.DefaultServiceName))
 	if diff := cmp.Diff(want.Webhooks, got.Webhooks); diff != "" {

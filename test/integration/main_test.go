@@ -5,16 +5,14 @@ package integration
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -29,31 +27,14 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	flag.Parse()
-	if os.Getenv("QS_TEST_LOGS") == "" {
-		// The API server and scheduler log a great deal; keep the test output readable. Set
-		// QS_TEST_LOGS=1 to see them.
-		klog.SetLogger(logr.Discard())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start local cluster:", err)
-		return 1
-	}
-	defer c.Stop()
-	for i := range nodeCount {
-		node := util.MakeNode(fmt.Sprintf("node-%d", i), nodeCPU, nodeMemory)
-		if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			fmt.Fprintln(os.Stderr, "create node:", err)
-			return 1
+	os.Exit(clustertest.RunWithCluster(m, func(ctx context.Context, c *localcluster.Cluster) error {
+		for i := range nodeCount {
+			node := util.MakeNode(fmt.Sprintf("node-%d", i), nodeCPU, nodeMemory)
+			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				return err
+			}
 		}
-	}
-	cluster = c
-	return m.Run()
+		cluster = c
+		return nil
+	}))
 }

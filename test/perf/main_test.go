@@ -6,14 +6,11 @@ package perf
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
-
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 )
 
 // Scale of the benchmarks; raise them on bigger machines.
@@ -26,22 +23,8 @@ var (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	flag.Parse()
-	if os.Getenv("QS_TEST_LOGS") == "" {
-		klog.SetLogger(logr.Discard())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start local cluster:", err)
-		return 1
-	}
-	defer c.Stop()
-	cluster = c
-	return m.Run()
+	os.Exit(clustertest.RunWithCluster(m, func(_ context.Context, c *localcluster.Cluster) error {
+		cluster = c
+		return nil
+	}))
 }

@@ -1,0 +1,38 @@
+// Package clustertest starts the one local cluster a test package shares.
+package clustertest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+)
+
+// RunWithCluster is a TestMain body: it starts one local cluster for the package, runs setUp and the
+// tests, stops the cluster, and returns the exit code. The API server and scheduler log a great deal;
+// set QS_TEST_LOGS=1 to see their logs.
+func RunWithCluster(m *testing.M, setUp func(context.Context, *localcluster.Cluster) error) int {
+	flag.Parse()
+	if os.Getenv("QS_TEST_LOGS") == "" {
+		klog.SetLogger(logr.Discard())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start local cluster:", err)
+		return 1
+	}
+	defer c.Stop()
+	if err := setUp(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "set up:", err)
+		return 1
+	}
+	return m.Run()
+}
