@@ -42,6 +42,7 @@ type Accounting struct {
 	namespaces       corelisters.NamespaceLister
 	namespacesSynced cache.InformerSynced
 	usage            *usage
+	shares           *shares
 }
 
 var (
@@ -102,6 +103,13 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.usage.watch(kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer()); err != nil {
 		return nil, err
 	}
+	nodes := kube.Core().V1().Nodes()
+	a.shares = newShares(nodes.Lister())
+	if err := a.shares.dirtyOnChange(nodes.Informer(), v1beta1.Queues().Informer()); err != nil {
+		return nil, err
+	}
+	a.OnQueueUsageChange(func(string) { a.shares.markDirty() })
+	go a.runShares(ctx)
 	factory.Start(ctx.Done())
 
 	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)

@@ -16,6 +16,8 @@ import (
 type QueueUsage struct {
 	// Allocated is the sum of the requests of the queue's bound pods.
 	Allocated v1.ResourceList
+	// Pending is the sum of the requests of the queue's pods not bound yet.
+	Pending v1.ResourceList
 	// Pods counts the queue's live pods, bound or not.
 	Pods int
 	// Bound counts the queue's bound pods.
@@ -96,7 +98,7 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 	if !ok {
 		return QueueUsage{}
 	}
-	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pods: q.Pods, Bound: q.Bound}
+	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pending: q.Pending.DeepCopy(), Pods: q.Pods, Bound: q.Bound}
 }
 
 func (u *usage) upsert(pod *v1.Pod) {
@@ -181,13 +183,15 @@ func waitingKey(pod *v1.Pod) string {
 func (u *usage) add(p podUsage) {
 	q := u.queues[p.queue]
 	if q == nil {
-		q = &QueueUsage{Allocated: v1.ResourceList{}}
+		q = &QueueUsage{Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}}
 		u.queues[p.queue] = q
 	}
 	q.Pods++
 	if p.bound {
 		q.Bound++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
+	} else {
+		q.Pending = quota.Add(q.Pending, p.requests)
 	}
 }
 
@@ -200,6 +204,8 @@ func (u *usage) subtract(p podUsage) {
 	if p.bound {
 		q.Bound--
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
+	} else {
+		q.Pending = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
 	}
 	if q.Pods == 0 {
 		delete(u.queues, p.queue)

@@ -43,6 +43,7 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 		}
 	}
 	c.acct.OnQueueUsageChange(c.enqueueQueue)
+	c.acct.OnDeservedChange(c.enqueueQueue)
 	return nil
 }
 

@@ -93,12 +93,15 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 		Enqueued:           w.enqueued,
 		Dequeued:           w.dequeued,
 		Allocated:          c.acct.Usage(q.Name).Allocated,
-		Deserved:           q.Status.Deserved,
+		Deserved:           c.acct.Deserved(q.Name),
 		Conditions:         append([]metav1.Condition(nil), q.Status.Conditions...),
 		ObservedGeneration: q.Generation,
 	}
 	if len(status.Allocated) == 0 {
 		status.Allocated = nil
+	}
+	if len(status.Deserved) == 0 {
+		status.Deserved = nil
 	}
 	active := metav1.ConditionFalse
 	if state == schedulingv1beta1.QueueStateOpen {

@@ -316,3 +316,29 @@ func waitPodGroupPhase(t *testing.T, namespace, name string, phase schedulingv1b
 		t.Fatalf("PodGroup %s/%s not %s within %s: status %+v", namespace, name, phase, settle, last)
 	}
 }
+
+// Queue status shows each queue's fair share: three queues of weights 1:2:3 that all want more than
+// the cluster has deserve 1:2:3 of what the others leave.
+func TestDeservedSharesFollowWeights(t *testing.T) {
+	ns := newNamespace(t, "", nil)
+	for i, name := range []string{"share-1", "share-2", "share-3"} {
+		createQueue(t, util.MakeQueue(name).Weight(int32(i+1)).Obj())
+		// Pods no node can take: they stay pending and their requests are the queue's demand.
+		createPods(t, ns, name, 3, func(pod string) *v1.Pod {
+			return util.MakePod(ns, pod).Label(schedulingv1beta1.QueueLabel, name).
+				NodeSelector(map[string]string{"pool": "none"}).
+				Req(map[v1.ResourceName]string{v1.ResourceCPU: "100"}).Obj()
+		})
+	}
+	var shares [3]float64
+	waitQueue(t, "share-3", "deserving three times share-1", func(*schedulingv1beta1.Queue) bool {
+		for i, name := range []string{"share-1", "share-2", "share-3"} {
+			shares[i] = float64(getQueue(t, name).Status.Deserved.Cpu().MilliValue())
+		}
+		return shares[0] > 0 && within(shares[1]/shares[0], 2, 0.01) && within(shares[2]/shares[0], 3, 0.01)
+	})
+}
+
+func within(got, want, tolerance float64) bool {
+	return got >= want*(1-tolerance) && got <= want*(1+tolerance)
+}

@@ -1,0 +1,163 @@
+package accounting
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/fairshare"
+)
+
+// sharesInterval is the least time between two computations of the fair shares: changes that arrive
+// meanwhile are folded into the next one.
+const sharesInterval = 100 * time.Millisecond
+
+// shares keeps every queue's deserved share, recomputed off any scheduling path whenever capacity,
+// demand or the queue tree changed.
+type shares struct {
+	nodes     corelisters.NodeLister
+	dirty     chan struct{}
+	mu        sync.RWMutex
+	deserved  map[string]v1.ResourceList
+	listeners []func(queue string)
+}
+
+func newShares(nodes corelisters.NodeLister) *shares {
+	return &shares{nodes: nodes, dirty: make(chan struct{}, 1), deserved: map[string]v1.ResourceList{}}
+}
+
+// markDirty asks for a recomputation; it never blocks.
+func (s *shares) markDirty() {
+	select {
+	case s.dirty <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) error {
+	for _, inf := range informers {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { s.markDirty() },
+			UpdateFunc: func(any, any) { s.markDirty() },
+			DeleteFunc: func(any) { s.markDirty() },
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run recomputes the shares on demand until ctx ends.
+func (a *Accounting) runShares(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.shares.dirty:
+		}
+		a.recomputeShares()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(sharesInterval):
+		}
+	}
+}
+
+// OnDeservedChange registers f to be told the name of a queue whose deserved share changed.
+func (a *Accounting) OnDeservedChange(f func(queue string)) {
+	a.shares.mu.Lock()
+	defer a.shares.mu.Unlock()
+	a.shares.listeners = append(a.shares.listeners, f)
+}
+
+// Deserved returns a queue's current fair share; for the root, the cluster's capacity.
+func (a *Accounting) Deserved(queue string) v1.ResourceList {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.deserved[queue].DeepCopy()
+}
+
+func (a *Accounting) recomputeShares() {
+	capacity := a.capacity()
+	root := a.shareTree()
+	deserved := fairshare.Compute(root, capacity)
+	deserved[schedulingv1beta1.RootQueue] = capacity
+	a.shares.mu.Lock()
+	var changed []string
+	for name, d := range deserved {
+		if !apiequality.Semantic.DeepEqual(a.shares.deserved[name], d) {
+			changed = append(changed, name)
+		}
+	}
+	for name := range a.shares.deserved {
+		if _, ok := deserved[name]; !ok {
+			changed = append(changed, name)
+		}
+	}
+	a.shares.deserved = deserved
+	listeners := a.shares.listeners
+	a.shares.mu.Unlock()
+	for _, name := range changed {
+		notify(listeners, name)
+	}
+}
+
+// capacity is the allocatable of the nodes that can take pods: Ready and schedulable.
+func (a *Accounting) capacity() v1.ResourceList {
+	nodes, _ := a.shares.nodes.List(labels.Everything())
+	total := v1.ResourceList{}
+	for _, n := range nodes {
+		if n.Spec.Unschedulable || !ready(n) {
+			continue
+		}
+		total = quota.Add(total, n.Status.Allocatable)
+	}
+	return total
+}
+
+func ready(n *v1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
+// pods hold and ask for; a Suspended queue asks for nothing more than it holds.
+func (a *Accounting) shareTree() *fairshare.Queue {
+	visited := map[string]bool{}
+	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
+	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
+		visited[q.Name] = true
+		u := a.Usage(q.Name)
+		demand := quota.Add(u.Allocated, u.Pending)
+		if q.SchedulingState() == schedulingv1beta1.QueueStateSuspended {
+			demand = u.Allocated
+		}
+		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
+			Capability: q.Spec.Capability, Demand: demand}
+		for _, c := range a.Children(q.Name) {
+			if !visited[c.Name] {
+				node.Children = append(node.Children, build(c))
+			}
+		}
+		return node
+	}
+	root, ok := a.Queue(schedulingv1beta1.RootQueue)
+	if !ok {
+		root = &schedulingv1beta1.Queue{}
+		root.Name = schedulingv1beta1.RootQueue
+	}
+	return build(root)
+}

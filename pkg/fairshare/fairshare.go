@@ -1,0 +1,163 @@
+// Package fairshare computes each queue's deserved share of the cluster: hierarchical, weighted
+// water-filling per resource dimension, bounded below by guarantees and above by capabilities and
+// demand. It is pure arithmetic on a snapshot; callers decide when to recompute.
+//
+// At each level of the tree, for each resource: every child first receives its guarantee (scaled down
+// proportionally if the guarantees together exceed what the level has); the rest is split by weight
+// among the children whose demand is not yet met, each capped at min(capability, demand); a child that
+// reaches its cap leaves and its unused part is split again among the others, until nothing is left
+// or every child is satisfied. A parent's demand is the sum of its children's; what a parent deserves
+// is what its children share. The sum of what children deserve never exceeds what their parent has,
+// and without contention every queue deserves at least its demand.
+package fairshare
+
+import (
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Queue is one node of the tree to share.
+type Queue struct {
+	Name string
+	// Weight is the queue's share relative to its siblings; values below 1 count as 1.
+	Weight int32
+	// Guarantee is reserved for the queue; a missing resource is 0.
+	Guarantee v1.ResourceList
+	// Capability bounds the queue; a missing resource is unlimited.
+	Capability v1.ResourceList
+	// Demand is what the queue's own work asks for (leaf queues).
+	Demand   v1.ResourceList
+	Children []*Queue
+}
+
+// Compute returns what every queue below root deserves, by name, sharing capacity among root's
+// children. Only the resources of capacity are shared.
+func Compute(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
+	out := map[string]v1.ResourceList{}
+	demand := map[*Queue]v1.ResourceList{}
+	totalDemand(root, demand)
+	for name, total := range capacity {
+		share(root, name, float64(total.MilliValue()), demand, out)
+	}
+	return out
+}
+
+// totalDemand fills demand with each queue's own demand plus its children's.
+func totalDemand(q *Queue, demand map[*Queue]v1.ResourceList) v1.ResourceList {
+	sum := v1.ResourceList{}
+	for name, v := range q.Demand {
+		sum[name] = v.DeepCopy()
+	}
+	for _, c := range q.Children {
+		for name, v := range totalDemand(c, demand) {
+			acc := sum[name]
+			acc.Add(v)
+			sum[name] = acc
+		}
+	}
+	demand[q] = sum
+	return sum
+}
+
+// share splits amount (in milli-units) of resource name among q's children, then recursively below.
+func share(q *Queue, name v1.ResourceName, amount float64, demand map[*Queue]v1.ResourceList, out map[string]v1.ResourceList) {
+	if len(q.Children) == 0 {
+		return
+	}
+	given := waterFill(q.Children, name, amount, demand)
+	for i, c := range q.Children {
+		if out[c.Name] == nil {
+			out[c.Name] = v1.ResourceList{}
+		}
+		out[c.Name][name] = *quantity(name, given[i])
+		share(c, name, given[i], demand, out)
+	}
+}
+
+// waterFill gives each child its guarantee, then splits the rest by weight up to each child's cap.
+func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand map[*Queue]v1.ResourceList) []float64 {
+	given := guarantees(children, name, amount)
+	caps := make([]float64, len(children))
+	for i, c := range children {
+		caps[i] = math.Min(limit(c.Capability, name), milli(demand[c], name))
+	}
+	left := amount
+	for _, g := range given {
+		left -= g
+	}
+	for left > epsilon {
+		weight := 0.0
+		for i, c := range children {
+			if given[i] < caps[i]-epsilon {
+				weight += float64(max(c.Weight, 1))
+			}
+		}
+		if weight == 0 {
+			break
+		}
+		handed := 0.0
+		for i, c := range children {
+			if given[i] >= caps[i]-epsilon {
+				continue
+			}
+			add := math.Min(left*float64(max(c.Weight, 1))/weight, caps[i]-given[i])
+			given[i] += add
+			handed += add
+		}
+		left -= handed
+		if handed <= epsilon {
+			break
+		}
+	}
+	return given
+}
+
+// epsilon is the smallest amount (a thousandth of a milli-unit) worth handing out.
+const epsilon = 1e-3
+
+// guarantees gives each child its guarantee, capped by its capability, scaled down proportionally
+// when together they exceed amount.
+func guarantees(children []*Queue, name v1.ResourceName, amount float64) []float64 {
+	given := make([]float64, len(children))
+	sum := 0.0
+	for i, c := range children {
+		given[i] = math.Min(milli(c.Guarantee, name), limit(c.Capability, name))
+		sum += given[i]
+	}
+	if sum > amount && sum > 0 {
+		for i := range given {
+			given[i] *= amount / sum
+		}
+	}
+	return given
+}
+
+func milli(l v1.ResourceList, name v1.ResourceName) float64 {
+	if q, ok := l[name]; ok {
+		return float64(q.MilliValue())
+	}
+	return 0
+}
+
+func limit(l v1.ResourceList, name v1.ResourceName) float64 {
+	if q, ok := l[name]; ok {
+		return float64(q.MilliValue())
+	}
+	return math.Inf(1)
+}
+
+// quantity rounds a milli amount down to a quantity: whole units for resources counted in units
+// (memory, pods, devices), milli-units for CPU.
+func quantity(name v1.ResourceName, m float64) *resource.Quantity {
+	m = math.Max(0, math.Floor(m))
+	if name == v1.ResourceCPU {
+		return resource.NewMilliQuantity(int64(m), resource.DecimalSI)
+	}
+	format := resource.DecimalSI
+	if name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage {
+		format = resource.BinarySI
+	}
+	return resource.NewQuantity(int64(m/1000), format)
+}
