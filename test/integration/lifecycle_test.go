@@ -269,8 +269,8 @@ func TestCascadeOverThreeLevels(t *testing.T) {
 	}
 }
 
-// Deleting a queue deletes the finished PodGroups that still name it.
-func TestDeletedQueueTakesItsFinishedPodGroups(t *testing.T) {
+// Deleting a queue deletes the finished PodGroups and QueueUnits that still name it.
+func TestDeletedQueueTakesItsFinishedWork(t *testing.T) {
 	const queue = "short-lived"
 	createQueue(t, util.MakeQueue(queue).Obj())
 	ns := newNamespace(t, "", nil)
@@ -281,6 +281,15 @@ func TestDeletedQueueTakesItsFinishedPodGroups(t *testing.T) {
 	members := createPods(t, ns, "member", 1, func(name string) *v1.Pod {
 		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "done").Obj()
 	})
+	units := cluster.Queues.SchedulingV1beta1().QueueUnits(ns)
+	unit, err := units.Create(context.Background(), queueUnit(ns, "done-unit", queue), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit.Status.Phase = schedulingv1beta1.QueueUnitDequeued
+	if _, err := units.UpdateStatus(context.Background(), unit, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	waitBound(t, ns, members)
 	setPodPhase(t, ns, members, v1.PodRunning)
 	waitPodGroupPhase(t, ns, "done", schedulingv1beta1.PodGroupRunning)
@@ -292,12 +301,13 @@ func TestDeletedQueueTakesItsFinishedPodGroups(t *testing.T) {
 	if err := cluster.Queues.SchedulingV1beta1().Queues().Delete(context.Background(), queue, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		_, err := api.Get(ctx, "done", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		_, pgErr := api.Get(ctx, "done", metav1.GetOptions{})
+		_, unitErr := units.Get(ctx, "done-unit", metav1.GetOptions{})
+		return apierrors.IsNotFound(pgErr) && apierrors.IsNotFound(unitErr), nil
 	})
 	if err != nil {
-		t.Fatalf("PodGroup of the deleted queue still exists after %s", settle)
+		t.Fatalf("the PodGroup or the QueueUnit of the deleted queue still exists after %s", settle)
 	}
 }
 
