@@ -3,6 +3,7 @@ package accounting
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,9 +26,13 @@ const sharesInterval = 100 * time.Millisecond
 type shares struct {
 	nodes     corelisters.NodeLister
 	dirty     chan struct{}
+	stale     atomic.Bool // something changed since the last computation began
 	mu        sync.RWMutex
 	deserved  map[string]v1.ResourceList
+	capacity  v1.ResourceList
+	claimable v1.ResourceList
 	listeners []func(queue string)
+	computed  []func()
 }
 
 func newShares(nodes corelisters.NodeLister) *shares {
@@ -36,6 +41,7 @@ func newShares(nodes corelisters.NodeLister) *shares {
 
 // markDirty asks for a recomputation; it never blocks.
 func (s *shares) markDirty() {
+	s.stale.Store(true)
 	select {
 	case s.dirty <- struct{}{}:
 	default:
@@ -87,11 +93,14 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 }
 
 func (a *Accounting) recomputeShares() {
+	a.shares.stale.Store(false)
 	capacity := a.capacity()
 	root := a.shareTree()
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
+	claimable := claimableOf(deserved, a.Usage, leaves(root, nil))
 	a.shares.mu.Lock()
+	a.shares.capacity, a.shares.claimable = capacity, claimable
 	var changed []string
 	for name, d := range deserved {
 		if !apiequality.Semantic.DeepEqual(a.shares.deserved[name], d) {
@@ -104,11 +113,43 @@ func (a *Accounting) recomputeShares() {
 		}
 	}
 	a.shares.deserved = deserved
-	listeners := a.shares.listeners
+	listeners, computed := a.shares.listeners, a.shares.computed
 	a.shares.mu.Unlock()
 	for _, name := range changed {
 		notify(listeners, name)
 	}
+	for _, f := range computed {
+		f()
+	}
+}
+
+// OnSharesComputed registers f to be called after every computation of the shares.
+func (a *Accounting) OnSharesComputed(f func()) {
+	a.shares.mu.Lock()
+	defer a.shares.mu.Unlock()
+	a.shares.computed = append(a.shares.computed, f)
+}
+
+// SharesStale says whether capacity, demand or the queue tree changed since the shares were last
+// computed.
+func (a *Accounting) SharesStale() bool { return a.shares.stale.Load() }
+
+// shareSnapshot returns the capacity and what queues below their share can still claim, as of the
+// last computation.
+func (a *Accounting) shareSnapshot() (capacity, claimable v1.ResourceList) {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.capacity, a.shares.claimable
+}
+
+func leaves(q *fairshare.Queue, out []string) []string {
+	if len(q.Children) == 0 {
+		return append(out, q.Name)
+	}
+	for _, c := range q.Children {
+		out = leaves(c, out)
+	}
+	return out
 }
 
 // capacity is the allocatable of the nodes that can take pods: Ready and schedulable.

@@ -102,10 +102,18 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 }
 
 func (u *usage) upsert(pod *v1.Pod) {
+	u.apply(pod, false)
+}
+
+// apply counts pod with its current binding; with onlyTracked, only if the pod is counted already, in
+// the same critical section, so that a pod deleted meanwhile is not brought back.
+func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
 	queue, err := u.acct.QueueOf(pod)
 	if err != nil {
-		u.remove(pod)
-		u.wait(pod)
+		if !onlyTracked {
+			u.remove(pod)
+			u.wait(pod)
+		}
 		return
 	}
 	entry := podUsage{
@@ -115,6 +123,10 @@ func (u *usage) upsert(pod *v1.Pod) {
 	}
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
+	if onlyTracked && !existed {
+		u.mu.Unlock()
+		return
+	}
 	if existed {
 		u.subtract(old)
 	}
@@ -216,4 +228,26 @@ func notify(listeners []func(string), queue string) {
 	for _, f := range listeners {
 		f(queue)
 	}
+}
+
+// Assume counts pod as bound to nodeName from now on, before the binding reaches the informer; a
+// scheduler's Reserve calls it so that the next pods see the resources taken.
+func (a *Accounting) Assume(pod *v1.Pod, nodeName string) {
+	a.usage.setBound(pod, nodeName)
+}
+
+// Forget undoes Assume when the binding did not happen (Unreserve).
+func (a *Accounting) Forget(pod *v1.Pod) {
+	a.usage.setBound(pod, "")
+}
+
+// setBound re-counts a tracked pod as bound to nodeName, or unbound when it is empty. A pod the
+// informer has not delivered, or has already deleted, is left alone: counting it would outlive it.
+func (u *usage) setBound(pod *v1.Pod, nodeName string) {
+	if !isQueuePod(pod) {
+		return
+	}
+	copied := pod.DeepCopy()
+	copied.Spec.NodeName = nodeName
+	u.apply(copied, true)
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
@@ -18,6 +19,7 @@ const Name = schedulingv1beta1.SchedulerName
 func PluginOptions() []app.Option {
 	return []app.Option{
 		app.WithPlugin(queuestate.Name, queuestate.New),
+		app.WithPlugin(proportion.Name, proportion.New),
 	}
 }
 

@@ -1,0 +1,157 @@
+package accounting
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// StaleSharesReason starts the message of a pod turned away only because the shares are being
+// recomputed; it is tried again right after.
+const StaleSharesReason = "waiting for the fair shares"
+
+// Admit says why a pod of queue that requests req may not be scheduled now, or "" when it may. A
+// queue and each of its ancestors must stay within capability; and the queue must be below its
+// deserved share in every resource the pod requests, unless the pod fits in what is idle and claimed
+// by no queue below its share (borrowing, so that queues that each want more than their share do not
+// leave the cluster idle). It reads the accounting only: no API calls.
+func (a *Accounting) Admit(queue string, req v1.ResourceList) string {
+	q, ok := a.Queue(queue)
+	if !ok {
+		return ""
+	}
+	if msg := a.withinCapability(q, req); msg != "" {
+		return msg
+	}
+	deserved := a.Deserved(queue)
+	allocated := a.Usage(queue).Allocated
+	over := overShare(allocated, deserved, req)
+	if over == "" {
+		return ""
+	}
+	if a.SharesStale() {
+		// What is idle and unclaimed is only known once the shares include the latest demand.
+		return fmt.Sprintf("%s: queue %q is at its share of %s until the shares include the latest demand", StaleSharesReason, queue, over)
+	}
+	if a.borrowable(req) {
+		return ""
+	}
+	d, al, r := deserved[over], allocated[over], req[over]
+	return fmt.Sprintf("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
+		queue, over, al.String(), d.String(), r.String(), over)
+}
+
+// withinCapability checks the queue and its ancestors against their capabilities.
+func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.ResourceList) string {
+	seen := map[string]bool{}
+	for cur := q; cur != nil && !seen[cur.Name]; {
+		seen[cur.Name] = true
+		if len(cur.Spec.Capability) > 0 {
+			used := a.subtreeAllocated(cur.Name, map[string]bool{})
+			for name, limit := range cur.Spec.Capability {
+				r, asked := req[name]
+				if !asked || r.IsZero() {
+					continue
+				}
+				total := used[name].DeepCopy()
+				total.Add(r)
+				if total.Cmp(limit) > 0 {
+					u := used[name]
+					return fmt.Sprintf("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
+						cur.Name, name, u.String(), r.String(), limit.String())
+				}
+			}
+		}
+		if cur.Spec.Parent == "" {
+			break
+		}
+		cur, _ = a.Queue(cur.Spec.Parent)
+	}
+	return ""
+}
+
+// subtreeAllocated sums what a queue and its descendants hold.
+func (a *Accounting) subtreeAllocated(name string, seen map[string]bool) v1.ResourceList {
+	seen[name] = true
+	total := a.Usage(name).Allocated
+	for _, c := range a.Children(name) {
+		if !seen[c.Name] {
+			total = quota.Add(total, a.subtreeAllocated(c.Name, seen))
+		}
+	}
+	return total
+}
+
+// overShare names a requested resource in which the queue already holds its deserved share, or "".
+func overShare(allocated, deserved, req v1.ResourceList) v1.ResourceName {
+	for name, r := range req {
+		if r.IsZero() {
+			continue
+		}
+		d, ok := deserved[name]
+		if !ok {
+			return name
+		}
+		al := allocated[name]
+		if al.Cmp(d) >= 0 {
+			return name
+		}
+	}
+	return ""
+}
+
+// borrowable says whether req fits in what is idle once the queues below their share have what they
+// can still claim.
+func (a *Accounting) borrowable(req v1.ResourceList) bool {
+	capacity, claimable := a.shareSnapshot()
+	allocated := a.totalAllocated()
+	for name, r := range req {
+		if r.IsZero() {
+			continue
+		}
+		free := capacity[name].DeepCopy()
+		free.Sub(allocated[name])
+		free.Sub(claimable[name])
+		if free.Cmp(r) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// totalAllocated sums what all queues hold.
+func (a *Accounting) totalAllocated() v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	total := v1.ResourceList{}
+	for _, q := range a.usage.queues {
+		total = quota.Add(total, q.Allocated)
+	}
+	return total
+}
+
+// claimableOf is what the queues below their share can still claim: per queue, what it deserves up
+// to its demand, less what it holds.
+func claimableOf(deserved map[string]v1.ResourceList, usage func(string) QueueUsage, leaves []string) v1.ResourceList {
+	total := v1.ResourceList{}
+	for _, name := range leaves {
+		u := usage(name)
+		demand := quota.Add(u.Allocated, u.Pending)
+		for r, d := range deserved[name] {
+			want := d.DeepCopy()
+			if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {
+				want = dm.DeepCopy()
+			}
+			want.Sub(u.Allocated[r])
+			if want.Sign() > 0 {
+				acc := total[r]
+				acc.Add(want)
+				total[r] = acc
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,139 @@
+package accounting
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// newTestAccounting runs an accounting on fake clients holding the given queues, nodes and pods, and
+// waits until it counts every pod.
+func newTestAccounting(t *testing.T, queues []runtime.Object, kubeObjs ...runtime.Object) *Accounting {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(kubeObjs...), 0)
+	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	kube.WaitForCacheSync(ctx.Done())
+	pods := 0
+	for _, o := range kubeObjs {
+		if _, ok := o.(*v1.Pod); ok {
+			pods++
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		a.usage.mu.RLock()
+		defer a.usage.mu.RUnlock()
+		return len(a.usage.pods) == pods, nil
+	})
+	if err != nil {
+		t.Fatal("pods never counted")
+	}
+	a.recomputeShares()
+	return a
+}
+
+func pod(queue, name, cpu, node string) *v1.Pod {
+	p := util.MakePod("ns", name).Label(schedulingv1beta1.QueueLabel, queue).UID(name).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+	p.Spec.NodeName = node
+	return p
+}
+
+func cpu(q string) v1.ResourceList {
+	return util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: q})
+}
+
+func TestAdmit(t *testing.T) {
+	queues := []runtime.Object{
+		util.MakeQueue("root").Obj(),
+		util.MakeQueue("capped-parent").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj(),
+		util.MakeQueue("child").Parent("capped-parent").Obj(),
+		util.MakeQueue("a").Obj(),
+		util.MakeQueue("b").Obj(),
+	}
+	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi")}
+	// On 10 CPUs, a holds 6 and wants 5 more, b holds 1 and wants 4 more, child holds 3 of its
+	// parent's 4 and wants 1 more: each deserves 3.33.
+	for i := range 6 {
+		kube = append(kube, pod("a", fmt.Sprint("a-bound-", i), "1", "n"))
+	}
+	kube = append(kube, pod("a", "a-pending", "5", ""), pod("b", "b-bound", "1", "n"), pod("b", "b-pending", "4", ""),
+		pod("child", "c-bound", "3", "n"), pod("child", "c-pending", "1", ""))
+	a := newTestAccounting(t, queues, kube...)
+	tests := []struct {
+		name, queue, cpu, want string
+	}{
+		{name: "below its share", queue: "b", cpu: "1"},
+		{name: "at its share with nothing idle to borrow", queue: "a", cpu: "1", want: `queue "a" is at its deserved share of cpu`},
+		{name: "ancestor's capability", queue: "child", cpu: "2", want: `queue "capped-parent" would exceed its capability of cpu: 3 allocated + 2 requested > 4`},
+		{name: "within every capability", queue: "child", cpu: "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := a.Admit(tt.queue, cpu(tt.cpu))
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("Admit: got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAdmitBorrowsIdleCapacity(t *testing.T) {
+	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()}
+	// a holds 4, asks for nothing more: it deserves 4. b holds nothing. 6 of 10 CPUs are idle.
+	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi")}
+	for i := range 4 {
+		kube = append(kube, pod("a", fmt.Sprint("a-", i), "1", "n"))
+	}
+	a := newTestAccounting(t, queues, kube...)
+	if got := a.Admit("a", cpu("6")); got != "" {
+		t.Errorf("borrowing 6 idle CPUs nobody claims: got %q, want admitted", got)
+	}
+	if got := a.Admit("a", cpu("7")); got == "" {
+		t.Error("borrowing 7 CPUs with 6 idle: admitted, want refused")
+	}
+	a.shares.markDirty()
+	if got := a.Admit("a", cpu("1")); !strings.HasPrefix(got, StaleSharesReason) {
+		t.Errorf("borrowing while the shares are stale: got %q, want a wait for the shares", got)
+	}
+}
+
+func TestAssumeAndForget(t *testing.T) {
+	p := pod("a", "p", "2", "")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), p)
+	a.Assume(p, "n")
+	if got := allocatedCPU(a, "a"); got != "2" {
+		t.Errorf("allocated after Assume: got %s, want 2", got)
+	}
+	a.Forget(p)
+	if got := allocatedCPU(a, "a"); got != "0" {
+		t.Errorf("allocated after Forget: got %s, want 0", got)
+	}
+	gone := pod("a", "gone", "3", "")
+	a.Assume(gone, "n")
+	if u := a.Usage("a"); u.Pods != 1 {
+		t.Errorf("Assume of a pod the informer never delivered counted it: %+v", u)
+	}
+}
+
+func allocatedCPU(a *Accounting, queue string) string {
+	allocated := a.Usage(queue).Allocated
+	return allocated.Cpu().String()
+}
