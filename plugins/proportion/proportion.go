@@ -16,6 +16,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -28,7 +29,7 @@ const staleBucket = "\x00stale-shares"
 type Proportion struct {
 	handle   fwk.Handle
 	acct     *accounting.Accounting
-	rejected *rejectedPods
+	rejected *podindex.Index
 }
 
 var (
@@ -43,7 +44,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	p := &Proportion{handle: h, acct: acct, rejected: newRejectedPods()}
+	p := &Proportion{handle: h, acct: acct, rejected: podindex.New()}
 	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
 	acct.OnDeservedChange(p.activate)
 	acct.OnSharesComputed(func() { p.activate(staleBucket) })
@@ -72,11 +73,11 @@ func (p *Proportion) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Po
 		if strings.HasPrefix(msg, accounting.StaleSharesReason) {
 			bucket = staleBucket
 		}
-		p.rejected.add(pod, bucket)
+		p.rejected.Add(pod, bucket)
 		klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", msg)
 		return nil, fwk.NewStatus(fwk.Unschedulable, msg)
 	}
-	p.rejected.remove(pod)
+	p.rejected.Remove(pod)
 	return nil, nil
 }
 
@@ -96,7 +97,7 @@ func (p *Proportion) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod,
 
 func (p *Proportion) forgetIfBound(obj any) {
 	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
-		p.rejected.remove(pod)
+		p.rejected.Remove(pod)
 	}
 }
 
@@ -105,12 +106,12 @@ func (p *Proportion) forget(obj any) {
 		obj = tombstone.Obj
 	}
 	if pod, ok := obj.(*v1.Pod); ok {
-		p.rejected.remove(pod)
+		p.rejected.Remove(pod)
 	}
 }
 
 func (p *Proportion) activate(queue string) {
-	if pods := p.rejected.pods(queue); len(pods) > 0 {
+	if pods := p.rejected.Pods(queue); len(pods) > 0 {
 		p.handle.Activate(klog.Background(), pods)
 	}
 }

@@ -56,21 +56,3 @@ func TestIsSchedulableAfterQueueSpecChange(t *testing.T) {
 		})
 	}
 }
-
-func TestRejectedPodsByQueue(t *testing.T) {
-	r := newRejectedPods()
-	a, b := util.MakePod("ns", "a").UID("a").Obj(), util.MakePod("ns", "b").UID("b").Obj()
-	r.add(a, "q1")
-	r.add(b, "q1")
-	r.add(a, "q2") // a moved to another queue's wait
-	if got := r.pods("q1"); len(got) != 1 || got["ns/b"] == nil {
-		t.Errorf("q1: got %v, want only b", got)
-	}
-	r.remove(b)
-	if got := r.pods("q1"); len(got) != 0 {
-		t.Errorf("q1 after removing b: got %v", got)
-	}
-	if got := r.pods("q2"); len(got) != 1 {
-		t.Errorf("q2: got %v, want a", got)
-	}
-}

@@ -18,16 +18,26 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
 
 // Name is the plugin's name in the scheduler configuration.
 const Name = "QueueState"
 
+// What a held pod waits for, as keys of the held-pod index: a change to that thing finds its pods.
+const namespacesBucket = "namespaces"
+
+func queueBucket(queue string) string { return "queue/" + queue }
+
+func podGroupBucket(namespace, name string) string {
+	return "podgroup/" + namespace + "/" + name
+}
+
 // QueueState holds back the pods of queues that must not get new resources.
 type QueueState struct {
 	handle   fwk.Handle
 	acct     *accounting.Accounting
-	held     *heldPods
+	held     *podindex.Index
 	reporter *holdreport.Reporter
 }
 
@@ -54,7 +64,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	p := &QueueState{
 		handle:   h,
 		acct:     acct,
-		held:     newHeldPods(),
+		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 	}
 	if err := p.watch(pods.Informer()); err != nil {
@@ -73,18 +83,18 @@ func (p *QueueState) Name() string { return Name }
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	b, message := p.holdReason(pod)
 	if message == "" {
-		p.held.release(pod)
+		p.held.Remove(pod)
 		p.reporter.Released(pod)
 		return nil
 	}
-	p.held.hold(pod, b)
+	p.held.Add(pod, b)
 	p.reporter.Held(pod, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
 
 // holdReason says what a pod waits for and why, or returns an empty message when it may be scheduled.
-func (p *QueueState) holdReason(pod *v1.Pod) (bucket, string) {
+func (p *QueueState) holdReason(pod *v1.Pod) (string, string) {
 	if !p.acct.NamespacesSynced() {
 		return namespacesBucket, "waiting for the scheduler's namespace cache to learn the pod's queue"
 	}
@@ -152,7 +162,7 @@ func (p *QueueState) onQueue(obj any) {
 		p.activate(queueBucket(q.Name))
 		return
 	}
-	for _, pod := range p.held.pods(queueBucket(q.Name)) {
+	for _, pod := range p.held.Pods(queueBucket(q.Name)) {
 		p.reporter.Held(pod, message)
 	}
 }
@@ -179,12 +189,12 @@ func (p *QueueState) onPodDelete(obj any) {
 }
 
 func (p *QueueState) forget(pod *v1.Pod) {
-	p.held.release(pod)
+	p.held.Remove(pod)
 	p.reporter.Released(pod)
 }
 
-func (p *QueueState) activate(b bucket) {
-	if pods := p.held.pods(b); len(pods) > 0 {
+func (p *QueueState) activate(b string) {
+	if pods := p.held.Pods(b); len(pods) > 0 {
 		p.handle.Activate(klog.Background(), pods)
 	}
 }
