@@ -75,7 +75,9 @@ func (p *Proportion) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Po
 		}
 		p.rejected.Add(pod, bucket)
 		klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", msg)
-		return nil, fwk.NewStatus(fwk.Unschedulable, msg)
+		// Unresolvable by preemption: evicting pods of other queues by priority would undo their
+		// shares. Taking resources back between queues is reclaim's job.
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg)
 	}
 	p.rejected.Remove(pod)
 	return nil, nil
