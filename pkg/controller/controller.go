@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,9 @@ type Controller struct {
 	// mu guards wq, the workqueues of the current leadership term; nil while not leading.
 	mu sync.RWMutex
 	wq *workqueues
+
+	// synced counts the keys this replica synced, for tests and diagnostics.
+	synced atomic.Int64
 }
 
 // workqueues hold the keys to sync during one leadership term.
@@ -180,6 +184,7 @@ func (c *Controller) work(ctx context.Context, q workqueue.TypedRateLimitingInte
 			q.AddRateLimited(key)
 		} else {
 			q.Forget(key)
+			c.synced.Add(1)
 		}
 		q.Done(key)
 	}
@@ -192,6 +197,9 @@ func splitKey(key string) (namespace, name string, err error) {
 	}
 	return namespace, name, nil
 }
+
+// Synced counts the keys this replica has synced since it started.
+func (c *Controller) Synced() int64 { return c.synced.Load() }
 
 // Leading says whether this replica currently leads and syncs.
 func (c *Controller) Leading() bool {

@@ -62,4 +62,14 @@ func TestLeaderHandOver(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the follower did not take over within %s", settle)
 	}
+	// The new leader does the work: a queue created now is synced by it.
+	before := follower.Synced()
+	createQueue(t, util.MakeQueue("after-hand-over").Obj())
+	waitStatusState(t, "after-hand-over", "Open")
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		return follower.Synced() > before, nil
+	})
+	if err != nil {
+		t.Fatalf("the new leader synced nothing within %s", settle)
+	}
 }
