@@ -43,7 +43,11 @@ func setUpAdmission(t *testing.T) admissionFixture {
 		util.MakePodGroup(f.ns, "busy-group").Queue("adm-busy").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	createQueue(t, util.MakeQueue("adm-closed-parent").State(schedulingv1beta1.QueueStateClosed).Obj())
+	createQueue(t, util.MakeQueue("adm-closed-child").Parent("adm-closed-parent").State(schedulingv1beta1.QueueStateClosed).Obj())
+	queueInState(t, "adm-unknown", f.ns, schedulingv1beta1.QueueStateUnknown)
 	waitStatusState(t, "adm-closed", schedulingv1beta1.QueueStateClosed)
+	waitStatusState(t, "adm-closed-parent", schedulingv1beta1.QueueStateClosed)
 	return f
 }
 
@@ -173,6 +177,10 @@ func badRequests(t *testing.T) []badRequest {
 			want: []string{"spec.parent", "makes a cycle: adm-parent -> adm-leaf-a -> adm-parent"}, check: queueUnchanged("adm-parent", specOf("adm-parent"))},
 		{name: "suspending a Closed queue", send: patchQueueErr("adm-closed", `{"spec":{"state":"Suspended"}}`),
 			want: []string{"spec.state", `queue "adm-closed" is Closed: only Open leaves Closed`}, check: queueUnchanged("adm-closed", specOf("adm-closed"))},
+		{name: "opening a child of a Closed parent", send: patchQueueErr("adm-closed-child", `{"spec":{"state":"Open"}}`),
+			want: []string{"spec.state", `parent queue "adm-closed-parent" is Closed: a child cannot be opened`}, check: queueUnchanged("adm-closed-child", specOf("adm-closed-child"))},
+		{name: "pod for an Unknown queue", send: createPodErr("p5", qLabel("adm-unknown")),
+			want: []string{`queue "adm-unknown" is Unknown: it accepts no new work`}, check: podAbsent("p5")},
 		{name: "deleting an Open queue", send: deleteQueueErr("adm-busy"),
 			want: []string{"metadata.name", `queue "adm-busy" is Open: close it first`}, check: queueUnchanged("adm-busy", specOf("adm-busy"))},
 		{name: "deleting a Closing queue", send: deleteQueueErr("adm-closing"),
