@@ -30,7 +30,7 @@ const (
 	nodes   = 6
 	nodeCPU = 10
 	ns      = "fairshare"
-	settle  = 60 * time.Second
+	settle  = 2 * time.Minute
 )
 
 func TestMain(m *testing.M) {
@@ -158,8 +158,28 @@ func waitAllocation(t *testing.T, what string, ok func(map[string]int64) bool) {
 		return ok(last), nil
 	})
 	if err != nil {
-		t.Fatalf("allocation never %s: last %v", what, last)
+		t.Fatalf("allocation never %s: last %v; waiting pods: %v", what, last, waitingReasons(t))
 	}
+}
+
+// waitingReasons counts the unbound pods by the reason on their PodScheduled condition.
+func waitingReasons(t *testing.T) map[string]int {
+	list, err := cluster.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" {
+			continue
+		}
+		reason := "no condition"
+		if c := util.PodScheduledCondition(&p); c != nil {
+			reason = c.Message
+		}
+		out[reason]++
+	}
+	return out
 }
 
 func total(a map[string]int64) int64 {
