@@ -17,14 +17,14 @@ import (
 // RunWithCluster is a TestMain body: it starts one local cluster for the package, runs setUp and the
 // tests, stops the cluster, and returns the exit code. The API server and scheduler log a great deal;
 // set QS_TEST_LOGS=1 to see their logs.
-func RunWithCluster(m *testing.M, setUp func(context.Context, *localcluster.Cluster) error) int {
+func RunWithCluster(m *testing.M, opts localcluster.Options, setUp func(context.Context, *localcluster.Cluster) error) int {
 	flag.Parse()
 	if os.Getenv("QS_TEST_LOGS") == "" {
 		klog.SetLogger(logr.Discard())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{})
+	c, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local cluster:", err)
 		return 1

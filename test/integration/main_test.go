@@ -27,7 +27,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithCluster(m, func(ctx context.Context, c *localcluster.Cluster) error {
+	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{}, func(ctx context.Context, c *localcluster.Cluster) error {
 		for i := range nodeCount {
 			node := util.MakeNode(fmt.Sprintf("node-%d", i), nodeCPU, nodeMemory)
 			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {

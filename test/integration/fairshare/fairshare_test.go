@@ -34,7 +34,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithCluster(m, func(ctx context.Context, c *localcluster.Cluster) error {
+	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{}, func(ctx context.Context, c *localcluster.Cluster) error {
 		for i := range nodes {
 			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("node-%d", i), fmt.Sprint(nodeCPU), "64Gi"), metav1.CreateOptions{}); err != nil {
 				return err

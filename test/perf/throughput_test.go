@@ -1,0 +1,103 @@
+package perf
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// vanillaScheduler is the profile with kube-scheduler's default plugins, run by the same scheduler
+// process, so both sides share the machine, the API server and the nodes.
+const vanillaScheduler = "default-scheduler"
+
+var throughputNodes = flag.Int("throughput-nodes", 1000, "fake nodes of the throughput case")
+
+// BenchmarkThroughput schedules -pods 1-CPU pods with the vanilla default profile, then the same
+// number with the queue-scheduler profile spread across -queues queues, on the same nodes, and
+// reports both rates and their ratio.
+func BenchmarkThroughput(b *testing.B) {
+	ctx := context.Background()
+	ns := setUpThroughput(b, ctx)
+	for i := 0; i < b.N; i++ {
+		vanilla := schedule(b, ctx, ns, fmt.Sprintf("v%d", i), vanillaScheduler)
+		ours := schedule(b, ctx, ns, fmt.Sprintf("q%d", i), schedulingv1beta1.SchedulerName)
+		b.ReportMetric(vanilla, "vanilla-pods/s")
+		b.ReportMetric(ours, "queue-pods/s")
+		b.ReportMetric(ours/vanilla, "ratio")
+	}
+}
+
+func setUpThroughput(b *testing.B, ctx context.Context) string {
+	for i := range *throughputNodes {
+		node := util.MakeNode(fmt.Sprintf("tp-node-%d", i), "32", "128Gi")
+		if _, err := cluster.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range *queueCount {
+		q := util.MakeQueue(fmt.Sprintf("tp-%03d", i)).Obj()
+		if _, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, q, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "throughput"}}
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return ns.Name
+}
+
+// schedule creates -pods pods for schedulerName from 32 clients and returns pods bound per second,
+// from the first creation to the last binding; it deletes them afterwards.
+func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string) float64 {
+	start := time.Now()
+	const clients = 32
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := c; i < *podCount; i += clients {
+				pod := util.MakePod(ns, fmt.Sprintf("%s-%d", run, i)).SchedulerName(schedulerName).
+					Label("run", run).Label(schedulingv1beta1.QueueLabel, fmt.Sprintf("tp-%03d", i%*queueCount)).
+					Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+				if _, err := cluster.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	selector := metav1.ListOptions{LabelSelector: "run=" + run}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, selector)
+		if err != nil {
+			return false, nil
+		}
+		bound := 0
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				bound++
+			}
+		}
+		return bound == *podCount, nil
+	})
+	if err != nil {
+		b.Fatalf("%s: not all %d pods bound", schedulerName, *podCount)
+	}
+	rate := float64(*podCount) / time.Since(start).Seconds()
+	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, selector); err != nil {
+		b.Fatal(err)
+	}
+	return rate
+}
