@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,6 +163,19 @@ func (c *Controller) enqueue(pick func(*workqueues) workqueue.TypedRateLimitingI
 
 func (c *Controller) enqueueQueue(name string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
+}
+
+// usageBatch is how long usage changes of a queue are gathered into one status write: every binding
+// changes a queue's allocation, and one write per binding would double the API server's load.
+const usageBatch = 250 * time.Millisecond
+
+// enqueueQueueSoon syncs the queue after usageBatch, folding the changes meanwhile into that sync.
+func (c *Controller) enqueueQueueSoon(name string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.wq != nil {
+		c.wq.queues.AddAfter(name, usageBatch)
+	}
 }
 
 func (c *Controller) enqueuePodGroup(key string) {

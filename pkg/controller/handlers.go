@@ -42,8 +42,8 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 			return err
 		}
 	}
-	c.acct.OnQueueUsageChange(c.enqueueQueue)
-	c.acct.OnDeservedChange(c.enqueueQueue)
+	c.acct.OnQueueUsageChange(c.enqueueQueueSoon)
+	c.acct.OnDeservedChange(c.enqueueQueueSoon)
 	return nil
 }
 
