@@ -122,15 +122,12 @@ func (a *Accounting) borrowable(req v1.ResourceList) bool {
 	return true
 }
 
-// totalAllocated sums what all queues hold.
+// totalAllocated is what all queues hold together, kept current as pods come and go, so that no
+// scheduling cycle sums it up.
 func (a *Accounting) totalAllocated() v1.ResourceList {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
-	total := v1.ResourceList{}
-	for _, q := range a.usage.queues {
-		total = quota.Add(total, q.Allocated)
-	}
-	return total
+	return a.usage.allocated.DeepCopy()
 }
 
 // claimableOf is what the queues below their share can still claim: per queue, what it deserves up

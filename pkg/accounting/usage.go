@@ -39,16 +39,18 @@ type usage struct {
 	mu        sync.RWMutex
 	pods      map[types.UID]podUsage
 	queues    map[string]*QueueUsage
+	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	listeners []func(queue string)
 }
 
 func newUsage(a *Accounting) *usage {
 	return &usage{
-		acct:    a,
-		pods:    map[types.UID]podUsage{},
-		queues:  map[string]*QueueUsage{},
-		waiting: map[string]map[types.UID]*v1.Pod{},
+		acct:      a,
+		allocated: v1.ResourceList{},
+		pods:      map[types.UID]podUsage{},
+		queues:    map[string]*QueueUsage{},
+		waiting:   map[string]map[types.UID]*v1.Pod{},
 	}
 }
 
@@ -202,6 +204,7 @@ func (u *usage) add(p podUsage) {
 	if p.bound {
 		q.Bound++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
+		u.allocated = quota.Add(u.allocated, p.requests)
 	} else {
 		q.Pending = quota.Add(q.Pending, p.requests)
 	}
@@ -216,6 +219,7 @@ func (u *usage) subtract(p podUsage) {
 	if p.bound {
 		q.Bound--
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
+		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
 	} else {
 		q.Pending = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
 	}
