@@ -9,43 +9,53 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// StaleSharesReason starts the message of a pod turned away only because the shares are being
-// recomputed; it is tried again right after.
-const StaleSharesReason = "waiting for the fair shares"
+// Refusal says why a pod may not be scheduled now.
+type Refusal struct {
+	// Message names the queue, the resource and the rule.
+	Message string
+	// WaitsForShares is set when only the recomputation of the shares stands in the way: the pod is
+	// worth trying again as soon as they are fresh.
+	WaitsForShares bool
+}
 
-// Admit says why a pod of queue that requests req may not be scheduled now, or "" when it may. A
+func refuse(format string, args ...any) *Refusal {
+	return &Refusal{Message: fmt.Sprintf(format, args...)}
+}
+
+// Admit says why a pod of queue that requests req may not be scheduled now, or nil when it may. A
 // queue and each of its ancestors must stay within capability; and the queue must be below its
 // deserved share in every resource the pod requests, unless the pod fits in what is idle and claimed
 // by no queue below its share (borrowing, so that queues that each want more than their share do not
 // leave the cluster idle). It reads the accounting only: no API calls.
-func (a *Accounting) Admit(queue string, req v1.ResourceList) string {
+func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
 	q, ok := a.Queue(queue)
 	if !ok {
-		return ""
+		return nil
 	}
-	if msg := a.withinCapability(q, req); msg != "" {
-		return msg
+	if r := a.withinCapability(q, req); r != nil {
+		return r
 	}
 	deserved := a.Deserved(queue)
 	allocated := a.Usage(queue).Allocated
 	over := overShare(allocated, deserved, req)
 	if over == "" {
-		return ""
+		return nil
 	}
 	if a.SharesStale() {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
-		return fmt.Sprintf("%s: queue %q is at its share of %s until the shares include the latest demand", StaleSharesReason, queue, over)
+		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
+			"waiting for the fair shares: queue %q is at its share of %s until the shares include the latest demand", queue, over)}
 	}
 	if a.borrowable(req) {
-		return ""
+		return nil
 	}
 	d, al, r := deserved[over], allocated[over], req[over]
-	return fmt.Sprintf("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
+	return refuse("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
 		queue, over, al.String(), d.String(), r.String(), over)
 }
 
 // withinCapability checks the queue and its ancestors against their capabilities.
-func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.ResourceList) string {
+func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.ResourceList) *Refusal {
 	seen := map[string]bool{}
 	for cur := q; cur != nil && !seen[cur.Name]; {
 		seen[cur.Name] = true
@@ -60,7 +70,7 @@ func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.Resourc
 				total.Add(r)
 				if total.Cmp(limit) > 0 {
 					u := used[name]
-					return fmt.Sprintf("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
+					return refuse("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
 						cur.Name, name, u.String(), r.String(), limit.String())
 				}
 			}
@@ -70,7 +80,7 @@ func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.Resourc
 		}
 		cur, _ = a.Queue(cur.Spec.Parent)
 	}
-	return ""
+	return nil
 }
 
 // subtreeAllocated sums what a queue and its descendants hold.

@@ -51,7 +51,7 @@ func (w workCounts) live() bool {
 	return w.pods > 0 || w.pending+w.inqueue+w.running+w.unknown > 0 || w.enqueued > 0
 }
 
-func (c *Controller) countWork(queue string) workCounts {
+func (c *Controller) countWork(queue string, livePods int) workCounts {
 	var w workCounts
 	for _, pg := range c.acct.PodGroupsOf(queue) {
 		switch pg.Status.Phase {
@@ -74,13 +74,14 @@ func (c *Controller) countWork(queue string) workCounts {
 			w.enqueued++
 		}
 	}
-	w.pods = c.acct.Usage(queue).Pods
+	w.pods = livePods
 	return w
 }
 
 // desiredStatus computes a queue's status from the caches and the accounting.
 func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
-	w := c.countWork(q.Name)
+	usage := c.acct.Usage(q.Name)
+	w := c.countWork(q.Name, usage.Pods)
 	_, parentExists := c.acct.Queue(q.Spec.Parent)
 	state, reason, message := deriveState(q, parentExists, w)
 	status := schedulingv1beta1.QueueStatus{
@@ -92,7 +93,7 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 		Unknown:            w.unknown,
 		Enqueued:           w.enqueued,
 		Dequeued:           w.dequeued,
-		Allocated:          c.acct.Usage(q.Name).Allocated,
+		Allocated:          usage.Allocated,
 		Deserved:           c.acct.Deserved(q.Name),
 		Conditions:         append([]metav1.Condition(nil), q.Status.Conditions...),
 		ObservedGeneration: q.Generation,

@@ -6,7 +6,6 @@ package proportion
 
 import (
 	"context"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,16 +67,16 @@ func (p *Proportion) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Po
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	if msg := p.acct.Admit(queue, req); msg != "" {
+	if refusal := p.acct.Admit(queue, req); refusal != nil {
 		bucket := queue
-		if strings.HasPrefix(msg, accounting.StaleSharesReason) {
+		if refusal.WaitsForShares {
 			bucket = staleBucket
 		}
 		p.rejected.Add(pod, bucket)
-		klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", msg)
+		klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 		// Unresolvable by preemption: evicting pods of other queues by priority would undo their
 		// shares. Taking resources back between queues is reclaim's job.
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg)
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, refusal.Message)
 	}
 	p.rejected.Remove(pod)
 	return nil, nil

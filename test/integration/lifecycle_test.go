@@ -39,6 +39,13 @@ func waitStatusState(t *testing.T, name string, state schedulingv1beta1.QueueSta
 	waitQueue(t, name, "status.state "+string(state), func(q *schedulingv1beta1.Queue) bool { return q.Status.State == state })
 }
 
+func waitStatusStates(t *testing.T, state schedulingv1beta1.QueueState, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		waitStatusState(t, name, state)
+	}
+}
+
 func waitSpecState(t *testing.T, name string, state schedulingv1beta1.QueueState) {
 	t.Helper()
 	waitQueue(t, name, "spec.state "+string(state), func(q *schedulingv1beta1.Queue) bool { return q.Spec.State == state })
@@ -247,21 +254,15 @@ func TestCascadeOverThreeLevels(t *testing.T) {
 	waitStatusState(t, "team-y", schedulingv1beta1.QueueStateSuspended)
 
 	setQueueState(t, "org", schedulingv1beta1.QueueStateClosed)
-	for _, name := range []string{"dept", "team-x", "team-y"} {
-		waitStatusState(t, name, schedulingv1beta1.QueueStateClosed)
-	}
+	waitStatusStates(t, schedulingv1beta1.QueueStateClosed, "dept", "team-x", "team-y")
 	setQueueState(t, "org", schedulingv1beta1.QueueStateOpen)
-	waitStatusState(t, "dept", schedulingv1beta1.QueueStateOpen)
-	waitStatusState(t, "team-x", schedulingv1beta1.QueueStateOpen)
+	waitStatusStates(t, schedulingv1beta1.QueueStateOpen, "dept", "team-x")
 	waitStatusState(t, "team-y", schedulingv1beta1.QueueStateSuspended)
 
 	setQueueState(t, "org", schedulingv1beta1.QueueStateSuspended)
-	for _, name := range []string{"dept", "team-x", "team-y"} {
-		waitStatusState(t, name, schedulingv1beta1.QueueStateSuspended)
-	}
+	waitStatusStates(t, schedulingv1beta1.QueueStateSuspended, "dept", "team-x", "team-y")
 	setQueueState(t, "org", schedulingv1beta1.QueueStateOpen)
-	waitStatusState(t, "dept", schedulingv1beta1.QueueStateOpen)
-	waitStatusState(t, "team-x", schedulingv1beta1.QueueStateOpen)
+	waitStatusStates(t, schedulingv1beta1.QueueStateOpen, "dept", "team-x")
 	// team-y was suspended by its owner, not by the cascade: it stays suspended.
 	waitSpecState(t, "team-y", schedulingv1beta1.QueueStateSuspended)
 	if err := util.WaitForEvent(context.Background(), cluster.Kube, "default", "team-x", "StateCascaded", `parent queue "dept"`, settle); err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -128,7 +126,7 @@ func validateSiblingGuarantees(q, parent *schedulingv1beta1.Queue, view View) fi
 		sum := own.DeepCopy()
 		for _, sibling := range view.Children(parent.Name) {
 			if sibling.Name != q.Name {
-				sum.Add(siblingGuarantee(sibling, name))
+				sum.Add(sibling.Spec.Guarantee.Resource[name])
 			}
 		}
 		if sum.Cmp(limit) > 0 {
@@ -137,10 +135,6 @@ func validateSiblingGuarantees(q, parent *schedulingv1beta1.Queue, view View) fi
 		}
 	}
 	return errs
-}
-
-func siblingGuarantee(q *schedulingv1beta1.Queue, name v1.ResourceName) resource.Quantity {
-	return q.Spec.Guarantee.Resource[name]
 }
 
 // validateStateChange enforces the transitions of the state table.
