@@ -85,12 +85,8 @@ const (
 // the lease namespace given, and validates them.
 func Decode(obj runtime.Object, leaseNamespace string) (*QueueStateArgs, error) {
 	args := &QueueStateArgs{}
-	if unknown, ok := obj.(*runtime.Unknown); ok && len(unknown.Raw) > 0 {
-		if err := json.Unmarshal(unknown.Raw, args); err != nil {
-			return nil, fmt.Errorf("QueueState args: %w", err)
-		}
-	} else if obj != nil && !ok {
-		return nil, fmt.Errorf("QueueState args: want raw JSON, got %T", obj)
+	if err := decodeRaw(obj, args, "QueueState"); err != nil {
+		return nil, err
 	}
 	args.setDefaults(leaseNamespace)
 	if errs := args.validate(); len(errs) > 0 {
@@ -140,4 +136,16 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("certCheckInterval"), a.Webhook.CertCheckInterval.String(), "must be at least 1s"))
 	}
 	return errs
+}
+
+// decodeRaw reads a plugin's raw JSON args into args; nil args leave it unchanged.
+func decodeRaw(obj runtime.Object, args any, plugin string) error {
+	if unknown, ok := obj.(*runtime.Unknown); ok && len(unknown.Raw) > 0 {
+		if err := json.Unmarshal(unknown.Raw, args); err != nil {
+			return fmt.Errorf("%s args: %w", plugin, err)
+		}
+	} else if obj != nil && !ok {
+		return fmt.Errorf("%s args: want raw JSON, got %T", plugin, obj)
+	}
+	return nil
 }

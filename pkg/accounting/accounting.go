@@ -43,6 +43,7 @@ type Accounting struct {
 	namespacesSynced cache.InformerSynced
 	usage            *usage
 	shares           *shares
+	pods             cache.Indexer
 }
 
 var (
@@ -97,6 +98,9 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		namespacesSynced: nsInformer.Informer().HasSynced,
 	}
 	if err := a.addIndexers(); err != nil {
+		return nil, err
+	}
+	if err := a.gangIndex(kube.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
 	a.usage = newUsage(a)

@@ -28,16 +28,44 @@ func refuse(format string, args ...any) *Refusal {
 // by no queue below its share (borrowing, so that queues that each want more than their share do not
 // leave the cluster idle). It reads the accounting only: no API calls.
 func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
+	return a.admit(queue, req, admitOptions{})
+}
+
+// AdmitFreed is Admit as if the queue's pods that request freed were gone: a preemption within the
+// queue asks whether evicting them would let the pod in.
+func (a *Accounting) AdmitFreed(queue string, req, freed v1.ResourceList) *Refusal {
+	return a.admit(queue, req, admitOptions{freed: freed})
+}
+
+// AdmitUnit says why a unit of work (a PodGroup's minResources, a QueueUnit's resource) may not be
+// admitted to queue now, or nil when it may: all of req, on top of what the queue holds and what
+// its admitted units that have not started reserve, must fit its capabilities and its deserved
+// share, or else fit in the idle capacity nobody below their share can claim.
+func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Refusal {
+	return a.admit(queue, req, admitOptions{reserved: reserved, whole: true})
+}
+
+// admitOptions vary the admission check.
+type admitOptions struct {
+	// freed is taken off the queue's allocation (and its ancestors').
+	freed v1.ResourceList
+	// reserved is added to the queue's allocation.
+	reserved v1.ResourceList
+	// whole requires allocation + request within deserved, not only allocation below it.
+	whole bool
+}
+
+func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions) *Refusal {
 	q, ok := a.Queue(queue)
 	if !ok {
 		return nil
 	}
-	if r := a.withinCapability(q, req); r != nil {
+	if r := a.withinCapability(q, quota.Add(req, opts.reserved), opts.freed); r != nil {
 		return r
 	}
 	deserved := a.Deserved(queue)
-	allocated := a.Usage(queue).Allocated
-	over := overShare(allocated, deserved, req)
+	allocated := quota.Add(quota.SubtractWithNonNegativeResult(a.Usage(queue).Allocated, opts.freed), opts.reserved)
+	over := overShare(allocated, deserved, req, opts.whole)
 	if over == "" {
 		return nil
 	}
@@ -46,7 +74,7 @@ func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
 		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
 			"waiting for the fair shares: queue %q is at its share of %s until the shares include the latest demand", queue, over)}
 	}
-	if a.borrowable(req) {
+	if a.borrowable(quota.Add(req, opts.reserved)) {
 		return nil
 	}
 	d, al, r := deserved[over], allocated[over], req[over]
@@ -54,31 +82,40 @@ func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
 		queue, over, al.String(), d.String(), r.String(), over)
 }
 
-// withinCapability checks the queue and its ancestors against their capabilities.
-func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req v1.ResourceList) *Refusal {
+// withinCapability checks the queue and its ancestors against their capabilities, with freed taken
+// off what they hold.
+func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, freed v1.ResourceList) *Refusal {
 	seen := map[string]bool{}
 	for cur := q; cur != nil && !seen[cur.Name]; {
 		seen[cur.Name] = true
 		if len(cur.Spec.Capability) > 0 {
-			used := a.subtreeAllocated(cur.Name, map[string]bool{})
-			for name, limit := range cur.Spec.Capability {
-				r, asked := req[name]
-				if !asked || r.IsZero() {
-					continue
-				}
-				total := used[name].DeepCopy()
-				total.Add(r)
-				if total.Cmp(limit) > 0 {
-					u := used[name]
-					return refuse("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
-						cur.Name, name, u.String(), r.String(), limit.String())
-				}
+			used := quota.SubtractWithNonNegativeResult(a.subtreeAllocated(cur.Name, map[string]bool{}), freed)
+			if r := exceeds(cur, used, req); r != nil {
+				return r
 			}
 		}
 		if cur.Spec.Parent == "" {
 			break
 		}
 		cur, _ = a.Queue(cur.Spec.Parent)
+	}
+	return nil
+}
+
+// exceeds says which capability of q used + req would exceed, or nil.
+func exceeds(q *schedulingv1beta1.Queue, used, req v1.ResourceList) *Refusal {
+	for name, limit := range q.Spec.Capability {
+		r, asked := req[name]
+		if !asked || r.IsZero() {
+			continue
+		}
+		total := used[name].DeepCopy()
+		total.Add(r)
+		if total.Cmp(limit) > 0 {
+			u := used[name]
+			return refuse("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
+				q.Name, name, u.String(), r.String(), limit.String())
+		}
 	}
 	return nil
 }
@@ -95,8 +132,9 @@ func (a *Accounting) subtreeAllocated(name string, seen map[string]bool) v1.Reso
 	return total
 }
 
-// overShare names a requested resource in which the queue already holds its deserved share, or "".
-func overShare(allocated, deserved, req v1.ResourceList) v1.ResourceName {
+// overShare names a requested resource in which the queue already holds its deserved share (with
+// whole, in which allocated + req would exceed it), or "".
+func overShare(allocated, deserved, req v1.ResourceList, whole bool) v1.ResourceName {
 	for name, r := range req {
 		if r.IsZero() {
 			continue
@@ -105,8 +143,13 @@ func overShare(allocated, deserved, req v1.ResourceList) v1.ResourceName {
 		if !ok {
 			return name
 		}
-		al := allocated[name]
-		if al.Cmp(d) >= 0 {
+		al := allocated[name].DeepCopy()
+		if whole {
+			al.Add(r)
+			if al.Cmp(d) > 0 {
+				return name
+			}
+		} else if al.Cmp(d) >= 0 {
 			return name
 		}
 	}

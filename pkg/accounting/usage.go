@@ -8,6 +8,7 @@ import (
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -22,6 +23,8 @@ type QueueUsage struct {
 	Pods int
 	// Bound counts the queue's bound pods.
 	Bound int
+
+	boundPriorities map[int32]int // bound pods by priority
 }
 
 // podUsage is one live pod's share of its queue.
@@ -29,6 +32,7 @@ type podUsage struct {
 	queue    string
 	requests v1.ResourceList
 	bound    bool
+	priority int32
 }
 
 // usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
@@ -103,6 +107,23 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pending: q.Pending.DeepCopy(), Pods: q.Pods, Bound: q.Bound}
 }
 
+// HasBoundBelow says whether the queue has a bound pod of lower priority than priority: one that an
+// ordinary preemption within the queue could take.
+func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	q, ok := a.usage.queues[queue]
+	if !ok {
+		return false
+	}
+	for p := range q.boundPriorities {
+		if p < priority {
+			return true
+		}
+	}
+	return false
+}
+
 func (u *usage) upsert(pod *v1.Pod) {
 	u.apply(pod, false)
 }
@@ -122,6 +143,7 @@ func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
 		queue:    queue,
 		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 		bound:    pod.Spec.NodeName != "",
+		priority: corev1helpers.PodPriority(pod),
 	}
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
@@ -151,7 +173,7 @@ func (u *usage) remove(obj any) {
 		return
 	}
 	u.mu.Lock()
-	if group := waitingKey(pod); group != "" {
+	if group := schedulingv1beta1.PodGroupKey(pod); group != "" {
 		delete(u.waiting[group], pod.UID)
 	}
 	old, existed := u.pods[pod.UID]
@@ -167,7 +189,7 @@ func (u *usage) remove(obj any) {
 }
 
 func (u *usage) wait(pod *v1.Pod) {
-	group := waitingKey(pod)
+	group := schedulingv1beta1.PodGroupKey(pod)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.waiting[group] == nil {
@@ -187,22 +209,16 @@ func (u *usage) podGroupAdded(group string) {
 	}
 }
 
-func waitingKey(pod *v1.Pod) string {
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		return pod.Namespace + "/" + group
-	}
-	return ""
-}
-
 func (u *usage) add(p podUsage) {
 	q := u.queues[p.queue]
 	if q == nil {
-		q = &QueueUsage{Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}}
+		q = &QueueUsage{Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}, boundPriorities: map[int32]int{}}
 		u.queues[p.queue] = q
 	}
 	q.Pods++
 	if p.bound {
 		q.Bound++
+		q.boundPriorities[p.priority]++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
 		u.allocated = quota.Add(u.allocated, p.requests)
 	} else {
@@ -218,6 +234,9 @@ func (u *usage) subtract(p podUsage) {
 	q.Pods--
 	if p.bound {
 		q.Bound--
+		if q.boundPriorities[p.priority]--; q.boundPriorities[p.priority] <= 0 {
+			delete(q.boundPriorities, p.priority)
+		}
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
 		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
 	} else {

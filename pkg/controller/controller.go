@@ -41,6 +41,8 @@ type Controller struct {
 	kube     kubernetes.Interface
 	acct     *accounting.Accounting
 	recorder record.EventRecorder
+	// admission admits Pending PodGroups to their queues.
+	admission *admission
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory
@@ -85,6 +87,7 @@ func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, e
 		kube:            kube,
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
+		admission:       newAdmission(),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}

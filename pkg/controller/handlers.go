@@ -13,10 +13,10 @@ const byGroup = "group"
 
 func groupIndex(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+	if !ok || schedulingv1beta1.PodGroupKey(pod) == "" {
 		return nil, nil
 	}
-	return []string{pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel]}, nil
+	return []string{schedulingv1beta1.PodGroupKey(pod)}, nil
 }
 
 // addEventHandlers turns every change that can alter a status, a cascade or a Command into a key.

@@ -40,10 +40,10 @@ func countMembers(pods []*v1.Pod) memberCounts {
 }
 
 // podGroupPhase moves a PodGroup along Pending → Inqueue → Running → Completed, to Unknown when
-// running members fall below minMember after it ran. A group is admitted (Inqueue) while its queue
-// schedules new work.
-func podGroupPhase(pg *schedulingv1beta1.PodGroup, m memberCounts, queueSchedules bool) schedulingv1beta1.PodGroupPhase {
-	minMember := max(pg.Spec.MinMember, 1)
+// running members fall below minMember after it ran. admitted says whether a Pending group may enter
+// its queue now.
+func podGroupPhase(pg *schedulingv1beta1.PodGroup, m memberCounts, admitted bool) schedulingv1beta1.PodGroupPhase {
+	minMember := pg.MinMemberOrOne()
 	previous := pg.Status.Phase
 	switch {
 	case previous == schedulingv1beta1.PodGroupCompleted:
@@ -54,7 +54,7 @@ func podGroupPhase(pg *schedulingv1beta1.PodGroup, m memberCounts, queueSchedule
 		return schedulingv1beta1.PodGroupRunning
 	case previous == schedulingv1beta1.PodGroupRunning || previous == schedulingv1beta1.PodGroupUnknown:
 		return schedulingv1beta1.PodGroupUnknown
-	case previous == schedulingv1beta1.PodGroupInqueue || queueSchedules:
+	case previous == schedulingv1beta1.PodGroupInqueue || admitted:
 		return schedulingv1beta1.PodGroupInqueue
 	default:
 		return schedulingv1beta1.PodGroupPending
@@ -93,24 +93,54 @@ func (c *Controller) desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup) sched
 		}
 	}
 	m := countMembers(pods)
-	q, ok := c.acct.Queue(c.acct.QueueOfPodGroup(pg))
-	schedules := ok && q.SchedulingState() != schedulingv1beta1.QueueStateSuspended &&
-		q.SchedulingState() != schedulingv1beta1.QueueStateUnknown
+	admitted, refusal := pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, ""
+	if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
+		admitted, refusal = c.admitPodGroup(pg)
+	}
 	status := schedulingv1beta1.PodGroupStatus{
-		Phase:              podGroupPhase(pg, m, schedules),
+		Phase:              podGroupPhase(pg, m, admitted),
 		Running:            m.running,
 		Succeeded:          m.succeeded,
 		Failed:             m.failed,
 		Conditions:         append([]metav1.Condition(nil), pg.Status.Conditions...),
 		ObservedGeneration: pg.Generation,
 	}
-	minMember := max(pg.Spec.MinMember, 1)
-	if m.bound+m.succeeded+m.failed >= minMember {
+	setPodGroupConditions(pg, &status, m, refusal)
+	return status
+}
+
+// setPodGroupConditions says why a group is not admitted, and that it was scheduled once minMember
+// members were bound, which also ends an earlier Unschedulable condition.
+func setPodGroupConditions(pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus, m memberCounts, refusal string) {
+	var was metav1.Condition
+	if c := meta.FindStatusCondition(status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil {
+		was = *c
+	}
+	switch {
+	case refusal != "":
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-			Type: schedulingv1beta1.PodGroupScheduled, Status: metav1.ConditionTrue, Reason: "MinMemberScheduled",
-			Message:            fmt.Sprintf("%d/%d members scheduled", m.bound+m.succeeded+m.failed, minMember),
-			ObservedGeneration: pg.Generation,
+			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue, Reason: ReasonNotAdmitted,
+			Message: refusal, ObservedGeneration: pg.Generation,
+		})
+	case status.Phase != schedulingv1beta1.PodGroupPending && was.Reason == ReasonNotAdmitted:
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionFalse, Reason: "Admitted",
+			Message: "admitted to its queue", ObservedGeneration: pg.Generation,
 		})
 	}
-	return status
+	scheduled := m.bound + m.succeeded + m.failed
+	if scheduled < pg.MinMemberOrOne() {
+		return
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: schedulingv1beta1.PodGroupScheduled, Status: metav1.ConditionTrue, Reason: "MinMemberScheduled",
+		Message:            fmt.Sprintf("%d/%d members scheduled", scheduled, pg.MinMemberOrOne()),
+		ObservedGeneration: pg.Generation,
+	})
+	if was.Status == metav1.ConditionTrue {
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionFalse, Reason: "Scheduled",
+			Message: "minMember members scheduled", ObservedGeneration: pg.Generation,
+		})
+	}
 }

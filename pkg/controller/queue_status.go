@@ -22,6 +22,7 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 	if !ok {
 		return c.cleanUpAfter(ctx, name)
 	}
+	c.enqueuePendingPodGroups(name)
 	if err := c.writeStatus(ctx, q); err != nil {
 		return err
 	}

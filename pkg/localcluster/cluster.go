@@ -40,6 +40,9 @@ type Options struct {
 	APIServerFlags []string
 	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
 	ExtraPlugins []app.Option
+	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
+	// profile under this schedulerName, for comparisons on the same cluster.
+	VanillaSchedulerName string
 }
 
 // Cluster is a running local cluster.
@@ -58,6 +61,9 @@ type Cluster struct {
 	etcd      *embed.Etcd
 	apiServer *apiServer
 	scheduler *runningScheduler
+	vanilla   *runningScheduler
+	// stopReaper stops the stand-in for the kubelets' part in pod deletion.
+	stopReaper context.CancelFunc
 }
 
 // Start stands up a local cluster. The caller must Stop it.
@@ -85,6 +91,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.connect(ctx); err != nil {
 		return c, err
 	}
+	reaperCtx, stopReaper := context.WithCancel(context.Background())
+	c.stopReaper = stopReaper
+	if err := startReaper(reaperCtx, c.Kube); err != nil {
+		return c, err
+	}
 	if opts.WithoutScheduler {
 		return c, nil
 	}
@@ -98,6 +109,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, webhookAddr, opts.ExtraPlugins); err != nil {
 		return c, err
+	}
+	if opts.VanillaSchedulerName != "" {
+		if c.vanilla, err = startVanillaScheduler(ctx, opts.VanillaSchedulerName, c.Kubeconfig, c.dir); err != nil {
+			return c, err
+		}
 	}
 	return c, c.waitReady(ctx)
 }
@@ -155,6 +171,14 @@ func (c *Cluster) connect(ctx context.Context) error {
 
 // Stop stops the scheduler, the API server and etcd, and removes the directory it made.
 func (c *Cluster) Stop() {
+	if c.stopReaper != nil {
+		c.stopReaper()
+	}
+	if c.vanilla != nil {
+		c.vanilla.cancel()
+		<-c.vanilla.done
+		c.vanilla = nil
+	}
 	if c.scheduler != nil {
 		c.scheduler.stop()
 		c.scheduler = nil

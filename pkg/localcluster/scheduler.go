@@ -12,7 +12,9 @@ import (
 	"k8s.io/component-base/configz"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 	"sigs.k8s.io/yaml"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
@@ -35,22 +37,12 @@ type runningScheduler struct {
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
 // kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
 func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhookAddr string, extra []app.Option) (*runningScheduler, error) {
-	configPath, err := writeSchedulerConfig(profile, kubeconfig, dir, webhookAddr)
+	configPath, err := writeSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), webhookAddr)
 	if err != nil {
 		return nil, err
 	}
-	// A registry of its own, as each scheduler started in this process would otherwise share one.
-	registry := compatibility.NewComponentGlobalsRegistry()
-	effective := utilcompatibility.DefaultBuildEffectiveVersion()
-	if err := registry.Register(compatibility.DefaultKubeComponent, effective, utilfeature.DefaultMutableFeatureGate); err != nil {
-		return nil, err
-	}
-	opts := options.NewOptionsWithComponentGlobalsRegistry(registry)
-	opts.ConfigFile = configPath
-	opts.SecureServing.BindPort = 0
-
 	ctx, cancel := context.WithCancel(ctx)
-	cc, sched, err := app.Setup(ctx, opts, append(scheduler.PluginOptions(), extra...)...)
+	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(), extra...))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
@@ -65,6 +57,52 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhoo
 	return s, nil
 }
 
+// setUpScheduler builds a scheduler from a configuration file, with a component registry of its own,
+// as each scheduler started in this process would otherwise share one.
+func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option) (*schedulerserverconfig.CompletedConfig, *kubescheduler.Scheduler, error) {
+	registry := compatibility.NewComponentGlobalsRegistry()
+	effective := utilcompatibility.DefaultBuildEffectiveVersion()
+	if err := registry.Register(compatibility.DefaultKubeComponent, effective, utilfeature.DefaultMutableFeatureGate); err != nil {
+		return nil, nil, err
+	}
+	opts := options.NewOptionsWithComponentGlobalsRegistry(registry)
+	opts.ConfigFile = configPath
+	opts.SecureServing.BindPort = 0
+	return app.Setup(ctx, opts, plugins...)
+}
+
+// startVanillaScheduler runs the upstream kube-scheduler with its default profile under
+// schedulerName, beside the queue-scheduler, so that both can be measured on one cluster. It runs
+// the scheduler itself rather than the command, whose debugging endpoints exist once per process.
+func startVanillaScheduler(ctx context.Context, schedulerName, kubeconfig, dir string) (*runningScheduler, error) {
+	profile := fmt.Appendf(nil, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: %s\n", schedulerName)
+	configPath, err := writeSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), "")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cc, sched, err := setUpScheduler(ctx, configPath, nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("set up the vanilla kube-scheduler: %w", err)
+	}
+	s := &runningScheduler{cancel: cancel, done: make(chan struct{})}
+	cc.EventBroadcaster.StartRecordingToSink(ctx.Done())
+	cc.InformerFactory.Start(ctx.Done())
+	if cc.DynInformerFactory != nil {
+		cc.DynInformerFactory.Start(ctx.Done())
+	}
+	go func() {
+		defer close(s.done)
+		cc.InformerFactory.WaitForCacheSync(ctx.Done())
+		if cc.DynInformerFactory != nil {
+			cc.DynInformerFactory.WaitForCacheSync(ctx.Done())
+		}
+		sched.Run(ctx)
+	}()
+	return s, nil
+}
+
 // stop cancels the scheduler and waits for it to return.
 func (s *runningScheduler) stop() {
 	s.cancel()
@@ -72,16 +110,17 @@ func (s *runningScheduler) stop() {
 	configz.Delete("componentconfig")
 }
 
-// writeSchedulerConfig writes the profile with the local cluster's client connection filled in, and
-// the webhook server of every profile's QueueState plugin serving on webhookAddr.
-func writeSchedulerConfig(profile []byte, kubeconfig, dir, webhookAddr string) (string, error) {
+// writeSchedulerConfig writes the profile to path with the local cluster's client connection filled
+// in, and, unless webhookAddr is empty, the webhook server of every profile's QueueState plugin
+// serving on webhookAddr.
+func writeSchedulerConfig(profile []byte, kubeconfig, path, webhookAddr string) (string, error) {
 	cfg := map[string]any{}
 	if err := yaml.Unmarshal(profile, &cfg); err != nil {
 		return "", fmt.Errorf("scheduler profile: %w", err)
 	}
 	profiles, _ := cfg["profiles"].([]any)
 	for _, p := range profiles {
-		if p, ok := p.(map[string]any); ok {
+		if p, ok := p.(map[string]any); ok && webhookAddr != "" {
 			setWebhookArgs(p, webhookAddr)
 		}
 	}
@@ -95,7 +134,6 @@ func writeSchedulerConfig(profile []byte, kubeconfig, dir, webhookAddr string) (
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "scheduler-config.yaml")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("write scheduler config: %w", err)
 	}

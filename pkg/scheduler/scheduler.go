@@ -8,8 +8,10 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/plugins/gang"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
+	"github.com/queue-scheduler/queue-scheduler/plugins/reclaim"
 )
 
 // Name is the binary's name and the default schedulerName of its profile.
@@ -20,6 +22,8 @@ func PluginOptions() []app.Option {
 	return []app.Option{
 		app.WithPlugin(queuestate.Name, queuestate.New),
 		app.WithPlugin(proportion.Name, proportion.New),
+		app.WithPlugin(reclaim.Name, reclaim.New),
+		app.WithPlugin(gang.Name, gang.New),
 	}
 }
 

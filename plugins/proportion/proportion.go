@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -33,6 +34,7 @@ type Proportion struct {
 
 var (
 	_ fwk.PreFilterPlugin   = &Proportion{}
+	_ fwk.FilterPlugin      = &Proportion{}
 	_ fwk.ReservePlugin     = &Proportion{}
 	_ fwk.EnqueueExtensions = &Proportion{}
 )
@@ -60,30 +62,73 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 func (p *Proportion) Name() string { return Name }
 
 // PreFilter rejects a pod whose queue may not take more now; the message names the queue and the
-// resource.
-func (p *Proportion) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+// resource. The rejection is resolvable: evicting lower-priority pods of the same queue can make room
+// (the Filter below checks it during the preemption dry run); taking resources from other queues is
+// reclaim's job.
+func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	queue, err := p.acct.QueueOf(pod)
 	if err != nil {
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	if refusal := p.acct.Admit(queue, req); refusal != nil {
-		bucket := queue
-		if refusal.WaitsForShares {
-			bucket = staleBucket
-		}
-		p.rejected.Add(pod, bucket)
-		klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
-		// Unresolvable by preemption: evicting pods of other queues by priority would undo their
-		// shares. Taking resources back between queues is reclaim's job.
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, refusal.Message)
+	refusal := p.acct.Admit(queue, req)
+	state.Write(stateKey, &cycleState{queue: queue, req: req, refusal: refusal, freed: v1.ResourceList{}})
+	if refusal == nil {
+		p.rejected.Remove(pod)
+		return nil, nil
 	}
-	p.rejected.Remove(pod)
-	return nil, nil
+	bucket := queue
+	if refusal.WaitsForShares {
+		bucket = staleBucket
+	}
+	p.rejected.Add(pod, bucket)
+	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
+	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
 }
 
-// PreFilterExtensions is nil: the share check does not depend on other pods on a node.
-func (p *Proportion) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+// Filter passes every node when PreFilter admitted the pod. It runs otherwise only in a preemption
+// dry run, where the queue's pods taken off the node free their share: the pod passes once that is
+// enough.
+func (p *Proportion) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, _ fwk.NodeInfo) *fwk.Status {
+	s, err := readState(state)
+	if err != nil || s.refusal == nil {
+		return nil
+	}
+	if refusal := p.acct.AdmitFreed(s.queue, s.req, positive(s.freed)); refusal != nil {
+		return fwk.NewStatus(fwk.Unschedulable, refusal.Message)
+	}
+	return nil
+}
+
+// PreFilterExtensions keeps track, during a preemption dry run, of what the pod's queue would free.
+func (p *Proportion) PreFilterExtensions() fwk.PreFilterExtensions { return p }
+
+// AddPod counts a pod of the same queue put back on a node as holding its share again.
+func (p *Proportion) AddPod(_ context.Context, state fwk.CycleState, _ *v1.Pod, added fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	return p.shift(state, added.GetPod(), -1)
+}
+
+// RemovePod counts a pod of the same queue taken off a node as freeing its share.
+func (p *Proportion) RemovePod(_ context.Context, state fwk.CycleState, _ *v1.Pod, removed fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	return p.shift(state, removed.GetPod(), 1)
+}
+
+func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int) *fwk.Status {
+	s, err := readState(state)
+	if err != nil {
+		return nil // PreFilter left no verdict: the pod has no queue.
+	}
+	if q, err := p.acct.QueueOf(other); err != nil || q != s.queue {
+		return nil
+	}
+	req := resourcehelper.PodRequests(other, resourcehelper.PodResourcesOptions{})
+	if sign > 0 {
+		s.freed = quota.Add(s.freed, req)
+	} else {
+		s.freed = quota.Subtract(s.freed, req)
+	}
+	return nil
+}
 
 // Reserve counts the pod against its queue at once, so the next pods in this cycle see it.
 func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {

@@ -2,15 +2,13 @@ package queuestate
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/eventobj"
 )
 
 // The resources whose events can let a held pod in, spelled as the scheduler's dynamic informers
@@ -41,7 +39,7 @@ func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 
 // isSchedulableAfterQueueChange queues pod when the changed queue is the pod's and no longer holds it.
 func (p *QueueState) isSchedulableAfterQueueChange(logger klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
-	q, err := asObject[schedulingv1beta1.Queue](newObj)
+	q, err := eventobj.As[schedulingv1beta1.Queue](newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
@@ -58,7 +56,7 @@ func (p *QueueState) isSchedulableAfterQueueChange(logger klog.Logger, pod *v1.P
 
 // isSchedulableAfterPodGroupAdd queues pod when the new PodGroup is the one it names.
 func (p *QueueState) isSchedulableAfterPodGroupAdd(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
-	pg, err := asObject[schedulingv1beta1.PodGroup](newObj)
+	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
@@ -70,7 +68,7 @@ func (p *QueueState) isSchedulableAfterPodGroupAdd(_ klog.Logger, pod *v1.Pod, _
 
 // podsHeldByQueue narrows a queue event to the pods held for that queue.
 func (p *QueueState) podsHeldByQueue(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
-	q, err := asObject[schedulingv1beta1.Queue](newObj)
+	q, err := eventobj.As[schedulingv1beta1.Queue](newObj)
 	if err != nil {
 		return fwk.PreQueueingHintResult{AllPods: true}, err
 	}
@@ -79,26 +77,9 @@ func (p *QueueState) podsHeldByQueue(_ klog.Logger, _, newObj any) (fwk.PreQueue
 
 // podsHeldByPodGroup narrows a PodGroup event to the pods waiting for that PodGroup.
 func (p *QueueState) podsHeldByPodGroup(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
-	pg, err := asObject[schedulingv1beta1.PodGroup](newObj)
+	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
 	if err != nil {
 		return fwk.PreQueueingHintResult{AllPods: true}, err
 	}
 	return fwk.PreQueueingHintResult{Pods: p.held.Names(podGroupBucket(pg.Namespace, pg.Name))}, nil
-}
-
-// asObject reads an event object as T: typed from our informers, unstructured from the scheduler's
-// dynamic informers.
-func asObject[T any](obj any) (*T, error) {
-	switch o := obj.(type) {
-	case *T:
-		return o, nil
-	case *unstructured.Unstructured:
-		out := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), out); err != nil {
-			return nil, fmt.Errorf("convert %s %q: %w", o.GetKind(), o.GetName(), err)
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("unexpected object of type %T", obj)
-	}
 }

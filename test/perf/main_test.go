@@ -9,9 +9,6 @@ import (
 	"os"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 )
@@ -26,24 +23,9 @@ var (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	profile, err := withVanillaProfile(manifests.SchedulerConfig)
-	if err != nil {
-		panic(err)
-	}
-	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{SchedulerProfile: profile}, func(_ context.Context, c *localcluster.Cluster) error {
+	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler}
+	os.Exit(clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
 		cluster = c
 		return nil
 	}))
-}
-
-// withVanillaProfile adds a profile with kube-scheduler's defaults, so that a benchmark can compare
-// both in one process on one cluster.
-func withVanillaProfile(config []byte) ([]byte, error) {
-	cfg := map[string]any{}
-	if err := yaml.Unmarshal(config, &cfg); err != nil {
-		return nil, err
-	}
-	profiles, _ := cfg["profiles"].([]any)
-	cfg["profiles"] = append(profiles, map[string]any{"schedulerName": vanillaScheduler})
-	return yaml.Marshal(cfg)
 }

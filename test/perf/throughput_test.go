@@ -17,8 +17,8 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// vanillaScheduler is the profile with kube-scheduler's default plugins, run by the same scheduler
-// process, so both sides share the machine, the API server and the nodes.
+// vanillaScheduler is the upstream kube-scheduler with its default profile, run in the same process
+// as a second scheduler, so both sides share the machine, the API server and the nodes.
 const vanillaScheduler = "default-scheduler"
 
 var throughputNodes = flag.Int("throughput-nodes", 1000, "fake nodes of the throughput case")

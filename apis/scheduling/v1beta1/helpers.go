@@ -1,5 +1,7 @@
 package v1beta1
 
+import corev1 "k8s.io/api/core/v1"
+
 // EffectiveState is the state in force for a queue: status.state once the controller has written it,
 // else the requested spec.state, else Open.
 func (q *Queue) EffectiveState() QueueState {
@@ -27,3 +29,14 @@ func (q *Queue) SchedulingState() QueueState {
 		return q.Spec.State
 	}
 }
+
+// PodGroupKey is "namespace/name" of the PodGroup a pod belongs to, or "" for a pod without one.
+func PodGroupKey(pod *corev1.Pod) string {
+	if name := pod.Labels[PodGroupLabel]; name != "" {
+		return pod.Namespace + "/" + name
+	}
+	return ""
+}
+
+// MinMemberOrOne is the gang size of a PodGroup: spec.minMember, at least 1.
+func (pg *PodGroup) MinMemberOrOne() int32 { return max(pg.Spec.MinMember, 1) }

@@ -1,0 +1,46 @@
+package accounting
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// byPodGroup indexes the scheduler's pods by "namespace/podgroup".
+const byPodGroup = "queue-scheduler.io/pod-group"
+
+func podGroupIndex(obj any) ([]string, error) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if key := schedulingv1beta1.PodGroupKey(pod); key != "" {
+		return []string{key}, nil
+	}
+	return nil, nil
+}
+
+// gangIndex indexes the scheduler's pod informer by PodGroup.
+func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
+	if err := pods.AddIndexers(cache.Indexers{byPodGroup: podGroupIndex}); err != nil {
+		return err
+	}
+	a.pods = pods.GetIndexer()
+	return nil
+}
+
+// GangMembers returns the live pods of the PodGroup key ("namespace/name") from the scheduler's pod
+// informer, whose store is current before any of its handlers run: not finished, not being deleted.
+func (a *Accounting) GangMembers(key string) []*v1.Pod {
+	objs, _ := a.pods.ByIndex(byPodGroup, key)
+	out := make([]*v1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		pod, ok := obj.(*v1.Pod)
+		if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+// Package gang is the scheduler plugin that places a PodGroup's pods all or nothing: its pods enter
+// the active queue once the group is admitted to its queue (Inqueue) and at least minMember of them
+// exist; siblings are ordered together; reserved members wait at Permit until minMember are
+// reserved, bounded by the group's timeout; a member that cannot be placed, or a timeout, rejects
+// the waiting siblings so that no partial gang is bound and nothing stays reserved.
+package gang
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "Gang"
+
+// Gang schedules PodGroups all or nothing.
+type Gang struct {
+	handle   fwk.Handle
+	acct     *accounting.Accounting
+	args     *config.GangArgs
+	members  *members
+	held     *podindex.Index
+	reporter *holdreport.Reporter
+	failures *failureReport
+}
+
+var (
+	_ fwk.PreEnqueuePlugin  = &Gang{}
+	_ fwk.QueueSortPlugin   = &Gang{}
+	_ fwk.PreFilterPlugin   = &Gang{}
+	_ fwk.PostFilterPlugin  = &Gang{}
+	_ fwk.ReservePlugin     = &Gang{}
+	_ fwk.PermitPlugin      = &Gang{}
+	_ fwk.EnqueueExtensions = &Gang{}
+)
+
+// New builds the plugin on the process's shared accounting.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	args, err := config.DecodeGang(obj)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := accounting.ForHandle(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	pods := h.SharedInformerFactory().Core().V1().Pods()
+	g := &Gang{
+		handle:   h,
+		acct:     acct,
+		args:     args,
+		members:  newMembers(acct.GangMembers),
+		held:     podindex.New(),
+		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		failures: newFailureReport(acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
+	}
+	if err := g.watch(pods.Informer()); err != nil {
+		return nil, err
+	}
+	go g.reporter.Run(ctx)
+	go g.failures.run(ctx)
+	return g, nil
+}
+
+// Name returns the plugin's name.
+func (g *Gang) Name() string { return Name }
+
+// podGroup returns the PodGroup of a pod, or nil for a pod without one or whose group is missing
+// (QueueState holds those).
+func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
+	name := pod.Labels[schedulingv1beta1.PodGroupLabel]
+	if name == "" {
+		return nil
+	}
+	pg, err := g.acct.PodGroups().PodGroups(pod.Namespace).Get(name)
+	if err != nil {
+		return nil
+	}
+	return pg
+}
+
+// PreEnqueue keeps a gang's pods out of the active queue until the group is admitted to its queue
+// and has at least minMember pods.
+func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
+	pg := g.podGroup(pod)
+	if pg == nil {
+		return nil
+	}
+	key := schedulingv1beta1.PodGroupKey(pod)
+	// Indexed before the check, so that a change after the check finds the pod.
+	g.held.Add(pod, key)
+	message := g.gateMessage(pg, key)
+	if message == "" {
+		g.held.Remove(pod)
+		g.reporter.Released(pod)
+		return nil
+	}
+	g.reporter.Held(pod, message)
+	klog.FromContext(ctx).V(5).Info("Pod waits for its gang", "pod", klog.KObj(pod), "reason", message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+}
+
+// gateMessage says why a group's pods may not enter the active queue, or "" when they may.
+func (g *Gang) gateMessage(pg *schedulingv1beta1.PodGroup, key string) string {
+	switch pg.Status.Phase {
+	case "", schedulingv1beta1.PodGroupPending:
+		return fmt.Sprintf("podgroup %s is Pending: its queue has not admitted it yet", key)
+	case schedulingv1beta1.PodGroupInqueue:
+		if live := g.members.count(key).live; live < pg.MinMemberOrOne() {
+			return fmt.Sprintf("podgroup %s has %d of its minMember %d pods: waiting for the rest of the gang", key, live, pg.MinMemberOrOne())
+		}
+	}
+	// A gang that ran already takes its replacement members as they come.
+	return ""
+}
+
+// Less orders pods by priority, then keeps a gang's members together, ordered by their PodGroup's
+// creation, so that two gangs never interleave; other pods by the time they were queued. The order
+// of two pods never changes while they wait.
+func (g *Gang) Less(a, b fwk.QueuedEntityInfo) bool {
+	pa, pb := a.GetPriority(), b.GetPriority()
+	if pa != pb {
+		return pa > pb
+	}
+	ka, ta := g.sortKey(a)
+	kb, tb := g.sortKey(b)
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return ka < kb
+}
+
+// sortKey is what an entity is ordered by after priority: for a gang member its group and the
+// group's creation time.
+func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (string, time.Time) {
+	info, ok := e.(interface{ GetPodInfo() fwk.PodInfo })
+	if !ok || info.GetPodInfo() == nil {
+		return "", e.GetTimestamp()
+	}
+	pod := info.GetPodInfo().GetPod()
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key == "" {
+		return pod.Namespace + "/" + pod.Name, e.GetTimestamp()
+	}
+	if pg := g.podGroup(pod); pg != nil {
+		return key, pg.CreationTimestamp.Time
+	}
+	return key, pod.CreationTimestamp.Time
+}

@@ -1,0 +1,125 @@
+package gang
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/eventobj"
+)
+
+// podGroupsResource is the PodGroup resource as the scheduler's dynamic informers spell it.
+const podGroupsResource fwk.EventResource = "podgroups.v1beta1." + schedulingv1beta1.GroupName
+
+// EventsToRegister lists the events that can let a gang in or give it room. A new member, which is
+// an unscheduled pod's arrival, activates the gang's held pods directly (see watch).
+func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		// A PodGroup admitted to its queue, or with a smaller minMember, lets its pods in.
+		{
+			Event:             fwk.ClusterEvent{Resource: podGroupsResource, ActionType: fwk.Add | fwk.Update},
+			QueueingHintFn:    g.isSchedulableAfterPodGroupChange,
+			PreQueueingHintFn: g.podsOfPodGroup,
+		},
+		// A bound pod that goes away, or a node that appears or grows, may make room for a gang that
+		// did not fit.
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable}},
+	}, nil
+}
+
+// isSchedulableAfterPodGroupChange queues pod when the PodGroup is its own and no longer holds it.
+func (g *Gang) isSchedulableAfterPodGroupChange(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key != pg.Namespace+"/"+pg.Name || g.gateMessage(pg, key) != "" {
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
+}
+
+// podsOfPodGroup narrows a PodGroup event to the pods held for that group.
+func (g *Gang) podsOfPodGroup(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
+	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
+	if err != nil {
+		return fwk.PreQueueingHintResult{AllPods: true}, err
+	}
+	return fwk.PreQueueingHintResult{Pods: g.held.Names(pg.Namespace + "/" + pg.Name)}, nil
+}
+
+// watch lets a gang's held pods in when a member arrives or the PodGroup changes, and forgets what
+// is known of bound and deleted members.
+func (g *Gang) watch(pods cache.SharedIndexInformer) error {
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*v1.Pod); ok {
+				g.activateIfReady(schedulingv1beta1.PodGroupKey(pod))
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
+				g.forget(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				g.forget(pod)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	_, err := g.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    g.onPodGroup,
+		UpdateFunc: func(_, obj any) { g.onPodGroup(obj) },
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+				g.failures.forget(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name})
+			}
+		},
+	})
+	return err
+}
+
+func (g *Gang) onPodGroup(obj any) {
+	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+		g.activateIfReady(pg.Namespace + "/" + pg.Name)
+	}
+}
+
+func (g *Gang) forget(pod *v1.Pod) {
+	g.members.release(pod.UID)
+	g.held.Remove(pod)
+	g.reporter.Released(pod)
+}
+
+// activateIfReady brings back the held pods of gang key once it may enter the active queue.
+func (g *Gang) activateIfReady(key string) {
+	if key == "" {
+		return
+	}
+	pods := g.held.Pods(key)
+	if len(pods) == 0 {
+		return
+	}
+	namespace, name, _ := cache.SplitMetaNamespaceKey(key)
+	pg, err := g.acct.PodGroups().PodGroups(namespace).Get(name)
+	if err != nil || g.gateMessage(pg, key) != "" {
+		return
+	}
+	g.handle.Activate(klog.Background(), pods)
+}

@@ -1,0 +1,159 @@
+package gang
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// PreFilter turns away a gang member whose gang has fewer than minMember pods left.
+func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	pg := g.podGroup(pod)
+	if pg == nil {
+		return nil, nil
+	}
+	if message := g.gateMessage(pg, schedulingv1beta1.PodGroupKey(pod)); message != "" {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions is nil: the gang check does not depend on the pods of a node.
+func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Reserve counts the member as assigned, so that Permit sees it.
+func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	if schedulingv1beta1.PodGroupKey(pod) != "" {
+		g.members.reserve(pod.UID)
+	}
+	return nil
+}
+
+// Unreserve gives up a member's reservation. A member given up for its own sake (its wait timed
+// out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound.
+func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key == "" {
+		return
+	}
+	bySibling, deadline := g.members.release(pod.UID)
+	pg := g.podGroup(pod)
+	if bySibling || pg == nil || pg.MinMemberOrOne() <= 1 {
+		return
+	}
+	reason := fmt.Sprintf("member %s was not bound", pod.Name)
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
+	}
+	if rejected := g.rejectWaiting(key, reason); rejected > 0 {
+		klog.FromContext(ctx).V(3).Info("Gang member given up; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected, "reason", reason)
+	}
+	g.reportFailure(pg, key, reason)
+}
+
+// Permit lets a member bind once minMember members of its gang are bound or reserved, and then lets
+// its waiting siblings go too; until then it waits, at most the gang's schedule timeout.
+func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
+	pg := g.podGroup(pod)
+	if pg == nil || pg.MinMemberOrOne() <= 1 || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
+		return nil, 0
+	}
+	key := schedulingv1beta1.PodGroupKey(pod)
+	c := g.members.count(key)
+	if c.assigned >= pg.MinMemberOrOne() {
+		g.allowWaiting(key)
+		return nil, 0
+	}
+	timeout := g.timeout(pg)
+	g.members.waiting(pod.UID, time.Now().Add(timeout))
+	return fwk.NewStatus(fwk.Wait, fmt.Sprintf("waiting for the gang: %d/%d members of podgroup %s reserved",
+		c.assigned, pg.MinMemberOrOne(), key)), timeout
+}
+
+func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
+	if s := pg.Spec.ScheduleTimeoutSeconds; s != nil && *s > 0 {
+		return time.Duration(*s) * time.Second
+	}
+	return g.args.ScheduleTimeout()
+}
+
+// PostFilter runs when a member could not be placed and nothing was preempted for it: unless its
+// gang already has minMember assigned, the siblings waiting at Permit are rejected so that they
+// release what they reserved.
+func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	pg := g.podGroup(pod)
+	if pg == nil || pg.MinMemberOrOne() <= 1 {
+		return nil, fwk.NewStatus(fwk.Unschedulable)
+	}
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if g.members.count(key).assigned >= pg.MinMemberOrOne() {
+		return nil, fwk.NewStatus(fwk.Unschedulable)
+	}
+	reason := g.fitSummary(m)
+	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
+	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
+	g.reportFailure(pg, key, reason)
+	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
+}
+
+// allowWaiting lets every waiting member of the gang key bind.
+func (g *Gang) allowWaiting(key string) {
+	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if schedulingv1beta1.PodGroupKey(wp.GetPod()) == key {
+			wp.Allow(Name)
+		}
+	})
+}
+
+// rejectWaiting rejects every waiting member of the gang key and says how many there were.
+func (g *Gang) rejectWaiting(key, reason string) int {
+	rejected := 0
+	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if schedulingv1beta1.PodGroupKey(wp.GetPod()) != key {
+			return
+		}
+		g.members.rejectedBySibling(wp.GetPod().UID)
+		if wp.Reject(Name, "gang rejected: "+reason) {
+			rejected++
+		}
+	})
+	return rejected
+}
+
+// reportFailure asks for the PodGroup's condition to say how many members are not placed and why.
+func (g *Gang) reportFailure(pg *schedulingv1beta1.PodGroup, key, reason string) {
+	c := g.members.count(key)
+	message := fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live-c.assigned, c.live, reason)
+	g.failures.record(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, message)
+}
+
+// fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...".
+func (g *Gang) fitSummary(m fwk.NodeToStatusReader) string {
+	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil || m == nil {
+		return "no node fits"
+	}
+	counts := map[string]int{}
+	for _, n := range nodes {
+		if s := m.Get(n.Node().Name); s != nil && !s.IsSuccess() {
+			for _, r := range s.Reasons() {
+				counts[r]++
+			}
+		}
+	}
+	reasons := make([]string, 0, len(counts))
+	for r, n := range counts {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(reasons)
+	return fmt.Sprintf("0/%d nodes are available: %s", len(nodes), strings.Join(reasons, ", "))
+}

@@ -1,0 +1,126 @@
+package reclaim
+
+import (
+	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// planKey is where PostFilter leaves the plan for the dry run.
+const planKey fwk.StateKey = Name + "/plan"
+
+// plan is what the dry run of one preemptor knows of the queues. It is read-only once written;
+// each node's evaluation keeps its own tally.
+type plan struct {
+	queue    string
+	priority int32
+	req      v1.ResourceList
+	// preempt: the queue has lower-priority pods of its own that an ordinary preemption may take.
+	preempt bool
+	// spare is, per reclaimable queue above its share, what may be taken from it; empty unless the
+	// preemptor's queue is below its share.
+	spare map[string]v1.ResourceList
+}
+
+// Clone returns the plan itself: it does not change.
+func (p *plan) Clone() fwk.StateData { return p }
+
+// victimKind says how a pod may be taken.
+type victimKind int
+
+const (
+	// notAVictim may not be taken.
+	notAVictim victimKind = iota
+	// preemptible is a lower-priority pod of the preemptor's own queue.
+	preemptible
+	// reclaimable is a pod of another queue above its share.
+	reclaimable
+)
+
+// victim is one pod that may be taken, or a whole gang when taking any of its members would leave
+// it below minMember.
+type victim struct {
+	kind     victimKind
+	queue    string
+	priority int32
+	// pods are the victim's pods on the node evaluated; others, a whole gang's pods elsewhere.
+	pods, others []fwk.PodInfo
+	requests     v1.ResourceList // of all its pods
+	gang         string
+	wholeGang    bool
+	slack        int   // a gang member's: how many members its gang has above minMember
+	started      int64 // start time, for ordering; later starts go first
+}
+
+// classify says whether and how pod may be taken for the plan's preemptor.
+func (p *plan) classify(pod *v1.Pod, queueOf func(*v1.Pod) (string, error)) (victimKind, string) {
+	if pod.DeletionTimestamp != nil || pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
+		return notAVictim, ""
+	}
+	queue, err := queueOf(pod)
+	if err != nil {
+		return notAVictim, ""
+	}
+	if queue == p.queue {
+		if p.preempt && corev1helpers.PodPriority(pod) < p.priority {
+			return preemptible, queue
+		}
+		return notAVictim, ""
+	}
+	if _, ok := p.spare[queue]; ok {
+		return reclaimable, queue
+	}
+	return notAVictim, ""
+}
+
+// tally is what one node's evaluation has taken so far from each queue and gang.
+type tally struct {
+	plan      *plan
+	taken     map[string]v1.ResourceList
+	fromGangs map[string]int
+}
+
+func newTally(p *plan) *tally {
+	return &tally{plan: p, taken: map[string]v1.ResourceList{}, fromGangs: map[string]int{}}
+}
+
+// allows says whether v may be taken on top of what was taken: a reclaimed queue keeps its share.
+func (t *tally) allows(v *victim) bool {
+	if v.kind != reclaimable {
+		return true
+	}
+	after := quota.Add(t.taken[v.queue], v.requests)
+	spare := t.plan.spare[v.queue]
+	for name, q := range after {
+		if s := spare[name]; q.Cmp(s) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *tally) take(v *victim) {
+	t.taken[v.queue] = quota.Add(t.taken[v.queue], v.requests)
+	if v.gang != "" {
+		t.fromGangs[v.gang] += len(v.pods) + len(v.others)
+	}
+}
+
+func (t *tally) giveBack(v *victim) {
+	t.taken[v.queue] = quota.SubtractWithNonNegativeResult(t.taken[v.queue], v.requests)
+	if v.gang != "" {
+		t.fromGangs[v.gang] -= len(v.pods) + len(v.others)
+	}
+}
+
+func requestsOf(pods []fwk.PodInfo) v1.ResourceList {
+	total := v1.ResourceList{}
+	for _, p := range pods {
+		total = quota.Add(total, resourcehelper.PodRequests(p.GetPod(), resourcehelper.PodResourcesOptions{}))
+	}
+	return total
+}

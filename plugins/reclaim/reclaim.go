@@ -1,0 +1,144 @@
+// Package reclaim is the scheduler plugin that takes resources back between queues. A pod of a queue
+// below its deserved share may evict pods of reclaimable queues above theirs, lowest priority first,
+// never taking a victim queue below its share (so the resources do not swing back) and never leaving
+// a gang below minMember; within one queue, a pod may preempt lower-priority pods of the same queue
+// as kube-scheduler's default preemption would. It is built on the framework's preemption
+// Evaluator, and evicts through the Eviction API so that PodDisruptionBudgets hold.
+package reclaim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "Reclaim"
+
+// minCandidateNodes is how many nodes a dry run tries at least before it settles on the best.
+const minCandidateNodes = 100
+
+// Reclaim evicts pods for a pod that did not fit.
+type Reclaim struct {
+	handle    fwk.Handle
+	acct      *accounting.Accounting
+	evaluator *preemption.Evaluator
+}
+
+var (
+	_ fwk.PostFilterPlugin = &Reclaim{}
+	_ preemption.Interface = &Reclaim{}
+)
+
+// New builds the plugin on the process's shared accounting.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	acct, err := accounting.ForHandle(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reclaim{handle: h, acct: acct}
+	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
+	executor.PreemptPod = r.evict
+	r.evaluator = preemption.NewEvaluator(Name, h, r, executor)
+	return r, nil
+}
+
+// Name returns the plugin's name.
+func (r *Reclaim) Name() string { return Name }
+
+// PostFilter looks for pods to evict so that pod fits: it first rules out, from the accounting
+// alone, pods that may neither reclaim nor preempt, then lets the Evaluator dry-run the nodes.
+func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	p, why := r.newPlan(pod)
+	if p == nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
+	}
+	state.Write(planKey, p)
+	result, status := r.evaluator.Preempt(ctx, state, pod, m)
+	if msg := status.Message(); msg != "" {
+		return result, fwk.NewStatus(status.Code(), "reclaim: "+msg)
+	}
+	return result, status
+}
+
+// newPlan gathers what the dry run needs to know of the queues, or says why no eviction can help.
+func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
+	queue, err := r.acct.QueueOf(pod)
+	if err != nil {
+		return nil, err.Error()
+	}
+	q, ok := r.acct.Queue(queue)
+	if !ok || q.SchedulingState() == schedulingv1beta1.QueueStateSuspended {
+		return nil, fmt.Sprintf("queue %q is Suspended: its pods neither reclaim nor preempt", queue)
+	}
+	p := &plan{
+		queue:    queue,
+		priority: corev1helpers.PodPriority(pod),
+		req:      resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+	}
+	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
+	if r.acct.UnderShare(queue, p.req) {
+		p.spare = r.acct.ReclaimableSpare(queue)
+	}
+	if !p.preempt && len(p.spare) == 0 {
+		return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
+	}
+	return p, ""
+}
+
+// GetOffsetAndNumCandidates starts the dry run at a random node and tries at least
+// minCandidateNodes nodes, or a tenth of them.
+func (r *Reclaim) GetOffsetAndNumCandidates(nodes int32) (int32, int32) {
+	if nodes == 0 {
+		return 0, 0
+	}
+	return rand.Int32N(nodes), min(nodes, max(minCandidateNodes, nodes/10))
+}
+
+// CandidatesToVictimsMap lists the victims of each candidate node.
+func (r *Reclaim) CandidatesToVictimsMap(candidates []preemption.Candidate) map[string]*extenderv1.Victims {
+	m := make(map[string]*extenderv1.Victims, len(candidates))
+	for _, c := range candidates {
+		m[c.Name()] = c.Victims()
+	}
+	return m
+}
+
+// PodEligibleToPreemptOthers refuses pods that must not evict, and pods whose earlier victims on the
+// nominated node are still terminating: evicting more before they are gone would take too much.
+func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nominatedNodeStatus *fwk.Status) (bool, string) {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return false, "not eligible due to preemptionPolicy=Never"
+	}
+	node := pod.Status.NominatedNodeName
+	if node == "" || nominatedNodeStatus.Code() == fwk.UnschedulableAndUnresolvable {
+		return true, ""
+	}
+	if info, _ := r.handle.SnapshotSharedLister().NodeInfos().Get(node); info != nil {
+		for _, p := range info.GetPods() {
+			if p.GetPod().DeletionTimestamp != nil && p.GetPod().Spec.SchedulerName == schedulingv1beta1.SchedulerName {
+				return false, "not eligible while a pod on the nominated node is terminating"
+			}
+		}
+	}
+	return true, ""
+}
+
+// OrderedScoreFuncs keeps the Evaluator's default choice among candidate nodes: fewest PDB
+// violations, then the lowest-priority, fewest victims.
+func (r *Reclaim) OrderedScoreFuncs(context.Context, map[string]*extenderv1.Victims) []func(string) int64 {
+	return nil
+}
