@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -34,6 +35,8 @@ type Gang struct {
 	held     *podindex.Index
 	reporter *holdreport.Reporter
 	failures *failureReport
+	// podGroupCreated tells when a PodGroup ("namespace/name") was created, for the queue order.
+	podGroupCreated func(key string) (time.Time, bool)
 }
 
 var (
@@ -65,6 +68,14 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 		failures: newFailureReport(acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
+	}
+	g.podGroupCreated = func(key string) (time.Time, bool) {
+		namespace, name, _ := cache.SplitMetaNamespaceKey(key)
+		pg, err := acct.PodGroups().PodGroups(namespace).Get(name)
+		if err != nil {
+			return time.Time{}, false
+		}
+		return pg.CreationTimestamp.Time, true
 	}
 	if err := g.watch(pods.Informer()); err != nil {
 		return nil, err
@@ -154,8 +165,8 @@ func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (string, time.Time) {
 	if key == "" {
 		return pod.Namespace + "/" + pod.Name, e.GetTimestamp()
 	}
-	if pg := g.podGroup(pod); pg != nil {
-		return key, pg.CreationTimestamp.Time
+	if created, ok := g.podGroupCreated(key); ok {
+		return key, created
 	}
 	return key, pod.CreationTimestamp.Time
 }

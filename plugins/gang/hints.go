@@ -28,9 +28,18 @@ func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, er
 		},
 		// A bound pod that goes away, or a node that appears or grows, may make room for a gang that
 		// did not fit.
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: isSchedulableAfterPodDelete},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable}},
 	}, nil
+}
+
+// isSchedulableAfterPodDelete queues pod unless the pod that went away was its own sibling: a gang
+// that gave up its reservations has not gained room by it.
+func isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
+	if deleted, ok := oldObj.(*v1.Pod); ok && schedulingv1beta1.PodGroupKey(deleted) == schedulingv1beta1.PodGroupKey(pod) {
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
 }
 
 // isSchedulableAfterPodGroupChange queues pod when the PodGroup is its own and no longer holds it.
@@ -75,8 +84,16 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
 				g.forget(pod)
+				if pod.Spec.NodeName != "" {
+					g.retryDenied(schedulingv1beta1.PodGroupKey(pod))
+				}
 			}
 		},
+	}); err != nil {
+		return err
+	}
+	if _, err := g.handle.SharedInformerFactory().Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { g.retryDenied("") },
 	}); err != nil {
 		return err
 	}
@@ -93,6 +110,16 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 		},
 	})
 	return err
+}
+
+// retryDenied lifts the denial of every rejected gang but except, now that room was freed, and
+// brings back the members it turned away.
+func (g *Gang) retryDenied(except string) {
+	for _, key := range g.members.roomFreed(except) {
+		if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 {
+			g.handle.Activate(klog.Background(), pods)
+		}
+	}
 }
 
 func (g *Gang) onPodGroup(obj any) {

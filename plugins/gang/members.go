@@ -19,6 +19,9 @@ type members struct {
 	waits map[types.UID]time.Time
 	// rejected marks members rejected because of a sibling, whose Unreserve is not a new failure.
 	rejected map[types.UID]bool
+	// denied marks gangs rejected since the cluster last freed room: their members reserve nothing
+	// until it does.
+	denied map[string]bool
 }
 
 // gangCount is how a gang's live members stand.
@@ -30,7 +33,36 @@ type gangCount struct {
 }
 
 func newMembers(pods func(key string) []*v1.Pod) *members {
-	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{}}
+	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
+		denied: map[string]bool{}}
+}
+
+// deny marks the gang key rejected until room is freed.
+func (m *members) deny(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.denied[key] = true
+}
+
+func (m *members) isDenied(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.denied[key]
+}
+
+// roomFreed lifts every denial but that of the gang a freed pod belonged to, and returns the gangs
+// it lifted.
+func (m *members) roomFreed(except string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var lifted []string
+	for key := range m.denied {
+		if key != except {
+			delete(m.denied, key)
+			lifted = append(lifted, key)
+		}
+	}
+	return lifted
 }
 
 // count reads the live and assigned members of the gang key.

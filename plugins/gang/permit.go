@@ -9,10 +9,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 )
 
 // PreFilter turns away a gang member whose gang has fewer than minMember pods left.
@@ -21,11 +23,20 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []f
 	if pg == nil {
 		return nil, nil
 	}
-	if message := g.gateMessage(pg, schedulingv1beta1.PodGroupKey(pod)); message != "" {
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+	}
+	if g.members.isDenied(key) && g.members.count(key).assigned < pg.MinMemberOrOne() {
+		g.held.Add(pod, deniedBucket(key))
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+			fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
 	}
 	return nil, nil
 }
+
+// deniedBucket holds the members turned away because their gang was rejected.
+func deniedBucket(key string) string { return "denied/" + key }
 
 // PreFilterExtensions is nil: the gang check does not depend on the pods of a node.
 func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
@@ -51,6 +62,7 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 		return
 	}
 	reason := fmt.Sprintf("member %s was not bound", pod.Name)
+	g.members.deny(key)
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
 	}
@@ -101,7 +113,16 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m 
 	reason := g.fitSummary(m)
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
-	g.reportFailure(pg, key, reason)
+	if refusal := g.queueRefusal(pod); refusal != nil {
+		// The queue's share stands in the way, not the nodes: Proportion brings the members back
+		// when that changes, so the gang is not held back.
+		if !refusal.WaitsForShares {
+			g.failures.record(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, g.failureMessage(key, refusal.Message))
+		}
+	} else {
+		g.members.deny(key)
+		g.reportFailure(pg, key, reason)
+	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
 }
 
@@ -131,9 +152,21 @@ func (g *Gang) rejectWaiting(key, reason string) int {
 
 // reportFailure asks for the PodGroup's condition to say how many members are not placed and why.
 func (g *Gang) reportFailure(pg *schedulingv1beta1.PodGroup, key, reason string) {
+	g.failures.record(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, g.failureMessage(key, reason))
+}
+
+func (g *Gang) failureMessage(key, reason string) string {
 	c := g.members.count(key)
-	message := fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live-c.assigned, c.live, reason)
-	g.failures.record(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, message)
+	return fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live-c.assigned, c.live, reason)
+}
+
+// queueRefusal is Proportion's verdict on the pod's queue, read from the accounting.
+func (g *Gang) queueRefusal(pod *v1.Pod) *accounting.Refusal {
+	queue, err := g.acct.QueueOf(pod)
+	if err != nil {
+		return nil
+	}
+	return g.acct.Admit(queue, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 }
 
 // fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...".

@@ -16,6 +16,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
@@ -23,6 +24,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -36,7 +38,12 @@ type Reclaim struct {
 	handle    fwk.Handle
 	acct      *accounting.Accounting
 	evaluator *preemption.Evaluator
+	// waiting holds the pods that did not try to evict because the shares were being recomputed.
+	waiting *podindex.Index
 }
+
+// staleBucket holds the pods that wait for fresh shares.
+const staleBucket = "stale-shares"
 
 var (
 	_ fwk.PostFilterPlugin = &Reclaim{}
@@ -49,7 +56,12 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	r := &Reclaim{handle: h, acct: acct}
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New()}
+	acct.OnSharesComputed(func() {
+		if pods := r.waiting.Pods(staleBucket); len(pods) > 0 {
+			h.Activate(klog.Background(), pods)
+		}
+	})
 	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
 	executor.PreemptPod = r.evict
 	r.evaluator = preemption.NewEvaluator(Name, h, r, executor)
@@ -62,6 +74,12 @@ func (r *Reclaim) Name() string { return Name }
 // PostFilter looks for pods to evict so that pod fits: it first rules out, from the accounting
 // alone, pods that may neither reclaim nor preempt, then lets the Evaluator dry-run the nodes.
 func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if r.acct.SharesStale() {
+		// Evicting on shares that miss the latest demand could take what is not spare.
+		r.waiting.Add(pod, staleBucket)
+		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
+	}
+	r.waiting.Remove(pod)
 	p, why := r.newPlan(pod)
 	if p == nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)

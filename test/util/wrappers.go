@@ -110,3 +110,9 @@ func ResourceList(q map[v1.ResourceName]string) v1.ResourceList {
 	}
 	return out
 }
+
+// ScheduleTimeout sets spec.scheduleTimeoutSeconds.
+func (w *PodGroupWrapper) ScheduleTimeout(seconds int32) *PodGroupWrapper {
+	w.Spec.ScheduleTimeoutSeconds = &seconds
+	return w
+}

@@ -63,6 +63,9 @@ func withQueues(t *testing.T, queues ...*schedulingv1beta1.Queue) {
 }
 
 func deleteAllPods(t *testing.T) {
+	if err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Errorf("delete podgroups: %v", err)
+	}
 	pods := cluster.Kube.CoreV1().Pods(ns)
 	if err := pods.DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
 		t.Errorf("delete pods: %v", err)

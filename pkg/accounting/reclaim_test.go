@@ -1,0 +1,89 @@
+package accounting
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// On 10 CPUs with equal weights and demand beyond the cluster, a, b and c deserve 3.33 each: a holds
+// 6 (reclaimable), b holds 1 and asks 4 more, c holds 3 (not reclaimable) and asks 2 more.
+func newReclaimAccounting(t *testing.T) *Accounting {
+	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
+		util.MakeQueue("c").Reclaimable(false).Obj()}
+	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi"), pod("a", "a-pending", "5", ""),
+		pod("b", "b-bound", "1", "n"), pod("b", "b-pending", "4", ""), pod("c", "c-pending", "2", "")}
+	for i := range 6 {
+		kube = append(kube, pod("a", fmt.Sprint("a-", i), "1", "n"))
+	}
+	for i := range 3 {
+		kube = append(kube, pod("c", fmt.Sprint("c-", i), "1", "n"))
+	}
+	return newTestAccounting(t, queues, kube...)
+}
+
+func TestUnderShare(t *testing.T) {
+	a := newReclaimAccounting(t)
+	for _, tt := range []struct {
+		queue, cpu string
+		want       bool
+	}{
+		{"b", "2", true},  // 1 + 2 ≤ 3.33
+		{"b", "3", false}, // 1 + 3 > 3.33
+		{"a", "1", false}, // above its share already
+	} {
+		if got := a.UnderShare(tt.queue, cpu(tt.cpu)); got != tt.want {
+			t.Errorf("UnderShare(%s, %s) = %t, want %t", tt.queue, tt.cpu, got, tt.want)
+		}
+	}
+}
+
+func TestReclaimableSpare(t *testing.T) {
+	a := newReclaimAccounting(t)
+	spare := a.ReclaimableSpare("b")
+	if len(spare) != 1 {
+		t.Fatalf("spare from %d queues, want only a (c is not reclaimable, b asks): %v", len(spare), spare)
+	}
+	got := spare["a"][v1.ResourceCPU]
+	if want := "2667m"; got.String() != want {
+		t.Errorf("a's spare: got %s, want %s (6 held - 3.33 deserved)", got.String(), want)
+	}
+	if _, ok := a.ReclaimableSpare("a")["a"]; ok {
+		t.Error("a queue's own spare is offered to it")
+	}
+}
+
+func TestAdmitUnit(t *testing.T) {
+	a := newReclaimAccounting(t)
+	if r := a.AdmitUnit("b", cpu("2"), nil); r != nil {
+		t.Errorf("a unit within the share: %q", r.Message)
+	}
+	if r := a.AdmitUnit("b", cpu("2"), cpu("1")); r == nil || !strings.Contains(r.Message, `queue "b" is at its deserved share of cpu`) {
+		t.Errorf("a unit beyond the share with 1 reserved: got %+v", r)
+	}
+}
+
+func TestAdmitFreed(t *testing.T) {
+	a := newReclaimAccounting(t)
+	if r := a.Admit("a", cpu("1")); r == nil {
+		t.Fatal("a is above its share: want refused")
+	}
+	if r := a.AdmitFreed("a", cpu("1"), cpu("3")); r != nil {
+		t.Errorf("with 3 of its CPUs freed a is below its share again: %q", r.Message)
+	}
+}
+
+func TestHasBoundBelow(t *testing.T) {
+	low := pod("a", "low", "1", "n")
+	low.Spec.Priority = new(int32)
+	*low.Spec.Priority = 5
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), low)
+	if !a.HasBoundBelow("a", 6) || a.HasBoundBelow("a", 5) || a.HasBoundBelow("b", 100) {
+		t.Error("HasBoundBelow: want true only above priority 5 in queue a")
+	}
+}

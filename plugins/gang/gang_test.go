@@ -1,0 +1,111 @@
+package gang
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+func member(group, name string, priority int32, node string) *v1.Pod {
+	p := util.MakePod("ns", name).UID(name).Priority(priority).Node(node).Obj()
+	if group != "" {
+		p.Labels = map[string]string{schedulingv1beta1.PodGroupLabel: group}
+	}
+	return p
+}
+
+func queued(t *testing.T, pod *v1.Pod, queuedAt time.Time) fwk.QueuedEntityInfo {
+	t.Helper()
+	pi, err := framework.NewPodInfo(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &framework.QueuedPodInfo{PodInfo: pi, QueueingParams: framework.QueueingParams{Timestamp: queuedAt}}
+}
+
+func TestLessKeepsGangsTogether(t *testing.T) {
+	now := time.Now()
+	podGroups := map[string]time.Time{"ns/early": now.Add(-time.Hour), "ns/late": now.Add(-time.Minute)}
+	g := &Gang{podGroupCreated: func(key string) (time.Time, bool) { c, ok := podGroups[key]; return c, ok }}
+	// A late gang's member queued first still comes after every member of the earlier gang, and
+	// members of one gang come one after the other whatever their queueing times.
+	lateFirst := queued(t, member("late", "late-0", 0, ""), now.Add(-50*time.Minute))
+	early0 := queued(t, member("early", "early-0", 0, ""), now)
+	early1 := queued(t, member("early", "early-1", 0, ""), now.Add(-time.Second))
+	urgent := queued(t, member("", "urgent", 10, ""), now)
+	loner := queued(t, member("", "loner", 0, ""), now.Add(-2*time.Hour))
+	tests := []struct {
+		name string
+		a, b fwk.QueuedEntityInfo
+		want bool
+	}{
+		{"priority first", urgent, early0, true},
+		{"earlier gang before later gang", early0, lateFirst, true},
+		{"later gang after earlier gang", lateFirst, early1, false},
+		{"members of one gang tie", early0, early1, false},
+		{"an older pod without gang before a younger gang", loner, early0, true},
+	}
+	for _, tt := range tests {
+		if got := g.Less(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: Less = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestGateMessage(t *testing.T) {
+	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
+	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] })}
+	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
+		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
+		p.Status.Phase = phase
+		return p
+	}
+	tests := []struct {
+		name string
+		pg   *schedulingv1beta1.PodGroup
+		want string
+	}{
+		{"not admitted", pg(schedulingv1beta1.PodGroupPending, 2), "podgroup ns/g is Pending: its queue has not admitted it yet"},
+		{"no phase yet", pg("", 2), "podgroup ns/g is Pending"},
+		{"too few members", pg(schedulingv1beta1.PodGroupInqueue, 3), "podgroup ns/g has 2 of its minMember 3 pods"},
+		{"enough members", pg(schedulingv1beta1.PodGroupInqueue, 2), ""},
+		{"running gang takes replacements", pg(schedulingv1beta1.PodGroupRunning, 3), ""},
+	}
+	for _, tt := range tests {
+		got := g.gateMessage(tt.pg, "ns/g")
+		if (tt.want == "") != (got == "") || len(got) < len(tt.want) || got[:len(tt.want)] != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestMembersCountAndDenial(t *testing.T) {
+	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] })
+	m.reserve(types.UID("reserved"))
+	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
+		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
+	}
+	m.rejectedBySibling("reserved")
+	if bySibling, _ := m.release("reserved"); !bySibling {
+		t.Error("release of a member rejected for a sibling: want bySibling")
+	}
+	if c := m.count("ns/g"); c.assigned != 1 {
+		t.Errorf("after release: %d assigned, want 1", c.assigned)
+	}
+	m.deny("ns/g")
+	m.deny("ns/other")
+	if lifted := m.roomFreed("ns/g"); len(lifted) != 1 || lifted[0] != "ns/other" {
+		t.Errorf("a gang's own pod leaving lifted %v; want only the other gang", lifted)
+	}
+	if !m.isDenied("ns/g") || m.isDenied("ns/other") {
+		t.Error("denials after room freed by ns/g's pod: want ns/g still denied, ns/other lifted")
+	}
+}

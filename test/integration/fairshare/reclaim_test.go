@@ -1,0 +1,139 @@
+package fairshare
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// steadyWindow is how long the cluster must stay still after reclaim converged.
+const steadyWindow = 30 * time.Second
+
+// withPriorityClasses creates the classes low (1) and high (100) for the test.
+func withPriorityClasses(t *testing.T) {
+	t.Helper()
+	api := cluster.Kube.SchedulingV1().PriorityClasses()
+	for name, value := range map[string]int32{"low": 1, "high": 100} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := api.Create(context.Background(), pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = api.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+}
+
+// submitWith creates count 1-CPU pods named <queue>-<class>-<i> in queue with the priority class.
+func submitWith(t *testing.T, queue, class string, count int) {
+	t.Helper()
+	for i := range count {
+		pod := util.MakePod(ns, fmt.Sprintf("%s-%s-%d", queue, class, i)).Label(schedulingv1beta1.QueueLabel, queue).
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		pod.Spec.PriorityClassName = class
+		createPod(t, pod)
+	}
+}
+
+// evictions watches the namespace's pods and collects the name of every bound pod deleted.
+type evictions struct {
+	w       watch.Interface
+	deleted chan string
+}
+
+func watchEvictions(t *testing.T) *evictions {
+	t.Helper()
+	w, err := cluster.Kube.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evictions{w: w, deleted: make(chan string, 1000)}
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*v1.Pod); ok && ev.Type == watch.Deleted && pod.Spec.NodeName != "" {
+				e.deleted <- pod.Name
+			}
+		}
+		close(e.deleted)
+	}()
+	t.Cleanup(w.Stop)
+	return e
+}
+
+// drain returns the names deleted so far.
+func (e *evictions) drain() []string {
+	var out []string
+	for {
+		select {
+		case name := <-e.deleted:
+			out = append(out, name)
+		default:
+			return out
+		}
+	}
+}
+
+// One queue borrows the idle cluster; a second submits: reclaim brings it to its deserved share,
+// victims come only from the borrower, lowest priority first, none from a queue that is not
+// reclaimable; after convergence nothing more is evicted for 30 s of steady demand.
+func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
+	withPriorityClasses(t)
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("keeper").Reclaimable(false).Obj(), util.MakeQueue("owner").Obj())
+	submitWith(t, "borrower", "low", 15)
+	submitWith(t, "borrower", "high", 20)
+	submitWith(t, "keeper", "low", 25)
+	waitAllocation(t, "full with the borrower and the keeper", func(a map[string]int64) bool {
+		return a["borrower"] == 35 && a["keeper"] == 25
+	})
+	evicted := watchEvictions(t)
+	// Each queue deserves 20: the borrower gives back its 15 above; the keeper's 5 above stay.
+	submitWith(t, "owner", "low", 30)
+	waitAllocation(t, "20/25/15", func(a map[string]int64) bool {
+		return a["borrower"] == 20 && a["keeper"] == 25 && a["owner"] == 15
+	})
+	victims := evicted.drain()
+	if len(victims) != 15 {
+		t.Errorf("%d pods evicted, want 15: %v", len(victims), victims)
+	}
+	for _, name := range victims {
+		if len(name) < len("borrower-low-") || name[:len("borrower-low-")] != "borrower-low-" {
+			t.Errorf("evicted %s; only the borrower's low-priority pods should go", name)
+		}
+	}
+	timer := time.NewTimer(steadyWindow)
+	defer timer.Stop()
+	select {
+	case name := <-evicted.deleted:
+		t.Fatalf("pod %s evicted after reclaim converged; allocation %v", name, boundCPU(t))
+	case <-timer.C:
+	}
+	if a := boundCPU(t); a["borrower"] != 20 || a["keeper"] != 25 || a["owner"] != 15 {
+		t.Fatalf("allocation moved during the steady window: %v", a)
+	}
+}
+
+// Reclaim never leaves a victim gang below minMember: members above it and single pods go first.
+func TestReclaimKeepsVictimGangsWhole(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "elastic").MinMember(6).Queue("borrower").Obj())
+	for i := range 8 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("elastic-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "elastic").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	}
+	waitAllocationOf(t, "elastic gang running", func(b map[string]int) bool { return b["elastic"] == 8 })
+	submit(t, "borrower", 20, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == 20 })
+	// The owner deserves 30: the 20 single pods and 2 of the gang's 8 members make room.
+	submit(t, "owner", 30, "1")
+	waitAllocation(t, "owner at its share", func(a map[string]int64) bool { return a["owner"] == 30 })
+	if got := boundMembers(t)["elastic"]; got != 6 {
+		t.Fatalf("the gang has %d members bound, want its minMember 6", got)
+	}
+}
