@@ -18,6 +18,9 @@ type Refusal struct {
 	WaitsForShares bool
 }
 
+// WaitingForShares begins the message of a refusal that only waits for fresh shares.
+const WaitingForShares = "waiting for the fair shares"
+
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
 }
@@ -72,7 +75,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if a.SharesStale() {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
 		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
-			"waiting for the fair shares: queue %q is at its share of %s until the shares include the latest demand", queue, over)}
+			WaitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
 	}
 	if a.borrowable(quota.Add(req, opts.reserved)) {
 		return nil

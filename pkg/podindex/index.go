@@ -80,3 +80,17 @@ func (x *Index) Names(key string) []types.NamespacedName {
 	}
 	return out
 }
+
+// Take returns the pods waiting for key, keyed like Pods, and forgets them: for a wait that one event
+// ends, so that the same event does not bring them back again and again.
+func (x *Index) Take(key string) map[string]*v1.Pod {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make(map[string]*v1.Pod, len(x.byKey[key]))
+	for name, pod := range x.byKey[key] {
+		out[name.String()] = pod
+		delete(x.byPod, name)
+	}
+	delete(x.byKey, key)
+	return out
+}

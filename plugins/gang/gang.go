@@ -12,7 +12,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -35,6 +37,8 @@ type Gang struct {
 	held     *podindex.Index
 	reporter *holdreport.Reporter
 	failures *failureReport
+	// unnominate holds members whose stale nomination to clear.
+	unnominate workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// podGroupCreated tells when a PodGroup ("namespace/name") was created, for the queue order.
 	podGroupCreated func(key string) (time.Time, bool)
 }
@@ -68,6 +72,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 		failures: newFailureReport(acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
+
+		unnominate: newUnnominateQueue(),
 	}
 	g.podGroupCreated = func(key string) (time.Time, bool) {
 		namespace, name, _ := cache.SplitMetaNamespaceKey(key)
@@ -82,6 +88,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	go g.reporter.Run(ctx)
 	go g.failures.run(ctx)
+	go g.runUnnominate(ctx)
 	return g, nil
 }
 

@@ -43,13 +43,18 @@ func isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk
 }
 
 // isSchedulableAfterPodGroupChange queues pod when the PodGroup is its own and no longer holds it.
-func (g *Gang) isSchedulableAfterPodGroupChange(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+// Status writes to a group that was not holding its pods (its failure reports, its counts) are
+// skipped.
+func (g *Gang) isSchedulableAfterPodGroupChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
 	key := schedulingv1beta1.PodGroupKey(pod)
 	if key != pg.Namespace+"/"+pg.Name || g.gateMessage(pg, key) != "" {
+		return fwk.QueueSkip, nil
+	}
+	if old, err := eventobj.As[schedulingv1beta1.PodGroup](oldObj); err == nil && old.Generation == pg.Generation && g.gateMessage(old, key) == "" {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
@@ -74,8 +79,13 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			}
 		},
 		UpdateFunc: func(_, obj any) {
-			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
+			pod, ok := obj.(*v1.Pod)
+			switch {
+			case !ok:
+			case pod.Spec.NodeName != "":
 				g.forget(pod)
+			case g.staleNomination(pod):
+				g.unnominate.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
 			}
 		},
 		DeleteFunc: func(obj any) {

@@ -9,12 +9,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 )
 
 // PreFilter turns away a gang member whose gang has fewer than minMember pods left.
@@ -110,17 +110,15 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m 
 	if g.members.count(key).assigned >= pg.MinMemberOrOne() {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
-	reason := g.fitSummary(m)
+	reason, byQueue := g.fitSummary(m)
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
-	if refusal := g.queueRefusal(pod); refusal != nil {
-		// The queue's share stands in the way, not the nodes: Proportion brings the members back
-		// when that changes, so the gang is not held back.
-		if !refusal.WaitsForShares {
-			g.failures.record(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, g.failureMessage(key, refusal.Message))
-		}
-	} else {
+	if !byQueue {
 		g.members.deny(key)
+	}
+	// The queue's share standing in the way is not held against the gang: Proportion brings the
+	// members back when that changes. A wait for fresh shares is not worth a report.
+	if !strings.HasPrefix(reason, accounting.WaitingForShares) {
 		g.reportFailure(pg, key, reason)
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
@@ -160,33 +158,34 @@ func (g *Gang) failureMessage(key, reason string) string {
 	return fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live-c.assigned, c.live, reason)
 }
 
-// queueRefusal is Proportion's verdict on the pod's queue, read from the accounting.
-func (g *Gang) queueRefusal(pod *v1.Pod) *accounting.Refusal {
-	queue, err := g.acct.QueueOf(pod)
-	if err != nil {
-		return nil
-	}
-	return g.acct.Admit(queue, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-}
-
-// fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...".
-func (g *Gang) fitSummary(m fwk.NodeToStatusReader) string {
+// fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...",
+// and says whether the member's queue turned it away (Proportion's PreFilter) rather than the nodes.
+func (g *Gang) fitSummary(m fwk.NodeToStatusReader) (string, bool) {
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil || m == nil {
-		return "no node fits"
+		return "no node fits", false
 	}
 	counts := map[string]int{}
+	byQueue := len(nodes) > 0
 	for _, n := range nodes {
-		if s := m.Get(n.Node().Name); s != nil && !s.IsSuccess() {
-			for _, r := range s.Reasons() {
-				counts[r]++
-			}
+		s := m.Get(n.Node().Name)
+		if s == nil || s.IsSuccess() {
+			continue
 		}
+		if s.Plugin() != proportion.Name {
+			byQueue = false
+		}
+		for _, r := range s.Reasons() {
+			counts[r]++
+		}
+	}
+	if byQueue {
+		return m.Get(nodes[0].Node().Name).Message(), true
 	}
 	reasons := make([]string, 0, len(counts))
 	for r, n := range counts {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
 	}
 	sort.Strings(reasons)
-	return fmt.Sprintf("0/%d nodes are available: %s", len(nodes), strings.Join(reasons, ", "))
+	return fmt.Sprintf("0/%d nodes are available: %s", len(nodes), strings.Join(reasons, ", ")), false
 }

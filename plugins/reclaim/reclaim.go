@@ -58,7 +58,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	}
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New()}
 	acct.OnSharesComputed(func() {
-		if pods := r.waiting.Pods(staleBucket); len(pods) > 0 {
+		if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
 			h.Activate(klog.Background(), pods)
 		}
 	})

@@ -16,11 +16,17 @@ import (
 
 // RunWithCluster is a TestMain body: it starts one local cluster for the package, runs setUp and the
 // tests, stops the cluster, and returns the exit code. The API server and scheduler log a great deal;
-// set QS_TEST_LOGS=1 to see their logs.
+// set QS_TEST_LOGS=1 to see their logs, or a higher number for that klog verbosity.
 func RunWithCluster(m *testing.M, opts localcluster.Options, setUp func(context.Context, *localcluster.Cluster) error) int {
 	flag.Parse()
-	if os.Getenv("QS_TEST_LOGS") == "" {
+	switch level := os.Getenv("QS_TEST_LOGS"); level {
+	case "":
 		klog.SetLogger(logr.Discard())
+	case "1":
+	default:
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("v", level)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
