@@ -100,12 +100,16 @@ func TestMembersCountAndDenial(t *testing.T) {
 	if c := m.count("ns/g"); c.assigned != 1 {
 		t.Errorf("after release: %d assigned, want 1", c.assigned)
 	}
-	m.deny("ns/g")
-	m.deny("ns/other")
+	m.deny("ns/g", time.Minute)
+	m.deny("ns/other", time.Minute)
 	if lifted := m.roomFreed("ns/g"); len(lifted) != 1 || lifted[0] != "ns/other" {
 		t.Errorf("a gang's own pod leaving lifted %v; want only the other gang", lifted)
 	}
 	if !m.isDenied("ns/g") || m.isDenied("ns/other") {
 		t.Error("denials after room freed by ns/g's pod: want ns/g still denied, ns/other lifted")
+	}
+	m.deny("ns/lapsed", -time.Second)
+	if m.isDenied("ns/lapsed") {
+		t.Error("a denial past its window still holds")
 	}
 }

@@ -19,9 +19,9 @@ type members struct {
 	waits map[types.UID]time.Time
 	// rejected marks members rejected because of a sibling, whose Unreserve is not a new failure.
 	rejected map[types.UID]bool
-	// denied marks gangs rejected since the cluster last freed room: their members reserve nothing
-	// until it does.
-	denied map[string]bool
+	// denied holds, per gang rejected since the cluster last freed room, when the denial lapses: its
+	// members reserve nothing until then or until room is freed.
+	denied map[string]time.Time
 }
 
 // gangCount is how a gang's live members stand.
@@ -34,20 +34,21 @@ type gangCount struct {
 
 func newMembers(pods func(key string) []*v1.Pod) *members {
 	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
-		denied: map[string]bool{}}
+		denied: map[string]time.Time{}}
 }
 
-// deny marks the gang key rejected until room is freed.
-func (m *members) deny(key string) {
+// deny marks the gang key rejected until room is freed, for at most window.
+func (m *members) deny(key string, window time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.denied[key] = true
+	m.denied[key] = time.Now().Add(window)
 }
 
 func (m *members) isDenied(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.denied[key]
+	until, ok := m.denied[key]
+	return ok && time.Now().Before(until)
 }
 
 // roomFreed lifts every denial but that of the gang a freed pod belonged to, and returns the gangs

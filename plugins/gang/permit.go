@@ -35,6 +35,20 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []f
 	return nil, nil
 }
 
+// denyWindow bounds how long a rejected gang waits for room to be freed before it tries again: what
+// made it fail may have been a view of the nodes a moment old.
+const denyWindow = 10 * time.Second
+
+// deny holds the gang key back until room is freed or denyWindow passed, then brings its members back.
+func (g *Gang) deny(key string) {
+	g.members.deny(key, denyWindow)
+	time.AfterFunc(denyWindow, func() {
+		if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 && !g.members.isDenied(key) {
+			g.handle.Activate(klog.Background(), pods)
+		}
+	})
+}
+
 // deniedBucket holds the members turned away because their gang was rejected.
 func deniedBucket(key string) string { return "denied/" + key }
 
@@ -62,7 +76,7 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 		return
 	}
 	reason := fmt.Sprintf("member %s was not bound", pod.Name)
-	g.members.deny(key)
+	g.deny(key)
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
 	}
@@ -114,7 +128,7 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m 
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
 	if !byQueue {
-		g.members.deny(key)
+		g.deny(key)
 	}
 	// The queue's share standing in the way is not held against the gang: Proportion brings the
 	// members back when that changes. A wait for fresh shares is not worth a report.

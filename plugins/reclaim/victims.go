@@ -234,4 +234,3 @@ func victimPods(chosen []*victim, pdbs []*policy.PodDisruptionBudget) ([]*v1.Pod
 	violating, _ := preemption.FilterVictimsWithPDBViolation(units, pdbs)
 	return pods, len(violating)
 }
-
