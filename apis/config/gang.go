@@ -29,8 +29,8 @@ func DecodeGang(obj runtime.Object) (*GangArgs, error) {
 		args.DefaultScheduleTimeoutSeconds = int32(DefaultScheduleTimeout / time.Second)
 	}
 	if args.DefaultScheduleTimeoutSeconds < 0 {
-		err := field.Invalid(field.NewPath("defaultScheduleTimeoutSeconds"), args.DefaultScheduleTimeoutSeconds, "must be at least 1")
-		return nil, fmt.Errorf("Gang args: %w", err)
+		return nil, fmt.Errorf("%s args: %w", "Gang",
+			field.Invalid(field.NewPath("defaultScheduleTimeoutSeconds"), args.DefaultScheduleTimeoutSeconds, "must be at least 1"))
 	}
 	return args, nil
 }
