@@ -75,7 +75,8 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	state.Write(stateKey, &cycleState{queue: queue, req: req, refusal: refusal, freed: v1.ResourceList{}})
 	if refusal == nil {
 		p.rejected.Remove(pod)
-		return nil, nil
+		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
+		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	bucket := queue
 	if refusal.WaitsForShares {
@@ -86,7 +87,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
 }
 
-// Filter passes every node when PreFilter admitted the pod. It runs otherwise only in a preemption
+// Filter runs only for a pod PreFilter refused (an admitted pod skips it), that is in a preemption
 // dry run, where the queue's pods taken off the node free their share: the pod passes once that is
 // enough.
 func (p *Proportion) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, _ fwk.NodeInfo) *fwk.Status {
