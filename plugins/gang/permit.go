@@ -76,6 +76,7 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 		return
 	}
 	reason := fmt.Sprintf("member %s was not bound", pod.Name)
+	g.held.Add(pod, deniedBucket(key))
 	g.deny(key)
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
@@ -125,16 +126,14 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m 
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	reason, byQueue := g.fitSummary(m)
+	if byQueue && strings.HasPrefix(reason, accounting.WaitingForShares) {
+		// The member is back as soon as the shares are fresh: its siblings keep waiting.
+		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
+	}
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
-	if !byQueue {
-		g.deny(key)
-	}
-	// The queue's share standing in the way is not held against the gang: Proportion brings the
-	// members back when that changes. A wait for fresh shares is not worth a report.
-	if !strings.HasPrefix(reason, accounting.WaitingForShares) {
-		g.reportFailure(pg, key, reason)
-	}
+	g.deny(key)
+	g.reportFailure(pg, key, reason)
 	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
 }
 
@@ -155,6 +154,7 @@ func (g *Gang) rejectWaiting(key, reason string) int {
 			return
 		}
 		g.members.rejectedBySibling(wp.GetPod().UID)
+		g.held.Add(wp.GetPod(), deniedBucket(key))
 		if wp.Reject(Name, "gang rejected: "+reason) {
 			rejected++
 		}

@@ -24,6 +24,8 @@ type plan struct {
 	// spare is, per reclaimable queue above its share, what may be taken from it; empty unless the
 	// preemptor's queue is below its share.
 	spare map[string]v1.ResourceList
+	// gangsEvicting counts per gang the members chosen as victims and not gone yet.
+	gangsEvicting map[string]int
 }
 
 // Clone returns the plan itself: it does not change.

@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -40,6 +41,8 @@ type Reclaim struct {
 	evaluator *preemption.Evaluator
 	// waiting holds the pods that did not try to evict because the shares were being recomputed.
 	waiting *podindex.Index
+	// inflight holds the victims chosen and not gone yet.
+	inflight *inflight
 }
 
 // staleBucket holds the pods that wait for fresh shares.
@@ -56,7 +59,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New()}
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight()}
 	acct.OnSharesComputed(func() {
 		if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
 			h.Activate(klog.Background(), pods)
@@ -86,6 +89,11 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	}
 	state.Write(planKey, p)
 	result, status := r.evaluator.Preempt(ctx, state, pod, m)
+	node := ""
+	if status.IsSuccess() && result != nil && result.NominatingInfo != nil {
+		node = result.NominatedNodeName
+	}
+	r.inflight.settle(pod.UID, node)
 	if msg := status.Message(); msg != "" {
 		return result, fwk.NewStatus(status.Code(), "reclaim: "+msg)
 	}
@@ -108,13 +116,26 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 		req:      resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
+	var evicting map[string]v1.ResourceList
+	evicting, p.gangsEvicting = r.inflight.pending(r.live, r.acct.QueueOf)
 	if r.acct.UnderShare(queue, p.req) {
-		p.spare = r.acct.ReclaimableSpare(queue)
+		p.spare = map[string]v1.ResourceList{}
+		for q, spare := range r.acct.ReclaimableSpare(queue) {
+			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
+				p.spare[q] = left
+			}
+		}
 	}
 	if !p.preempt && len(p.spare) == 0 {
 		return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
 	}
 	return p, ""
+}
+
+// live says whether a victim has not begun to go yet.
+func (r *Reclaim) live(pod *v1.Pod) bool {
+	current, err := r.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name)
+	return err == nil && current.UID == pod.UID && current.DeletionTimestamp == nil
 }
 
 // GetOffsetAndNumCandidates starts the dry run at a random node and tries at least

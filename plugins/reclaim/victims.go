@@ -44,6 +44,7 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 		return nil, 0, fwk.AsStatus(err)
 	}
 	pods, violations := victimPods(chosen, pdbs)
+	r.inflight.candidate(preemptor.UID, nodeInfo.Node().Name, pods)
 	klog.FromContext(ctx).V(5).Info("Victims found", "preemptor", klog.KObj(preemptor), "node", nodeInfo.Node().Name, "victims", len(pods))
 	return pods, violations, nil
 }
@@ -66,7 +67,7 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 			out = append(out, v)
 			continue
 		}
-		if v.slack = r.gangSlack(v.gang); v.slack > 0 {
+		if v.slack = r.gangSlack(v.gang) - p.gangsEvicting[v.gang]; v.slack > 0 {
 			out = append(out, v)
 		}
 		whole := gangs[v.gang]

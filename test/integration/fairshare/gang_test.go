@@ -162,9 +162,20 @@ func deleteMembers(t *testing.T, group string) {
 	}
 }
 
+// wholeNodePod needs a whole gang node. It has the higher priority, so that what it tests is what is
+// reserved (assumed on a node), not a rejected member's nomination, which only pods of the same or
+// lower priority respect and which the API may briefly keep after the member was rejected.
+func wholeNodePod() *v1.Pod {
+	pod := util.MakePod(ns, "whole-node").Label(schedulingv1beta1.QueueLabel, "gangs").
+		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()
+	pod.Spec.PriorityClassName = "high"
+	return pod
+}
+
 // A gang that can never fit is rejected, and nothing of it stays reserved: a pod that needs a whole
 // gang node binds.
 func TestGangThatCannotFitReservesNothing(t *testing.T) {
+	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("gangs").Obj())
 	onGangNodes(t)
 	createPodGroup(t, util.MakePodGroup(ns, "huge").MinMember(10).Queue("gangs").ScheduleTimeout(5).Obj())
@@ -172,9 +183,7 @@ func TestGangThatCannotFitReservesNothing(t *testing.T) {
 		createPod(t, gangPod("huge", i))
 	}
 	waitUnschedulable(t, "huge", "tasks in gang unschedulable: 0/6 nodes are available")
-	whole := util.MakePod(ns, "whole-node").Label(schedulingv1beta1.QueueLabel, "gangs").
-		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()
-	createPod(t, whole)
+	createPod(t, wholeNodePod())
 	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"whole-node"}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +195,7 @@ func TestGangThatCannotFitReservesNothing(t *testing.T) {
 // A gang whose last member never comes to scheduling (it is gated) is rejected after its timeout:
 // the members that waited are released and none is bound.
 func TestGangTimesOut(t *testing.T) {
+	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("gangs").Obj())
 	onGangNodes(t)
 	createPodGroup(t, util.MakePodGroup(ns, "late").MinMember(3).Queue("gangs").ScheduleTimeout(2).Obj())
@@ -197,9 +207,7 @@ func TestGangTimesOut(t *testing.T) {
 		createPod(t, pod)
 	}
 	waitUnschedulable(t, "late", "timed out after 2s waiting for 3 members")
-	whole := util.MakePod(ns, "whole-node").Label(schedulingv1beta1.QueueLabel, "gangs").
-		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()
-	createPod(t, whole)
+	createPod(t, wholeNodePod())
 	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"whole-node"}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
