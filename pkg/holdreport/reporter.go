@@ -139,7 +139,9 @@ func (r *Reporter) take(key types.NamespacedName) (hold, bool) {
 
 func (r *Reporter) retry(ctx context.Context, key types.NamespacedName, h hold, err error) {
 	logger := klog.FromContext(ctx)
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || r.queue.NumRequeues(key) >= maxRetries {
+	// A conflict means the cached pod was behind: the retry reads it again, and drops the report if
+	// the pod was bound meanwhile.
+	if apierrors.IsNotFound(err) || r.queue.NumRequeues(key) >= maxRetries {
 		logger.V(4).Info("Dropping held-pod report", "pod", klog.KObj(h.pod), "err", err)
 		r.queue.Forget(key)
 		return
