@@ -183,13 +183,7 @@ func TestGangThatCannotFitReservesNothing(t *testing.T) {
 		createPod(t, gangPod("huge", i))
 	}
 	waitUnschedulable(t, "huge", "tasks in gang unschedulable: 0/6 nodes are available")
-	createPod(t, wholeNodePod())
-	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"whole-node"}, settle, "bound", util.IsBound); err != nil {
-		t.Fatal(err)
-	}
-	if got := boundMembers(t)["huge"]; got != 0 {
-		t.Fatalf("%d members of a gang that cannot fit were bound", got)
-	}
+	wantNothingReserved(t, "huge")
 }
 
 // A gang whose last member never comes to scheduling (it is gated) is rejected after its timeout:
@@ -207,11 +201,18 @@ func TestGangTimesOut(t *testing.T) {
 		createPod(t, pod)
 	}
 	waitUnschedulable(t, "late", "timed out after 2s waiting for 3 members")
+	wantNothingReserved(t, "late")
+}
+
+// wantNothingReserved checks that a rejected gang holds nothing: a pod needing a whole gang node
+// binds, and none of the gang's members is bound.
+func wantNothingReserved(t *testing.T, group string) {
+	t.Helper()
 	createPod(t, wholeNodePod())
 	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"whole-node"}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
-	if got := boundMembers(t)["late"]; got != 0 {
-		t.Fatalf("%d members of a gang that timed out were bound", got)
+	if got := boundMembers(t)[group]; got != 0 {
+		t.Fatalf("%d members of the rejected gang %s were bound", got, group)
 	}
 }
