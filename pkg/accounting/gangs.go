@@ -10,7 +10,8 @@ import (
 // byPodGroup indexes the scheduler's pods by "namespace/podgroup".
 const byPodGroup = "queue-scheduler.io/pod-group"
 
-func podGroupIndex(obj any) ([]string, error) {
+// PodGroupIndex indexes pods by "namespace/podgroup", for any pod informer.
+func PodGroupIndex(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, nil
@@ -23,7 +24,7 @@ func podGroupIndex(obj any) ([]string, error) {
 
 // gangIndex indexes the scheduler's pod informer by PodGroup.
 func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
-	if err := pods.AddIndexers(cache.Indexers{byPodGroup: podGroupIndex}); err != nil {
+	if err := pods.AddIndexers(cache.Indexers{byPodGroup: PodGroupIndex}); err != nil {
 		return err
 	}
 	a.pods = pods.GetIndexer()
@@ -43,4 +44,14 @@ func (a *Accounting) GangMembers(key string) []*v1.Pod {
 		out = append(out, pod)
 	}
 	return out
+}
+
+// PodGroupByKey returns the PodGroup "namespace/name" from the cache, or false when it does not exist.
+func (a *Accounting) PodGroupByKey(key string) (*schedulingv1beta1.PodGroup, bool) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil, false
+	}
+	pg, err := a.podGroups.PodGroups(namespace).Get(name)
+	return pg, err == nil
 }

@@ -12,20 +12,31 @@ func (a *Accounting) UnderShare(queue string, req v1.ResourceList) bool {
 }
 
 // ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
-// share, how much more: what reclaim may take from it without taking it below its share.
+// share, how much more: what reclaim may take from it without taking it below its share. It is
+// computed with the shares, off the scheduling path, and exact while they are not stale.
 func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	out := make(map[string]v1.ResourceList, len(a.shares.spare))
+	for name, spare := range a.shares.spare {
+		if name != except {
+			out[name] = spare
+		}
+	}
+	return out
+}
+
+// spareOf computes, for the reclaimable leaves above their share, what they hold above it.
+func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []string) map[string]v1.ResourceList {
 	out := map[string]v1.ResourceList{}
-	for _, q := range a.AllQueues() {
-		if q.Name == except || (q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable) || len(a.Children(q.Name)) > 0 {
+	for _, name := range leaves {
+		q, ok := a.Queue(name)
+		if !ok || (q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable) {
 			continue
 		}
-		allocated := a.Usage(q.Name).Allocated
-		if len(allocated) == 0 {
-			continue
-		}
-		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(allocated, a.Deserved(q.Name)))
+		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(a.Usage(name).Allocated, deserved[name]))
 		if len(spare) > 0 {
-			out[q.Name] = spare
+			out[name] = spare
 		}
 	}
 	return out

@@ -31,6 +31,7 @@ type shares struct {
 	deserved  map[string]v1.ResourceList
 	capacity  v1.ResourceList
 	claimable v1.ResourceList
+	spare     map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
 	listeners []func(queue string)
 	computed  []func()
 }
@@ -98,9 +99,11 @@ func (a *Accounting) recomputeShares() {
 	root := a.shareTree()
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
-	claimable := claimableOf(deserved, a.Usage, leaves(root, nil))
+	leafNames := leaves(root, nil)
+	claimable := claimableOf(deserved, a.Usage, leafNames)
+	spare := a.spareOf(deserved, leafNames)
 	a.shares.mu.Lock()
-	a.shares.capacity, a.shares.claimable = capacity, claimable
+	a.shares.capacity, a.shares.claimable, a.shares.spare = capacity, claimable, spare
 	var changed []string
 	for name, d := range deserved {
 		if !apiequality.Semantic.DeepEqual(a.shares.deserved[name], d) {

@@ -91,7 +91,7 @@ func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, e
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: groupIndex}); err != nil {
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
 		return nil, err
 	}
 	c.membersIndexer = podInformer.Informer().GetIndexer()

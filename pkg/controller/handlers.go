@@ -11,14 +11,6 @@ import (
 // byGroup indexes PodGroup members by "namespace/group".
 const byGroup = "group"
 
-func groupIndex(obj any) ([]string, error) {
-	pod, ok := obj.(*v1.Pod)
-	if !ok || schedulingv1beta1.PodGroupKey(pod) == "" {
-		return nil, nil
-	}
-	return []string{schedulingv1beta1.PodGroupKey(pod)}, nil
-}
-
 // addEventHandlers turns every change that can alter a status, a cascade or a Command into a key.
 func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	v1beta1 := c.acct.Informers.Scheduling().V1beta1()

@@ -26,8 +26,8 @@ import (
 const (
 	// FieldManager names the reporter's writes.
 	FieldManager = "queue-scheduler"
-	// ReportsPerSecond bounds the rate of all reports together; each report is one status write and
-	// one event.
+	// ReportsPerSecond bounds the rate of all reports of one reporter (each plugin that holds pods
+	// has one); each report is one status write and one event.
 	ReportsPerSecond = 50
 	// ReportBurst is how many reports may go out at once before ReportsPerSecond applies.
 	ReportBurst = 100

@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -76,12 +75,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		unnominate: newUnnominateQueue(),
 	}
 	g.podGroupCreated = func(key string) (time.Time, bool) {
-		namespace, name, _ := cache.SplitMetaNamespaceKey(key)
-		pg, err := acct.PodGroups().PodGroups(namespace).Get(name)
-		if err != nil {
-			return time.Time{}, false
+		if pg, ok := acct.PodGroupByKey(key); ok {
+			return pg.CreationTimestamp.Time, true
 		}
-		return pg.CreationTimestamp.Time, true
+		return time.Time{}, false
 	}
 	if err := g.watch(pods.Informer()); err != nil {
 		return nil, err
@@ -98,14 +95,11 @@ func (g *Gang) Name() string { return Name }
 // podGroup returns the PodGroup of a pod, or nil for a pod without one or whose group is missing
 // (QueueState holds those).
 func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
-	name := pod.Labels[schedulingv1beta1.PodGroupLabel]
-	if name == "" {
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key == "" {
 		return nil
 	}
-	pg, err := g.acct.PodGroups().PodGroups(pod.Namespace).Get(name)
-	if err != nil {
-		return nil
-	}
+	pg, _ := g.acct.PodGroupByKey(key)
 	return pg
 }
 

@@ -153,9 +153,8 @@ func (g *Gang) activateIfReady(key string) {
 	if len(pods) == 0 {
 		return
 	}
-	namespace, name, _ := cache.SplitMetaNamespaceKey(key)
-	pg, err := g.acct.PodGroups().PodGroups(namespace).Get(name)
-	if err != nil || g.gateMessage(pg, key) != "" {
+	pg, ok := g.acct.PodGroupByKey(key)
+	if !ok || g.gateMessage(pg, key) != "" {
 		return
 	}
 	g.handle.Activate(klog.Background(), pods)

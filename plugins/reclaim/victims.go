@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
-	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -105,8 +104,8 @@ func startOf(pod *v1.Pod) int64 {
 
 // gangSlack is how many bound members a gang has above its minMember.
 func (r *Reclaim) gangSlack(key string) int {
-	pg := r.podGroup(key)
-	if pg == nil {
+	pg, ok := r.acct.PodGroupByKey(key)
+	if !ok {
 		return 0
 	}
 	bound := 0
@@ -116,15 +115,6 @@ func (r *Reclaim) gangSlack(key string) int {
 		}
 	}
 	return bound - int(pg.MinMemberOrOne())
-}
-
-func (r *Reclaim) podGroup(key string) *schedulingv1beta1.PodGroup {
-	namespace, name, _ := cache.SplitMetaNamespaceKey(key)
-	pg, err := r.acct.PodGroups().PodGroups(namespace).Get(name)
-	if err != nil {
-		return nil
-	}
-	return pg
 }
 
 // gangMembersElsewhere are a gang's bound members on other nodes than node.

@@ -216,3 +216,26 @@ func wantNothingReserved(t *testing.T, group string) {
 		t.Fatalf("%d members of the rejected gang %s were bound", got, group)
 	}
 }
+
+// A PodGroup enters its queue (Pending → Inqueue) only when its minResources fit: until then its
+// pods wait out of the active queue and the group says why; a larger capability lets it in.
+func TestPodGroupAdmittedWhenMinResourcesFit(t *testing.T) {
+	withQueues(t, util.MakeQueue("small").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "wide").MinMember(2).Queue("small").
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
+	for i := range 2 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("wide-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "wide").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	waitUnschedulable(t, "wide", `minResources do not fit: queue "small" would exceed its capability of cpu`)
+	err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"wide-0", "wide-1"}, settle, "held while Pending",
+		util.HasUnschedulableMessage("podgroup fairshare/wide is Pending"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"capability":{"cpu":"20"}}}`)
+	if _, err := cluster.Queues.SchedulingV1beta1().Queues().Patch(context.Background(), "small", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAllocationOf(t, "both members bound", func(b map[string]int) bool { return b["wide"] == 2 })
+}

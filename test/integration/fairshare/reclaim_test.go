@@ -137,3 +137,24 @@ func TestReclaimKeepsVictimGangsWhole(t *testing.T) {
 		t.Fatalf("the gang has %d members bound, want its minMember 6", got)
 	}
 }
+
+// Within one queue, ordinary priority preemption: a high-priority pod of a queue at its capability
+// takes the place of a low-priority pod of the same queue, and the capability still holds.
+func TestPreemptionWithinAQueue(t *testing.T) {
+	withPriorityClasses(t)
+	withQueues(t, util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj())
+	submitWith(t, "capped", "low", 4)
+	waitAllocation(t, "at the capability", func(a map[string]int64) bool { return a["capped"] == 4 })
+	evicted := watchEvictions(t)
+	submitWith(t, "capped", "high", 1)
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"capped-high-0"}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	victims := evicted.drain()
+	if len(victims) != 1 || victims[0][:len("capped-low-")] != "capped-low-" {
+		t.Fatalf("evicted %v; want exactly one low-priority pod of the queue", victims)
+	}
+	if a := boundCPU(t); a["capped"] > 4 {
+		t.Fatalf("capped holds %d CPUs, above its capability of 4", a["capped"])
+	}
+}
