@@ -41,6 +41,7 @@ type Accounting struct {
 	commands         buslisters.CommandLister
 	namespaces       corelisters.NamespaceLister
 	namespacesSynced cache.InformerSynced
+	handlersSynced   []cache.InformerSynced
 	usage            *usage
 	shares           *shares
 	pods             cache.Indexer
@@ -109,9 +110,11 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	}
 	nodes := kube.Core().V1().Nodes()
 	a.shares = newShares(nodes.Lister())
-	if err := a.shares.dirtyOnChange(nodes.Informer(), v1beta1.Queues().Informer()); err != nil {
+	synced, err := a.shares.dirtyOnChange(nodes.Informer(), v1beta1.Queues().Informer())
+	if err != nil {
 		return nil, err
 	}
+	a.handlersSynced = synced
 	a.OnQueueUsageChange(func(string) { a.shares.markDirty() })
 	go a.runShares(ctx)
 	factory.Start(ctx.Done())
@@ -139,6 +142,17 @@ func (a *Accounting) PodGroupInformer() cache.SharedIndexInformer {
 
 // NamespacesSynced reports whether namespaces, and so their queue annotations, are known yet.
 func (a *Accounting) NamespacesSynced() bool { return a.namespacesSynced() }
+
+// HandlersSynced reports whether the shares have been told of every node and queue the informers
+// started with: from then on, the shares go stale only on a change.
+func (a *Accounting) HandlersSynced() bool {
+	for _, synced := range a.handlersSynced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
 
 // Queues lists queues from the cache.
 func (a *Accounting) Queues() listers.QueueLister { return a.queues }

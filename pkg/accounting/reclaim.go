@@ -26,7 +26,8 @@ func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList 
 	return out
 }
 
-// spareOf computes, for the reclaimable leaves above their share, what they hold above it.
+// spareOf computes, for the reclaimable leaves above their share, what they hold above it, not
+// counting what their terminating pods hold: that is given back already.
 func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []string) map[string]v1.ResourceList {
 	out := map[string]v1.ResourceList{}
 	for _, name := range leaves {
@@ -34,7 +35,9 @@ func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []strin
 		if !ok || (q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable) {
 			continue
 		}
-		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(a.Usage(name).Allocated, deserved[name]))
+		u := a.Usage(name)
+		staying := quota.SubtractWithNonNegativeResult(u.Allocated, u.Terminating)
+		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(staying, deserved[name]))
 		if len(spare) > 0 {
 			out[name] = spare
 		}

@@ -4,22 +4,29 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // On 10 CPUs with equal weights and demand beyond the cluster, a, b and c deserve 3.33 each: a holds
-// 6 (reclaimable), b holds 1 and asks 4 more, c holds 3 (not reclaimable) and asks 2 more.
-func newReclaimAccounting(t *testing.T) *Accounting {
+// 6 (reclaimable), b holds 1 and asks 4 more, c holds 3 (not reclaimable) and asks 2 more. The
+// first terminating of a's pods are being deleted.
+func newReclaimAccounting(t *testing.T, terminating int) *Accounting {
 	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
 		util.MakeQueue("c").Reclaimable(false).Obj()}
 	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi"), pod("a", "a-pending", "5", ""),
 		pod("b", "b-bound", "1", "n"), pod("b", "b-pending", "4", ""), pod("c", "c-pending", "2", "")}
 	for i := range 6 {
-		kube = append(kube, pod("a", fmt.Sprint("a-", i), "1", "n"))
+		p := pod("a", fmt.Sprint("a-", i), "1", "n")
+		if i < terminating {
+			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		kube = append(kube, p)
 	}
 	for i := range 3 {
 		kube = append(kube, pod("c", fmt.Sprint("c-", i), "1", "n"))
@@ -28,7 +35,7 @@ func newReclaimAccounting(t *testing.T) *Accounting {
 }
 
 func TestUnderShare(t *testing.T) {
-	a := newReclaimAccounting(t)
+	a := newReclaimAccounting(t, 0)
 	for _, tt := range []struct {
 		queue, cpu string
 		want       bool
@@ -44,7 +51,7 @@ func TestUnderShare(t *testing.T) {
 }
 
 func TestReclaimableSpare(t *testing.T) {
-	a := newReclaimAccounting(t)
+	a := newReclaimAccounting(t, 0)
 	spare := a.ReclaimableSpare("b")
 	if len(spare) != 1 {
 		t.Fatalf("spare from %d queues, want only a (c is not reclaimable, b asks): %v", len(spare), spare)
@@ -58,8 +65,20 @@ func TestReclaimableSpare(t *testing.T) {
 	}
 }
 
+// What terminating pods hold is on its way back: it is not spare any more.
+func TestReclaimableSpareLeavesOutTerminatingPods(t *testing.T) {
+	a := newReclaimAccounting(t, 2)
+	got := a.ReclaimableSpare("b")["a"][v1.ResourceCPU]
+	if want := "667m"; got.String() != want {
+		t.Errorf("a's spare: got %s, want %s (6 held - 2 terminating - 3.33 deserved)", got.String(), want)
+	}
+	if _, ok := newReclaimAccounting(t, 3).ReclaimableSpare("b")["a"]; ok {
+		t.Error("a's 3 staying pods are within its share of 3.33: want no spare")
+	}
+}
+
 func TestAdmitUnit(t *testing.T) {
-	a := newReclaimAccounting(t)
+	a := newReclaimAccounting(t, 0)
 	if r := a.AdmitUnit("b", cpu("2"), nil); r != nil {
 		t.Errorf("a unit within the share: %q", r.Message)
 	}
@@ -69,7 +88,7 @@ func TestAdmitUnit(t *testing.T) {
 }
 
 func TestAdmitFreed(t *testing.T) {
-	a := newReclaimAccounting(t)
+	a := newReclaimAccounting(t, 0)
 	if r := a.Admit("a", cpu("1")); r == nil {
 		t.Fatal("a is above its share: want refused")
 	}

@@ -49,17 +49,22 @@ func (s *shares) markDirty() {
 	}
 }
 
-func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) error {
+// dirtyOnChange marks the shares dirty on every change of the informers' objects; it returns the
+// registrations' HasSynced, true once each handler has seen the informer's initial objects.
+func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) ([]cache.InformerSynced, error) {
+	var synced []cache.InformerSynced
 	for _, inf := range informers {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { s.markDirty() },
 			UpdateFunc: func(any, any) { s.markDirty() },
 			DeleteFunc: func(any) { s.markDirty() },
-		}); err != nil {
-			return err
+		})
+		if err != nil {
+			return nil, err
 		}
+		synced = append(synced, reg.HasSynced)
 	}
-	return nil
+	return synced, nil
 }
 
 // run recomputes the shares on demand until ctx ends.

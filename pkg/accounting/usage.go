@@ -23,6 +23,8 @@ type QueueUsage struct {
 	Pods int
 	// Bound counts the queue's bound pods.
 	Bound int
+	// Terminating is the part of Allocated held by pods being deleted: it is on its way out.
+	Terminating v1.ResourceList
 
 	boundPriorities map[int32]int // bound pods by priority
 }
@@ -33,6 +35,8 @@ type podUsage struct {
 	requests v1.ResourceList
 	bound    bool
 	priority int32
+	// terminating: the pod is being deleted.
+	terminating bool
 }
 
 // usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
@@ -104,7 +108,8 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 	if !ok {
 		return QueueUsage{}
 	}
-	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pending: q.Pending.DeepCopy(), Pods: q.Pods, Bound: q.Bound}
+	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pending: q.Pending.DeepCopy(), Pods: q.Pods, Bound: q.Bound,
+		Terminating: q.Terminating.DeepCopy()}
 }
 
 // HasBoundBelow says whether the queue has a bound pod of lower priority than priority: one that an
@@ -140,10 +145,11 @@ func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
 		return
 	}
 	entry := podUsage{
-		queue:    queue,
-		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
-		bound:    pod.Spec.NodeName != "",
-		priority: corev1helpers.PodPriority(pod),
+		queue:       queue,
+		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		bound:       pod.Spec.NodeName != "",
+		priority:    corev1helpers.PodPriority(pod),
+		terminating: pod.DeletionTimestamp != nil,
 	}
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
@@ -221,6 +227,9 @@ func (u *usage) add(p podUsage) {
 		q.boundPriorities[p.priority]++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
 		u.allocated = quota.Add(u.allocated, p.requests)
+		if p.terminating {
+			q.Terminating = quota.Add(q.Terminating, p.requests)
+		}
 	} else {
 		q.Pending = quota.Add(q.Pending, p.requests)
 	}
@@ -239,6 +248,9 @@ func (u *usage) subtract(p podUsage) {
 		}
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
 		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
+		if p.terminating {
+			q.Terminating = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Terminating, p.requests))
+		}
 	} else {
 		q.Pending = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
 	}

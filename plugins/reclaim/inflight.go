@@ -54,6 +54,14 @@ func (f *inflight) settle(preemptor types.UID, node string) {
 	}
 }
 
+// evicting says whether the pod is the victim of a preemption under way.
+func (f *inflight) evicting(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.victims[uid]
+	return ok
+}
+
 // pending returns, among the victims under way, those still alive (live says so), per queue what
 // they hold and per gang how many they are; it forgets the others.
 func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error)) (map[string]v1.ResourceList, map[string]int) {

@@ -30,6 +30,13 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 		return nil, 0, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "no pod on the node may be reclaimed or preempted")
 	}
 	n := &nodeRun{ctx: ctx, handle: r.handle, state: state, preemptor: preemptor, node: nodeInfo}
+	if err := n.removePods(r.goingOn(nodeInfo)); err != nil {
+		return nil, 0, fwk.AsStatus(err)
+	}
+	if n.fits() {
+		// The pods nominated here already count on the room; what is left needs no eviction.
+		return nil, 0, fwk.NewStatus(fwk.Unschedulable, "the node has room once the pods terminating on it are gone")
+	}
 	t := newTally(p)
 	taken, err := n.takeUntilFits(t, candidates)
 	if err != nil {
@@ -46,6 +53,18 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 	r.inflight.candidate(preemptor.UID, nodeInfo.Node().Name, pods)
 	klog.FromContext(ctx).V(5).Info("Victims found", "preemptor", klog.KObj(preemptor), "node", nodeInfo.Node().Name, "victims", len(pods))
 	return pods, violations, nil
+}
+
+// goingOn lists the node's pods on their way out: terminating, or victims of an eviction under way.
+// The dry run takes them as gone: the pods nominated to the node count on their room already.
+func (r *Reclaim) goingOn(nodeInfo fwk.NodeInfo) []fwk.PodInfo {
+	var out []fwk.PodInfo
+	for _, pi := range nodeInfo.GetPods() {
+		if pod := pi.GetPod(); pod.DeletionTimestamp != nil || r.inflight.evicting(pod.UID) {
+			out = append(out, pi)
+		}
+	}
+	return out
 }
 
 // victimsOn lists what may be taken on the node, least important first: single pods (and members
@@ -187,8 +206,12 @@ func (n *nodeRun) fits() bool {
 }
 
 func (n *nodeRun) remove(v *victim) error {
+	return n.removePods(v.pods)
+}
+
+func (n *nodeRun) removePods(pods []fwk.PodInfo) error {
 	logger := klog.FromContext(n.ctx)
-	for _, pi := range v.pods {
+	for _, pi := range pods {
 		if err := n.node.RemovePod(logger, pi.GetPod()); err != nil {
 			return err
 		}

@@ -8,7 +8,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -18,16 +20,26 @@ import (
 // steadyWindow is how long the cluster must stay still after reclaim converged.
 const steadyWindow = 30 * time.Second
 
-// withPriorityClasses creates the classes low (1) and high (100) for the test.
+// withPriorityClasses makes sure the classes low (1) and high (100) exist and that the API server's
+// priority admission knows them: a pod created right after its class can otherwise be refused.
 func withPriorityClasses(t *testing.T) {
 	t.Helper()
+	ctx := context.Background()
 	api := cluster.Kube.SchedulingV1().PriorityClasses()
 	for name, value := range map[string]int32{"low": 1, "high": 100} {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
-		if _, err := api.Create(context.Background(), pc, metav1.CreateOptions{}); err != nil {
+		if _, err := api.Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = api.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		probe := util.MakePod(ns, "priority-probe").SchedulerName(v1.DefaultSchedulerName).Obj()
+		probe.Spec.PriorityClassName = name
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(ctx context.Context) (bool, error) {
+			_, err := cluster.Kube.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("priority class %s never admitted", name)
+		}
 	}
 }
 

@@ -1,0 +1,152 @@
+package reclaim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
+	"k8s.io/kubernetes/test/utils/ktesting"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// nodeFixture is one 3-CPU node "n" holding 1-CPU pods, with a framework that filters by resources
+// and a pod nominated to the node.
+type nodeFixture struct {
+	ctx       context.Context
+	reclaim   *Reclaim
+	framework framework.Framework
+	snapshot  *internalcache.Snapshot
+}
+
+// borrowerPod is a 1-CPU pod of the borrower queue on node n.
+func borrowerPod(name string, priority int32) *v1.Pod {
+	p := util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "borrower").Priority(priority).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Node("n").Obj()
+	p.CreationTimestamp = metav1.Now()
+	return p
+}
+
+func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixture {
+	t.Helper()
+	logger, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	node := util.MakeNode("n", "3", "10Gi")
+	objs := []runtime.Object{node}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	if nominated != nil {
+		objs = append(objs, nominated) // the nominator forgets pods the informer does not have
+	}
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(objs...), 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj()), kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	kube.WaitForCacheSync(ctx.Done())
+	snapshot := internalcache.NewSnapshot(pods, []*v1.Node{node})
+	metrics.Register() // the scheduling queue records into the scheduler's metrics
+	nominator := internalqueue.NewSchedulingQueue(func(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo) bool { return false }, kube)
+	f, err := tf.NewFramework(ctx, []tf.RegisterPluginFunc{
+		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
+		tf.RegisterPluginAsExtensions(noderesources.Name, frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit), "Filter", "PreFilter"),
+		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
+	}, "",
+		frameworkruntime.WithPodNominator(nominator),
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithInformerFactory(kube),
+		frameworkruntime.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nominated != nil {
+		// A nominated pod waits in the scheduling queue, which gives the framework its requests.
+		nominator.Add(ctx, nominated)
+		pi, err := framework.NewPodInfo(nominated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
+	}
+	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot,
+		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight()}}
+}
+
+// selectVictims runs the dry run on the node for a 1-CPU pod of the owner below its share, which may
+// take up to 3 CPUs from the borrower.
+func (f *nodeFixture) selectVictims(t *testing.T, preemptor *v1.Pod) ([]*v1.Pod, *fwk.Status) {
+	t.Helper()
+	state := framework.NewCycleState()
+	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	state.Write(planKey, &plan{queue: "owner", priority: 1, req: cpu("1"), spare: map[string]v1.ResourceList{"borrower": cpu("3")}})
+	info, err := f.snapshot.NodeInfos().Get("n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victims, _, status := f.reclaim.SelectVictimsOnNode(f.ctx, state, preemptor, info.Snapshot(), nil, nil)
+	return victims, status
+}
+
+func pendingPod(name string) *v1.Pod {
+	p := util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "owner").Priority(1).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	return p
+}
+
+// A victim under way makes room for the pod nominated to its node: the next preemptor takes the next
+// low-priority pod, neither the one going already nor a high-priority one.
+func TestVictimsUnderWayMakeRoomForTheNominatedPod(t *testing.T) {
+	going, low, high := borrowerPod("going", 1), borrowerPod("low", 1), borrowerPod("high", 100)
+	f := newNodeFixture(t, pendingPod("nominated"), going, low, high)
+	f.reclaim.inflight.victims[going.UID] = going
+	victims, status := f.selectVictims(t, pendingPod("preemptor"))
+	if !status.IsSuccess() {
+		t.Fatalf("dry run: %v", status)
+	}
+	if got := names(victims); len(got) != 1 || got[0] != "low" {
+		t.Errorf("victims %v, want [low]", got)
+	}
+}
+
+// A node whose terminating pods leave room once gone needs no eviction: the preemptor waits for them.
+func TestTerminatingPodsLeaveRoomWithoutEviction(t *testing.T) {
+	terminating := borrowerPod("terminating", 1)
+	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	f := newNodeFixture(t, nil, terminating, borrowerPod("low", 1), borrowerPod("high", 100))
+	victims, status := f.selectVictims(t, pendingPod("preemptor"))
+	if status.Code() != fwk.Unschedulable || len(victims) != 0 {
+		t.Errorf("got victims %v and status %v, want none and Unschedulable", names(victims), status)
+	}
+}
+
+func names(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
