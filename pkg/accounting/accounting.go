@@ -108,13 +108,16 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.usage.watch(kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer()); err != nil {
 		return nil, err
 	}
-	nodes := kube.Core().V1().Nodes()
-	a.shares = newShares(nodes.Lister())
-	synced, err := a.shares.dirtyOnChange(nodes.Informer(), v1beta1.Queues().Informer())
+	a.shares = newShares()
+	nodesSynced, err := a.shares.capacityOf.watch(kube.Core().V1().Nodes().Informer())
 	if err != nil {
 		return nil, err
 	}
-	a.handlersSynced = synced
+	queuesSynced, err := a.shares.dirtyOnChange(v1beta1.Queues().Informer())
+	if err != nil {
+		return nil, err
+	}
+	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
 	a.OnQueueUsageChange(func(string) { a.shares.markDirty() })
 	go a.runShares(ctx)
 	factory.Start(ctx.Done())

@@ -8,9 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/labels"
 	quota "k8s.io/apiserver/pkg/quota/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -24,20 +22,22 @@ const sharesInterval = 100 * time.Millisecond
 // shares keeps every queue's deserved share, recomputed off any scheduling path whenever capacity,
 // demand or the queue tree changed.
 type shares struct {
-	nodes     corelisters.NodeLister
-	dirty     chan struct{}
-	stale     atomic.Bool // something changed since the last computation began
-	mu        sync.RWMutex
-	deserved  map[string]v1.ResourceList
-	capacity  v1.ResourceList
-	claimable v1.ResourceList
-	spare     map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
-	listeners []func(queue string)
-	computed  []func()
+	capacityOf *clusterCapacity
+	dirty      chan struct{}
+	stale      atomic.Bool // something changed since the last computation began
+	mu         sync.RWMutex
+	deserved   map[string]v1.ResourceList
+	capacity   v1.ResourceList
+	claimable  v1.ResourceList
+	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
+	listeners  []func(queue string)
+	computed   []func()
 }
 
-func newShares(nodes corelisters.NodeLister) *shares {
-	return &shares{nodes: nodes, dirty: make(chan struct{}, 1), deserved: map[string]v1.ResourceList{}}
+func newShares() *shares {
+	s := &shares{dirty: make(chan struct{}, 1), deserved: map[string]v1.ResourceList{}}
+	s.capacityOf = newClusterCapacity(s.markDirty)
+	return s
 }
 
 // markDirty asks for a recomputation; it never blocks.
@@ -100,7 +100,7 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 
 func (a *Accounting) recomputeShares() {
 	a.shares.stale.Store(false)
-	capacity := a.capacity()
+	capacity := a.shares.capacityOf.get()
 	root := a.shareTree()
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
@@ -158,28 +158,6 @@ func leaves(q *fairshare.Queue, out []string) []string {
 		out = leaves(c, out)
 	}
 	return out
-}
-
-// capacity is the allocatable of the nodes that can take pods: Ready and schedulable.
-func (a *Accounting) capacity() v1.ResourceList {
-	nodes, _ := a.shares.nodes.List(labels.Everything())
-	total := v1.ResourceList{}
-	for _, n := range nodes {
-		if n.Spec.Unschedulable || !ready(n) {
-			continue
-		}
-		total = quota.Add(total, n.Status.Allocatable)
-	}
-	return total
-}
-
-func ready(n *v1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == v1.NodeReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live

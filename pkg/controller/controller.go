@@ -43,6 +43,8 @@ type Controller struct {
 	recorder record.EventRecorder
 	// admission admits Pending PodGroups to their queues.
 	admission *admission
+	// usageWrites spaces the status writes that usage changes cause.
+	usageWrites *throttle
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory
@@ -88,6 +90,7 @@ func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, e
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
 		admission:       newAdmission(),
+		usageWrites:     newThrottle(usageWriteInterval),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
@@ -168,16 +171,13 @@ func (c *Controller) enqueueQueue(name string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
 }
 
-// usageBatch is how long usage changes of a queue are gathered into one status write: every binding
-// changes a queue's allocation, and one write per binding would double the API server's load.
-const usageBatch = 250 * time.Millisecond
-
-// enqueueQueueSoon syncs the queue after usageBatch, folding the changes meanwhile into that sync.
+// enqueueQueueSoon syncs the queue after a change of its usage or share, at most once per
+// usageWriteInterval; the changes meanwhile are folded into that sync.
 func (c *Controller) enqueueQueueSoon(name string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.wq != nil {
-		c.wq.queues.AddAfter(name, usageBatch)
+		c.wq.queues.AddAfter(name, c.usageWrites.delay(name, time.Now()))
 	}
 }
 

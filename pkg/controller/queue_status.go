@@ -20,6 +20,7 @@ const QueueActive = "Active"
 func (c *Controller) syncQueue(ctx context.Context, name string) error {
 	q, ok := c.acct.Queue(name)
 	if !ok {
+		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
 	}
 	c.enqueuePendingPodGroups(name)

@@ -86,6 +86,7 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string) 
 		})
 	}
 	wg.Wait()
+	created := time.Since(start)
 	selector := metav1.ListOptions{LabelSelector: "run=" + run}
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, selector)
@@ -103,7 +104,9 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string) 
 	if err != nil {
 		b.Fatalf("%s: not all %d pods bound", schedulerName, *podCount)
 	}
-	rate := float64(*podCount) / time.Since(start).Seconds()
+	elapsed := time.Since(start)
+	rate := float64(*podCount) / elapsed.Seconds()
+	b.Logf("%s %s: created in %.1f s, all bound in %.1f s: %.1f pods/s", run, schedulerName, created.Seconds(), elapsed.Seconds(), rate)
 	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, selector); err != nil {
 		b.Fatal(err)
 	}
