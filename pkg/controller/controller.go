@@ -90,7 +90,7 @@ func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, e
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
 		admission:       newAdmission(),
-		usageWrites:     newThrottle(usageWriteInterval),
+		usageWrites:     newThrottle(usageWriteInterval, usageWritesPerSecond),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}

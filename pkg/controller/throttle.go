@@ -5,39 +5,66 @@ import (
 	"time"
 )
 
-// usageWriteInterval is the least time between two status writes of one queue caused by its usage:
-// every binding and every finished pod changes a queue's allocation, and one write per change would
-// cost the API server as much as the bindings themselves.
-const usageWriteInterval = time.Second
+// Usage-driven status writes: every binding and every finished pod changes a queue's allocation,
+// and a write per change would cost the API server more than the bindings themselves (a status
+// write of a custom resource is decoded, validated against its schema and stored, then sent to every
+// watcher). So one queue's usage is written at most once per usageWriteInterval, and when many queues
+// are busy, less often, so that all of them together make about usageWritesPerSecond writes a
+// second. State changes are written at once.
+const (
+	usageWriteInterval   = time.Second
+	usageWritesPerSecond = 25
+	// busyFor is how long after its latest sync a queue counts as busy.
+	busyFor = 10 * time.Second
+)
 
-// throttle spaces the usage-driven syncs of each queue at least interval apart. The first change
-// after a quiet interval is synced at once; the changes that follow within the interval are folded
-// into one sync at its end.
+// throttle spaces the usage-driven syncs of each queue. The first change after a quiet interval is
+// synced at once; the changes that follow are folded into one sync at the interval's end. The
+// interval grows with the number of busy queues.
 type throttle struct {
+	minInterval time.Duration
+	perSecond   int
+	mu          sync.Mutex
+	// next holds, per busy queue, the time of its latest sync scheduled.
+	next     map[string]time.Time
 	interval time.Duration
-	mu       sync.Mutex
-	// next holds, per queue, the time of its latest sync scheduled.
-	next map[string]time.Time
+	counted  time.Time // when interval was last derived from the busy queues
 }
 
-func newThrottle(interval time.Duration) *throttle {
-	return &throttle{interval: interval, next: map[string]time.Time{}}
+func newThrottle(minInterval time.Duration, perSecond int) *throttle {
+	return &throttle{minInterval: minInterval, perSecond: perSecond, next: map[string]time.Time{}, interval: minInterval}
 }
 
 // delay says how long from now a change of queue waits for its sync.
 func (t *throttle) delay(queue string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	scheduled := t.next[queue]
+	t.recount(now)
+	scheduled, busy := t.next[queue]
 	if scheduled.After(now) {
 		return scheduled.Sub(now) // the sync to come covers this change
 	}
-	at := scheduled.Add(t.interval)
-	if at.Before(now) {
-		at = now
+	at := now
+	if busy && scheduled.Add(t.interval).After(now) {
+		at = scheduled.Add(t.interval)
 	}
 	t.next[queue] = at
 	return at.Sub(now)
+}
+
+// recount forgets the queues quiet for busyFor and sets the interval so that the busy queues make
+// about perSecond syncs a second; at most once a second.
+func (t *throttle) recount(now time.Time) {
+	if now.Sub(t.counted) < time.Second {
+		return
+	}
+	t.counted = now
+	for queue, at := range t.next {
+		if now.Sub(at) > busyFor {
+			delete(t.next, queue)
+		}
+	}
+	t.interval = max(t.minInterval, time.Duration(len(t.next))*time.Second/time.Duration(t.perSecond))
 }
 
 // forget drops a deleted queue.

@@ -1,14 +1,17 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
 
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
 func TestThrottleSpacesSyncsOfAQueue(t *testing.T) {
-	th := newThrottle(time.Second)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	th := newThrottle(time.Second, 25)
 	for _, step := range []struct {
 		queue string
 		now   int // ms after t0
@@ -29,5 +32,22 @@ func TestThrottleSpacesSyncsOfAQueue(t *testing.T) {
 	th.forget("a")
 	if got := th.delay("a", at(5100)); got != 0 {
 		t.Errorf("a forgotten queue: delay %v, want 0", got)
+	}
+}
+
+// With more busy queues than the write budget allows once a second, each queue waits longer; when
+// they go quiet, the interval comes back to one second.
+func TestThrottleStretchesWithBusyQueues(t *testing.T) {
+	th := newThrottle(time.Second, 10)
+	for i := range 30 {
+		th.delay(fmt.Sprint("q", i), at(0))
+	}
+	th.delay("q0", at(1500)) // recounts: 30 busy queues at 10 writes a second
+	if got := th.delay("q1", at(1600)); got != 1400*time.Millisecond {
+		t.Errorf("a busy queue among 30: delay %v, want 1.4 s (3 s after its last sync)", got)
+	}
+	th.delay("q0", at(20000)) // the others are quiet for longer than busyFor
+	if got := th.delay("q0", at(21100)); got != 0 {
+		t.Errorf("after the others went quiet: delay %v, want 0 (interval back to 1 s, 1.1 s passed)", got)
 	}
 }
