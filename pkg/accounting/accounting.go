@@ -146,9 +146,9 @@ func (a *Accounting) PodGroupInformer() cache.SharedIndexInformer {
 // NamespacesSynced reports whether namespaces, and so their queue annotations, are known yet.
 func (a *Accounting) NamespacesSynced() bool { return a.namespacesSynced() }
 
-// HandlersSynced reports whether the shares have been told of every node and queue the informers
+// sharesInformed reports whether the shares have been told of every node and queue the informers
 // started with: from then on, the shares go stale only on a change.
-func (a *Accounting) HandlersSynced() bool {
+func (a *Accounting) sharesInformed() bool {
 	for _, synced := range a.handlersSynced {
 		if !synced() {
 			return false

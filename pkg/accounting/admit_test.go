@@ -40,7 +40,7 @@ func newTestAccounting(t *testing.T, queues []runtime.Object, kubeObjs ...runtim
 	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		a.usage.mu.RLock()
 		defer a.usage.mu.RUnlock()
-		return len(a.usage.pods) == pods && a.HandlersSynced(), nil
+		return len(a.usage.pods) == pods && a.sharesInformed(), nil
 	})
 	if err != nil {
 		t.Fatal("pods never counted")

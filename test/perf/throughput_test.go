@@ -30,23 +30,24 @@ var throughputNodes = flag.Int("throughput-nodes", 1000, "fake nodes of the thro
 // binding. Runs go in the order vanilla, ours, ours, vanilla, so that drift over the run weighs on
 // both alike; it reports both mean rates and their ratio.
 func BenchmarkThroughput(b *testing.B) {
-	compare(b, true)
+	compare(b, "g", true)
 }
 
 // BenchmarkEndToEnd is BenchmarkThroughput with the pods created ungated: the rate runs from the
 // first creation to the last binding, so it includes the admission of each pod (for queue-scheduler,
 // its validating webhook) and the creation itself.
 func BenchmarkEndToEnd(b *testing.B) {
-	compare(b, false)
+	compare(b, "e", false)
 }
 
-func compare(b *testing.B, gated bool) {
+// compare schedules the same pods with both schedulers, in runs named <prefix><i>-<j>.
+func compare(b *testing.B, prefix string, gated bool) {
 	ctx := context.Background()
 	ns := setUpThroughput(b, ctx)
 	for i := 0; i < b.N; i++ {
 		var vanilla, ours float64
 		for j, name := range []string{vanillaScheduler, schedulingv1beta1.SchedulerName, schedulingv1beta1.SchedulerName, vanillaScheduler} {
-			rate := schedule(b, ctx, ns, fmt.Sprintf("%s%d-%d", map[bool]string{true: "g", false: "e"}[gated], i, j), name, gated)
+			rate := schedule(b, ctx, ns, fmt.Sprintf("%s%d-%d", prefix, i, j), name, gated)
 			if name == vanillaScheduler {
 				vanilla += rate / 2
 			} else {
