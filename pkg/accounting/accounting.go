@@ -45,6 +45,7 @@ type Accounting struct {
 	usage            *usage
 	shares           *shares
 	pods             cache.Indexer
+	units            units
 }
 
 var (
@@ -101,6 +102,11 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.addIndexers(); err != nil {
 		return nil, err
 	}
+	a.units = units{
+		indexer:         v1beta1.QueueUnits().Informer().GetIndexer(),
+		jobs:            kube.Batch().V1().Jobs().Lister(),
+		priorityClasses: kube.Scheduling().V1().PriorityClasses().Lister(),
+	}
 	if err := a.gangIndex(kube.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
@@ -113,7 +119,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err != nil {
 		return nil, err
 	}
-	queuesSynced, err := a.shares.dirtyOnChange(v1beta1.Queues().Informer())
+	queuesSynced, err := a.shares.dirtyOnChange(v1beta1.Queues().Informer(), v1beta1.QueueUnits().Informer())
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if !ok {
 		return nil
 	}
-	if r := a.withinCapability(q, quota.Add(req, opts.reserved), opts.freed); r != nil {
+	if r := a.withinCapability(q, req, opts.reserved, opts.freed); r != nil {
 		return r
 	}
 	deserved := a.Deserved(queue)
@@ -85,15 +85,15 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 		queue, over, al.String(), d.String(), r.String(), over)
 }
 
-// withinCapability checks the queue and its ancestors against their capabilities, with freed taken
-// off what they hold.
-func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, freed v1.ResourceList) *Refusal {
+// withinCapability checks the queue and its ancestors against their capabilities, with what the
+// queue's admitted work reserves added and freed taken off what they hold.
+func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, reserved, freed v1.ResourceList) *Refusal {
 	seen := map[string]bool{}
 	for cur := q; cur != nil && !seen[cur.Name]; {
 		seen[cur.Name] = true
 		if len(cur.Spec.Capability) > 0 {
 			used := quota.SubtractWithNonNegativeResult(a.subtreeAllocated(cur.Name, map[string]bool{}), freed)
-			if r := exceeds(cur, used, req); r != nil {
+			if r := exceeds(cur, used, reserved, req); r != nil {
 				return r
 			}
 		}
@@ -105,20 +105,26 @@ func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, freed v1.
 	return nil
 }
 
-// exceeds says which capability of q used + req would exceed, or nil.
-func exceeds(q *schedulingv1beta1.Queue, used, req v1.ResourceList) *Refusal {
+// exceeds says which capability of q used + reserved + req would exceed, or nil.
+func exceeds(q *schedulingv1beta1.Queue, used, reserved, req v1.ResourceList) *Refusal {
 	for name, limit := range q.Spec.Capability {
 		r, asked := req[name]
 		if !asked || r.IsZero() {
 			continue
 		}
-		total := used[name].DeepCopy()
+		u, held := used[name], reserved[name]
+		total := u.DeepCopy()
+		total.Add(held)
 		total.Add(r)
-		if total.Cmp(limit) > 0 {
-			u := used[name]
+		if total.Cmp(limit) <= 0 {
+			continue
+		}
+		if held.IsZero() {
 			return refuse("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
 				q.Name, name, u.String(), r.String(), limit.String())
 		}
+		return refuse("queue %q would exceed its capability of %s: %s allocated + %s reserved by admitted work + %s requested > %s",
+			q.Name, name, u.String(), held.String(), r.String(), limit.String())
 	}
 	return nil
 }
@@ -188,11 +194,11 @@ func (a *Accounting) totalAllocated() v1.ResourceList {
 
 // claimableOf is what the queues below their share can still claim: per queue, what it deserves up
 // to its demand, less what it holds.
-func claimableOf(deserved map[string]v1.ResourceList, usage func(string) QueueUsage, leaves []string) v1.ResourceList {
+func (a *Accounting) claimableOf(deserved map[string]v1.ResourceList, leaves []string) v1.ResourceList {
 	total := v1.ResourceList{}
 	for _, name := range leaves {
-		u := usage(name)
-		demand := quota.Add(u.Allocated, u.Pending)
+		u := a.Usage(name)
+		demand := a.demand(name, u)
 		for r, d := range deserved[name] {
 			want := d.DeepCopy()
 			if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {

@@ -15,8 +15,8 @@ const (
 	byQueue  = "queue"
 )
 
-// addIndexers indexes queues by parent, and PodGroups and QueueUnits by queue, so that a queue finds
-// its children and its work without a scan.
+// addIndexers indexes queues by parent, PodGroups and QueueUnits by queue, and QueueUnits by
+// consumer, so that a queue finds its children and its work, and a pod its unit, without a scan.
 func (a *Accounting) addIndexers() error {
 	v1beta1 := a.Informers.Scheduling().V1beta1()
 	if err := v1beta1.Queues().Informer().AddIndexers(cache.Indexers{byParent: parentIndex}); err != nil {
@@ -25,7 +25,7 @@ func (a *Accounting) addIndexers() error {
 	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.podGroupQueueIndex}); err != nil {
 		return fmt.Errorf("index PodGroups: %w", err)
 	}
-	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex}); err != nil {
+	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
 		return fmt.Errorf("index QueueUnits: %w", err)
 	}
 	return nil

@@ -9,8 +9,8 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// QueueOf names the queue of a pod: its PodGroup's queue; else the pod's queue label; else its
-// namespace's queue annotation; else "default". A pod of a PodGroup that does not exist yet has no
+// QueueOf names the queue of a pod: its PodGroup's queue; else the pod's queue label; else the queue
+// of the QueueUnit its owner is queued by; else its namespace's queue annotation; else "default". A pod of a PodGroup that does not exist yet has no
 // queue: the error says so.
 func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
@@ -25,6 +25,9 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 	}
 	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
 		return q, nil
+	}
+	if u := a.UnitOf(pod); u != nil {
+		return a.QueueOfQueueUnit(u), nil
 	}
 	return a.namespaceQueue(pod.Namespace), nil
 }

@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,7 +106,7 @@ func (a *Accounting) recomputeShares() {
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
-	claimable := claimableOf(deserved, a.Usage, leafNames)
+	claimable := a.claimableOf(deserved, leafNames)
 	spare := a.spareOf(deserved, leafNames)
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.claimable, a.shares.spare = capacity, claimable, spare
@@ -161,14 +162,15 @@ func leaves(q *fairshare.Queue, out []string) []string {
 }
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
-// pods hold and ask for; a Suspended queue asks for nothing more than it holds.
+// pods hold and ask for, and what its Enqueued QueueUnits ask for; a Suspended queue asks for nothing
+// more than it holds.
 func (a *Accounting) shareTree() *fairshare.Queue {
 	visited := map[string]bool{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
 		visited[q.Name] = true
 		u := a.Usage(q.Name)
-		demand := quota.Add(u.Allocated, u.Pending)
+		demand := a.demand(q.Name, u)
 		if q.SchedulingState() == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
 		}
@@ -187,4 +189,35 @@ func (a *Accounting) shareTree() *fairshare.Queue {
 		root.Name = schedulingv1beta1.RootQueue
 	}
 	return build(root)
+}
+
+// demand is what a queue holds and asks for: its live pods' requests and its Enqueued QueueUnits'
+// resource.
+func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
+	demand := quota.Add(u.Allocated, u.Pending)
+	for _, unit := range a.QueueUnitsOf(queue) {
+		if !unit.Dequeued() {
+			demand = quota.Add(demand, unit.Spec.Resource)
+		}
+	}
+	return demand
+}
+
+// DominantShare is how much of its deserved share a queue holds, in the resource where it holds the
+// most: 0 for a queue that holds nothing, above 1 for one that borrows, +Inf for one that holds what
+// it does not deserve at all. Queues with the lowest dominant share are served first.
+func (a *Accounting) DominantShare(queue string) float64 {
+	allocated, deserved := a.Usage(queue).Allocated, a.Deserved(queue)
+	share := 0.0
+	for name, al := range allocated {
+		if al.IsZero() {
+			continue
+		}
+		d := deserved[name]
+		if d.IsZero() {
+			return math.Inf(1)
+		}
+		share = max(share, al.AsApproximateFloat64()/d.AsApproximateFloat64())
+	}
+	return share
 }

@@ -37,6 +37,8 @@ type podUsage struct {
 	priority int32
 	// terminating: the pod is being deleted.
 	terminating bool
+	// unit is the key of the QueueUnit the pod runs under, or "".
+	unit string
 }
 
 // usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
@@ -48,6 +50,7 @@ type usage struct {
 	pods      map[types.UID]podUsage
 	queues    map[string]*QueueUsage
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
+	units     map[string]v1.ResourceList       // what each QueueUnit's bound pods hold, by unit key
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	listeners []func(queue string)
 }
@@ -57,6 +60,7 @@ func newUsage(a *Accounting) *usage {
 		acct:      a,
 		allocated: v1.ResourceList{},
 		pods:      map[types.UID]podUsage{},
+		units:     map[string]v1.ResourceList{},
 		queues:    map[string]*QueueUsage{},
 		waiting:   map[string]map[types.UID]*v1.Pod{},
 	}
@@ -112,6 +116,13 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
+// UnitAllocated returns what the bound live pods of the QueueUnit key ("namespace/name") hold.
+func (a *Accounting) UnitAllocated(key string) v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	return a.usage.units[key].DeepCopy()
+}
+
 // HasBoundBelow says whether the queue has a bound pod of lower priority than priority: one that an
 // ordinary preemption within the queue could take.
 func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
@@ -150,6 +161,9 @@ func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
+	}
+	if unit := u.acct.UnitOf(pod); unit != nil {
+		entry.unit = UnitKey(unit)
 	}
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
@@ -227,6 +241,9 @@ func (u *usage) add(p podUsage) {
 		q.boundPriorities[p.priority]++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
 		u.allocated = quota.Add(u.allocated, p.requests)
+		if p.unit != "" {
+			u.units[p.unit] = quota.Add(u.units[p.unit], p.requests)
+		}
 		if p.terminating {
 			q.Terminating = quota.Add(q.Terminating, p.requests)
 		}
@@ -248,6 +265,13 @@ func (u *usage) subtract(p podUsage) {
 		}
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
 		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
+		if p.unit != "" {
+			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(u.units[p.unit], p.requests)); len(left) > 0 {
+				u.units[p.unit] = left
+			} else {
+				delete(u.units, p.unit)
+			}
+		}
 		if p.terminating {
 			q.Terminating = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Terminating, p.requests))
 		}

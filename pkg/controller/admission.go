@@ -52,10 +52,18 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) (bool, string
 	return true, ""
 }
 
-// reservedIn sums the minResources of the queue's groups admitted but not running yet, but self.
-// Call with the admission lock held.
+// forget drops what the admission remembers of key.
+func (a *admission) forget(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.admitted, key)
+}
+
+// reservedIn sums what the queue's admitted work holds on to, but self: the minResources of its
+// groups admitted but not running yet, and what its dequeued units reserve. Call with the admission
+// lock held.
 func (c *Controller) reservedIn(queue, self string) v1.ResourceList {
-	total := v1.ResourceList{}
+	total := c.unitsReservedIn(queue, self)
 	for _, pg := range c.acct.PodGroupsOf(queue) {
 		key := pg.Namespace + "/" + pg.Name
 		if key == self {

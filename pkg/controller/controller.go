@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -45,6 +46,11 @@ type Controller struct {
 	admission *admission
 	// usageWrites spaces the status writes that usage changes cause.
 	usageWrites *throttle
+	// consumers watches the jobs QueueUnits queue.
+	consumers *consumers
+	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
+	// them out.
+	unitsWaiting atomic.Bool
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory
@@ -66,20 +72,24 @@ type workqueues struct {
 	queues    workqueue.TypedRateLimitingInterface[string]
 	podGroups workqueue.TypedRateLimitingInterface[string]
 	commands  workqueue.TypedRateLimitingInterface[string]
+	units     workqueue.TypedRateLimitingInterface[string]
 }
 
 func newWorkqueues() *workqueues {
-	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands")}
+	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands"),
+		units: newWorkqueue("queueunits")}
 }
 
 func (w *workqueues) shutDown() {
 	w.queues.ShutDown()
 	w.podGroups.ShutDown()
 	w.commands.ShutDown()
+	w.units.ShutDown()
 }
 
-// New builds the controller on the process's accounting. Call Run to start it.
-func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, error) {
+// New builds the controller on the process's accounting; dyn reaches the jobs QueueUnits queue, of
+// any kind. Call Run to start it.
+func New(kube kubernetes.Interface, dyn dynamic.Interface, acct *accounting.Accounting) (*Controller, error) {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0,
@@ -94,6 +104,7 @@ func New(kube kubernetes.Interface, acct *accounting.Accounting) (*Controller, e
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
+	c.consumers = newConsumers(dyn, kube.Discovery(), c.onConsumer)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
 		return nil, err
 	}
@@ -115,7 +126,10 @@ func newWorkqueue(name string) workqueue.TypedRateLimitingInterface[string] {
 // that a later term starts clean.
 func (c *Controller) lead(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	c.startOnce.Do(func() { c.memberInformers.Start(ctx.Done()) })
+	c.startOnce.Do(func() {
+		c.memberInformers.Start(ctx.Done())
+		c.consumers.start(ctx.Done())
+	})
 	if !cache.WaitForCacheSync(ctx.Done(), c.memberInformers.Core().V1().Pods().Informer().HasSynced) {
 		return
 	}
@@ -135,6 +149,7 @@ func (c *Controller) lead(ctx context.Context) {
 		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
 		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
 	}
+	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
 	<-ctx.Done()
 	c.mu.Lock()
 	c.wq = nil
@@ -157,6 +172,7 @@ func (c *Controller) enqueueAll() {
 	for _, cmd := range cmds {
 		c.enqueueCommand(cmd.Namespace + "/" + cmd.Name)
 	}
+	c.enqueueDequeue()
 }
 
 func (c *Controller) enqueue(pick func(*workqueues) workqueue.TypedRateLimitingInterface[string], key string) {

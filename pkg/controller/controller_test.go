@@ -6,7 +6,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
@@ -29,7 +31,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	c, err := New(kube, acct)
+	c, err := New(kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), acct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,7 @@ func (c *Controller) onPodGroup(obj any) {
 func (c *Controller) onQueueUnit(obj any) {
 	if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
 		c.enqueueQueue(c.acct.QueueOfQueueUnit(u))
+		c.enqueueDequeue()
 	}
 }
 

@@ -24,6 +24,9 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		return c.cleanUpAfter(ctx, name)
 	}
 	c.enqueuePendingPodGroups(name)
+	if c.unitsWaiting.Load() {
+		c.enqueueDequeue()
+	}
 	if err := c.writeStatus(ctx, q); err != nil {
 		return err
 	}
@@ -45,12 +48,14 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 type workCounts struct {
 	pending, inqueue, running, completed, unknown int32
 	enqueued, dequeued                            int32
-	pods                                          int
+	// unfinishedUnits counts the Dequeued units whose consumer has not finished.
+	unfinishedUnits int32
+	pods            int
 }
 
 // live says whether anything in the queue has not finished.
 func (w workCounts) live() bool {
-	return w.pods > 0 || w.pending+w.inqueue+w.running+w.unknown > 0 || w.enqueued > 0
+	return w.pods > 0 || w.pending+w.inqueue+w.running+w.unknown > 0 || w.enqueued+w.unfinishedUnits > 0
 }
 
 func (c *Controller) countWork(queue string, livePods int) workCounts {
@@ -70,8 +75,11 @@ func (c *Controller) countWork(queue string, livePods int) workCounts {
 		}
 	}
 	for _, u := range c.acct.QueueUnitsOf(queue) {
-		if u.Status.Phase == schedulingv1beta1.QueueUnitDequeued {
+		if u.Dequeued() {
 			w.dequeued++
+			if s := c.consumers.state(u.Namespace, u.Spec.ConsumerRef); s != consumerFinished && s != consumerMissing {
+				w.unfinishedUnits++
+			}
 		} else {
 			w.enqueued++
 		}
@@ -130,8 +138,8 @@ func deriveState(q *schedulingv1beta1.Queue, parentExists bool, w workCounts) (s
 	case schedulingv1beta1.QueueStateClosed:
 		if w.live() {
 			return schedulingv1beta1.QueueStateClosing, "Closing", fmt.Sprintf(
-				"closing: no new work is accepted; waiting for %d live pods, %d unfinished PodGroups and %d enqueued QueueUnits",
-				w.pods, w.pending+w.inqueue+w.running+w.unknown, w.enqueued)
+				"closing: no new work is accepted; waiting for %d live pods, %d unfinished PodGroups and %d unfinished QueueUnits",
+				w.pods, w.pending+w.inqueue+w.running+w.unknown, w.enqueued+w.unfinishedUnits)
 		}
 		return schedulingv1beta1.QueueStateClosed, "Closed", "closed: no live work remains; the queue may be deleted"
 	default:

@@ -4,10 +4,12 @@ package embedded
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
@@ -47,7 +49,11 @@ func Start(ctx context.Context, h fwk.Handle, acct *accounting.Accounting, args 
 			return err
 		}
 	}
-	c, err := controller.New(h.ClientSet(), acct)
+	dyn, err := dynamic.NewForConfig(h.KubeConfig())
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	c, err := controller.New(h.ClientSet(), dyn, acct)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/plugins/gang"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
+	"github.com/queue-scheduler/queue-scheduler/plugins/queueunit"
 	"github.com/queue-scheduler/queue-scheduler/plugins/reclaim"
 )
 
@@ -21,6 +22,7 @@ const Name = schedulingv1beta1.SchedulerName
 func PluginOptions() []app.Option {
 	return []app.Option{
 		app.WithPlugin(queuestate.Name, queuestate.New),
+		app.WithPlugin(queueunit.Name, queueunit.New),
 		app.WithPlugin(proportion.Name, proportion.New),
 		app.WithPlugin(reclaim.Name, reclaim.New),
 		app.WithPlugin(gang.Name, gang.New),

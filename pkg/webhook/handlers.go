@@ -143,7 +143,8 @@ func (s *Server) validateCommand(req *admissionv1.AdmissionRequest) (field.Error
 }
 
 // validatePod admits a new pod of queue-scheduler only into a queue that takes it. A pod that names a
-// PodGroup not created yet is admitted: the scheduler holds it until the PodGroup exists.
+// PodGroup not created yet is admitted: the scheduler holds it until the PodGroup exists. A pod of a
+// job queued by a QueueUnit is admitted while its queue closes, as a PodGroup's members are.
 func (s *Server) validatePod(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	pod, err := decode[v1.Pod](req.Object.Raw)
 	if err != nil || pod == nil || req.Operation != admissionv1.Create {
@@ -162,9 +163,13 @@ func (s *Server) validatePod(req *admissionv1.AdmissionRequest) (field.ErrorList
 	if err != nil {
 		return nil, err
 	}
-	path := labels.Key(schedulingv1beta1.QueueLabel)
+	path, joining := labels.Key(schedulingv1beta1.QueueLabel), false
 	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
 		path = field.NewPath("metadata", "namespace")
+		if s.acct.UnitOf(pod) != nil {
+			// A pod of a queued job joins work its queue accepted already.
+			path, joining = field.NewPath("metadata", "ownerReferences"), true
+		}
 	}
-	return validation.AcceptsWork(path, queue, false, s.view()), nil
+	return validation.AcceptsWork(path, queue, joining, s.view()), nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -22,7 +23,7 @@ func startController(t *testing.T, ctx context.Context, identity string) *contro
 		t.Fatal(err)
 	}
 	kube.Start(ctx.Done())
-	c, err := controller.New(cluster.Kube, acct)
+	c, err := controller.New(cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), acct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 package util
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,4 +116,46 @@ func ResourceList(q map[v1.ResourceName]string) v1.ResourceList {
 func (w *PodGroupWrapper) ScheduleTimeout(seconds int32) *PodGroupWrapper {
 	w.Spec.ScheduleTimeoutSeconds = &seconds
 	return w
+}
+
+// QueueUnitWrapper builds a QueueUnit.
+type QueueUnitWrapper struct{ schedulingv1beta1.QueueUnit }
+
+// MakeQueueUnit starts a QueueUnit in queue for the batch/v1 Job named job.
+func MakeQueueUnit(namespace, name, queue, job string) *QueueUnitWrapper {
+	return &QueueUnitWrapper{schedulingv1beta1.QueueUnit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: schedulingv1beta1.QueueUnitSpec{
+			Queue:       queue,
+			ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: job},
+		},
+	}}
+}
+
+// Obj returns the QueueUnit.
+func (w *QueueUnitWrapper) Obj() *schedulingv1beta1.QueueUnit { return &w.QueueUnit }
+
+// Priority sets spec.priority.
+func (w *QueueUnitWrapper) Priority(p int32) *QueueUnitWrapper { w.Spec.Priority = &p; return w }
+
+// Resource sets spec.resource.
+func (w *QueueUnitWrapper) Resource(q map[v1.ResourceName]string) *QueueUnitWrapper {
+	w.Spec.Resource = ResourceList(q)
+	return w
+}
+
+// MakeJob returns a batch/v1 Job of parallel one-CPU pods for queue-scheduler, created suspended
+// when suspend is set.
+func MakeJob(namespace, name string, pods int32, suspend bool) *batchv1.Job {
+	pod := MakePod(namespace, "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: batchv1.JobSpec{
+			Parallelism: &pods,
+			Completions: &pods,
+			Suspend:     &suspend,
+			Template:    v1.PodTemplateSpec{Spec: pod.Spec},
+		},
+	}
 }

@@ -40,3 +40,6 @@ func PodGroupKey(pod *corev1.Pod) string {
 
 // MinMemberOrOne is the gang size of a PodGroup: spec.minMember, at least 1.
 func (pg *PodGroup) MinMemberOrOne() int32 { return max(pg.Spec.MinMember, 1) }
+
+// Dequeued says whether the QueueUnit has been admitted by its queue.
+func (u *QueueUnit) Dequeued() bool { return u.Status.Phase == QueueUnitDequeued }

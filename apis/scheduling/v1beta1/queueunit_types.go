@@ -69,7 +69,7 @@ type QueueUnitStatus struct {
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.consumerRef.kind`
 // +kubebuilder:printcolumn:name="Consumer",type=string,JSONPath=`.spec.consumerRef.name`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase != 'Dequeued' || self.spec == oldSelf.spec",message="spec is immutable once the QueueUnit is Dequeued",fieldPath=".spec"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase != 'Dequeued' || self.spec == oldSelf.spec",message="spec is immutable: the QueueUnit was already Dequeued (an update that arrives after the dequeue is refused)",fieldPath=".spec"
 type QueueUnit struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1,0 +1,214 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+)
+
+// remapAfter is how long a kind that the API server did not serve is left alone before discovery
+// is asked again (its CRD may have been installed since).
+const remapAfter = 30 * time.Second
+
+// consumerState is what the controller knows of a QueueUnit's consumer.
+type consumerState int
+
+const (
+	// consumerUnknown: its kind is not watched (yet), or not served.
+	consumerUnknown consumerState = iota
+	// consumerMissing: its kind is watched and synced, and the consumer is not there, or is being
+	// deleted.
+	consumerMissing
+	// consumerRunning: it exists and has not finished.
+	consumerRunning
+	// consumerFinished: it exists and a condition says it finished (Complete, Succeeded, Failed…).
+	consumerFinished
+)
+
+// finishedConditions are the condition types with which job kinds say they are done: batch/v1 Job
+// (Complete, Failed), Kubeflow jobs (Succeeded, Failed), JobSet (Completed, Failed).
+var finishedConditions = map[string]bool{"Complete": true, "Completed": true, "Succeeded": true, "Failed": true}
+
+// consumers watches the objects QueueUnits queue — Jobs, TFJobs, PyTorchJobs… — with one dynamic
+// informer per kind, started the first time a unit names the kind.
+type consumers struct {
+	client   dynamic.Interface
+	mapper   meta.ResettableRESTMapper
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	onChange func(obj any)
+
+	mu       sync.Mutex
+	stop     <-chan struct{}
+	watched  map[schema.GroupKind]cache.SharedIndexInformer
+	unmapped map[schema.GroupKind]time.Time // kinds discovery did not know, and when it was asked
+}
+
+func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, onChange func(obj any)) *consumers {
+	return &consumers{
+		client:   client,
+		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		factory:  dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
+		onChange: onChange,
+		watched:  map[schema.GroupKind]cache.SharedIndexInformer{},
+		unmapped: map[schema.GroupKind]time.Time{},
+	}
+}
+
+// start lets informers run until stop closes; informers asked for before start begin now.
+func (c *consumers) start(stop <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stop = stop
+	c.factory.Start(stop)
+}
+
+// mapping finds the resource of a consumerRef's kind.
+func (c *consumers) mapping(ref corev1.ObjectReference) (*meta.RESTMapping, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("consumerRef.apiVersion %q: %w", ref.APIVersion, err)
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	m, err := c.mapper.RESTMapping(gk, gv.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gk, gv.Version)
+	}
+	return m, err
+}
+
+// informerFor returns the synced informer of ref's kind, starting it when the kind is new; nil while
+// the kind is not served or the informer not synced yet.
+func (c *consumers) informerFor(ref corev1.ObjectReference) cache.SharedIndexInformer {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if inf, ok := c.watched[gk]; ok {
+		return synced(inf)
+	}
+	if asked, ok := c.unmapped[gk]; (ok && time.Since(asked) < remapAfter) || c.stop == nil {
+		return nil
+	}
+	m, err := c.mapping(ref)
+	if err != nil {
+		c.unmapped[gk] = time.Now()
+		return nil
+	}
+	delete(c.unmapped, gk)
+	inf := c.factory.ForResource(m.Resource).Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.onChange,
+		UpdateFunc: func(_, obj any) { c.onChange(obj) },
+		DeleteFunc: func(obj any) { c.onChange(unwrap(obj)) },
+	}); err != nil {
+		return nil
+	}
+	c.watched[gk] = inf
+	c.factory.Start(c.stop)
+	return synced(inf)
+}
+
+func synced(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if !inf.HasSynced() {
+		return nil
+	}
+	return inf
+}
+
+// state says what is known of the consumer a unit in namespace refers to.
+func (c *consumers) state(namespace string, ref corev1.ObjectReference) consumerState {
+	inf := c.informerFor(ref)
+	if inf == nil {
+		return consumerUnknown
+	}
+	obj, exists, err := inf.GetStore().GetByKey(namespace + "/" + ref.Name)
+	if err != nil {
+		return consumerUnknown
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !exists || !ok || (ref.UID != "" && u.GetUID() != ref.UID) || u.GetDeletionTimestamp() != nil {
+		return consumerMissing
+	}
+	if finished(u) {
+		return consumerFinished
+	}
+	return consumerRunning
+}
+
+// finished says whether an object's status carries a condition saying it is done.
+func finished(u *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		cond, ok := c.(map[string]any)
+		if ok && finishedConditions[fmt.Sprint(cond["type"])] && fmt.Sprint(cond["status"]) == string(corev1.ConditionTrue) {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoConsumer says the consumer of a unit does not exist.
+type errNoConsumer struct{ namespace, kind, name string }
+
+func (e errNoConsumer) Error() string {
+	return fmt.Sprintf("its consumer %s %s/%s does not exist", e.kind, e.namespace, e.name)
+}
+
+// unsuspend turns the consumer's suspend switch off when it is on, so that the job creates its pods;
+// a consumer without one is left alone. It reads the consumer from the API
+// server, not the cache, and writes with the version read, so a concurrent change is never lost.
+func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
+	m, err := c.mapping(ref)
+	if err != nil {
+		return false, fmt.Errorf("consumer kind %s of %s: %w", ref.Kind, ref.APIVersion, err)
+	}
+	api := c.client.Resource(m.Resource).Namespace(namespace)
+	obj, err := api.Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, errNoConsumer{namespace, ref.Kind, ref.Name}
+		}
+		return false, err
+	}
+	if ref.UID != "" && obj.GetUID() != ref.UID {
+		return false, errNoConsumer{namespace, ref.Kind, ref.Name}
+	}
+	field := suspendField(obj)
+	if field == nil {
+		return false, nil
+	}
+	if err := unstructured.SetNestedField(obj.Object, false, field...); err != nil {
+		return false, err
+	}
+	_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
+	return err == nil, err
+}
+
+// suspendFields are where job kinds keep their suspend switch: spec.suspend (batch/v1 Job, JobSet,
+// RayJob) and spec.runPolicy.suspend (Kubeflow training jobs, MPIJob).
+var suspendFields = [][]string{{"spec", "suspend"}, {"spec", "runPolicy", "suspend"}}
+
+// suspendField returns the path of obj's suspend switch when it is on, else nil.
+func suspendField(obj *unstructured.Unstructured) []string {
+	for _, field := range suspendFields {
+		if on, found, _ := unstructured.NestedBool(obj.Object, field...); found && on {
+			return field
+		}
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+)
+
+// Reasons of the events a dequeue attempt records on its QueueUnit.
+const (
+	ReasonScheduleSucceeded = "ScheduleSucceeded"
+	ReasonScheduleFailed    = "ScheduleFailed"
+)
+
+// dequeueKey is the one key of the units workqueue: a pass looks at every Enqueued unit, so that
+// queues are served by share and their units by priority across the whole cluster.
+const dequeueKey = "dequeue"
+
+// orphanGrace is how long a unit may name a consumer that does not exist (it may be created just
+// after the unit) before the unit is deleted. A unit whose consumerRef carries a UID is deleted as
+// soon as that consumer is gone.
+const orphanGrace = time.Minute
+
+// retryAfterShares is when a pass refused only for stale shares runs again.
+const retryAfterShares = 200 * time.Millisecond
+
+func (c *Controller) enqueueDequeue() {
+	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.units }, dequeueKey)
+}
+
+func (c *Controller) enqueueDequeueAfter(d time.Duration) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.wq != nil {
+		c.wq.units.AddAfter(dequeueKey, d)
+	}
+}
+
+// syncUnits is one dequeue pass: it deletes units whose consumer is gone, then visits the queues
+// with Enqueued units, least served first, and in each the units by priority, then age.
+func (c *Controller) syncUnits(ctx context.Context, _ string) error {
+	all, err := c.acct.QueueUnits().List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	waiting := map[string][]*schedulingv1beta1.QueueUnit{}
+	var errs []error
+	for _, u := range all {
+		gone, err := c.removeOrphan(ctx, u)
+		if gone || err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !u.Dequeued() {
+			queue := c.acct.QueueOfQueueUnit(u)
+			waiting[queue] = append(waiting[queue], u)
+		}
+	}
+	c.unitsWaiting.Store(len(waiting) > 0)
+	for _, queue := range c.byShare(waiting) {
+		errs = append(errs, c.dequeueFrom(ctx, queue, waiting[queue]))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// byShare orders queue names by how much of their deserved share they hold, then by name.
+func (c *Controller) byShare(waiting map[string][]*schedulingv1beta1.QueueUnit) []string {
+	names := make([]string, 0, len(waiting))
+	share := map[string]float64{}
+	for name := range waiting {
+		names = append(names, name)
+		share[name] = c.acct.DominantShare(name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if share[names[i]] != share[names[j]] {
+			return share[names[i]] < share[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// dequeueFrom tries the queue's Enqueued units in order. A unit that does not fit does not stop the
+// smaller ones behind it.
+func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*schedulingv1beta1.QueueUnit) error {
+	if held := c.queueHolds(queue); held != "" {
+		var errs []error
+		for _, u := range units {
+			errs = append(errs, c.stillEnqueued(ctx, u, held))
+		}
+		return utilerrors.NewAggregate(errs)
+	}
+	priority := map[*schedulingv1beta1.QueueUnit]int32{}
+	for _, u := range units {
+		priority[u] = c.acct.UnitPriority(u)
+	}
+	sort.SliceStable(units, func(i, j int) bool {
+		a, b := units[i], units[j]
+		switch {
+		case priority[a] != priority[b]:
+			return priority[a] > priority[b]
+		case !a.CreationTimestamp.Equal(&b.CreationTimestamp):
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return accounting.UnitKey(a) < accounting.UnitKey(b)
+	})
+	var errs []error
+	for _, u := range units {
+		errs = append(errs, c.dequeue(ctx, queue, u))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// queueHolds says why the queue admits no unit now, or "".
+func (c *Controller) queueHolds(queue string) string {
+	q, ok := c.acct.Queue(queue)
+	if !ok {
+		return fmt.Sprintf("queue %q does not exist", queue)
+	}
+	switch s := q.SchedulingState(); s {
+	case schedulingv1beta1.QueueStateSuspended:
+		return fmt.Sprintf("queue %q is Suspended: units stay Enqueued until it is resumed", queue)
+	case schedulingv1beta1.QueueStateUnknown:
+		return fmt.Sprintf("queue %q is Unknown: units stay Enqueued until its state is known", queue)
+	}
+	return ""
+}
+
+// dequeue admits one unit when its resource fits: it un-suspends the consumer, then records the unit
+// Dequeued. A unit that does not fit stays Enqueued with the reason.
+func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1beta1.QueueUnit) error {
+	key := unitAdmissionKey(u)
+	c.admission.mu.Lock()
+	refusal := c.acct.AdmitUnit(queue, u.Spec.Resource, c.reservedIn(queue, key))
+	if refusal == nil {
+		c.admission.admitted[key] = u.Spec.Resource
+	}
+	c.admission.mu.Unlock()
+	switch {
+	case refusal != nil && refusal.WaitsForShares:
+		c.enqueueDequeueAfter(retryAfterShares)
+		return nil
+	case refusal != nil:
+		return c.stillEnqueued(ctx, u, "resource does not fit: "+refusal.Message)
+	}
+	if _, err := c.consumers.unsuspend(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil {
+		c.admission.forget(key)
+		if errors.As(err, new(errNoConsumer)) {
+			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
+		}
+		return errors.Join(err, c.stillEnqueued(ctx, u, "cannot start the consumer: "+err.Error()))
+	}
+	message := fmt.Sprintf("dequeued from queue %q: its resource fits the queue's capability and fair share", queue)
+	if err := c.writeUnitStatus(ctx, u, schedulingv1beta1.QueueUnitDequeued, message); err != nil {
+		return err
+	}
+	c.recorder.Event(u, v1.EventTypeNormal, ReasonScheduleSucceeded, message)
+	klog.FromContext(ctx).V(2).Info("QueueUnit dequeued", "queueUnit", klog.KObj(u), "queue", queue)
+	return nil
+}
+
+// stillEnqueued records why a unit waits; the event is emitted only when the reason changes.
+func (c *Controller) stillEnqueued(ctx context.Context, u *schedulingv1beta1.QueueUnit, message string) error {
+	if u.Status.Phase == schedulingv1beta1.QueueUnitEnqueued && u.Status.Message == message {
+		return nil
+	}
+	if err := c.writeUnitStatus(ctx, u, schedulingv1beta1.QueueUnitEnqueued, message); err != nil {
+		return err
+	}
+	c.recorder.Event(u, v1.EventTypeWarning, ReasonScheduleFailed, message)
+	return nil
+}
+
+func (c *Controller) writeUnitStatus(ctx context.Context, u *schedulingv1beta1.QueueUnit, phase schedulingv1beta1.QueueUnitPhase, message string) error {
+	u = u.DeepCopy()
+	u.Status = schedulingv1beta1.QueueUnitStatus{Phase: phase, Message: message}
+	_, err := c.acct.Client.SchedulingV1beta1().QueueUnits(u.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{})
+	return ignoreGoneOrStale(err)
+}
+
+// removeOrphan deletes a unit whose consumer is gone and says whether it did.
+func (c *Controller) removeOrphan(ctx context.Context, u *schedulingv1beta1.QueueUnit) (bool, error) {
+	if c.consumers.state(u.Namespace, u.Spec.ConsumerRef) != consumerMissing {
+		return false, nil
+	}
+	if age := time.Since(u.CreationTimestamp.Time); u.Spec.ConsumerRef.UID == "" && age < orphanGrace {
+		c.enqueueDequeueAfter(orphanGrace - age)
+		return false, nil
+	}
+	err := c.acct.Client.SchedulingV1beta1().QueueUnits(u.Namespace).Delete(ctx, u.Name, preconditionUID(u.UID))
+	if err = ignoreNotFound(err); err != nil {
+		return false, err
+	}
+	c.admission.forget(unitAdmissionKey(u))
+	klog.FromContext(ctx).V(2).Info("QueueUnit deleted: its consumer is gone", "queueUnit", klog.KObj(u))
+	return true, nil
+}
+
+// unitAdmissionKey keeps units apart from PodGroups in the admission's memory.
+func unitAdmissionKey(u *schedulingv1beta1.QueueUnit) string {
+	return "QueueUnit/" + accounting.UnitKey(u)
+}
+
+// unitReservation is what a Dequeued unit holds on to beyond its pods: its resource less what its
+// bound pods hold, until its consumer finishes or is gone.
+func (c *Controller) unitReservation(u *schedulingv1beta1.QueueUnit) v1.ResourceList {
+	switch c.consumers.state(u.Namespace, u.Spec.ConsumerRef) {
+	case consumerMissing, consumerFinished:
+		return nil
+	}
+	return quota.SubtractWithNonNegativeResult(u.Spec.Resource, c.acct.UnitAllocated(accounting.UnitKey(u)))
+}
+
+// unitsReservedIn sums what the queue's units admitted and not finished reserve, but self. Call
+// with the admission lock held.
+func (c *Controller) unitsReservedIn(queue, self string) v1.ResourceList {
+	total := v1.ResourceList{}
+	for _, u := range c.acct.QueueUnitsOf(queue) {
+		key := unitAdmissionKey(u)
+		if key == self {
+			continue
+		}
+		_, pendingHere := c.admission.admitted[key]
+		switch {
+		case u.Dequeued():
+			delete(c.admission.admitted, key)
+			total = quota.Add(total, c.unitReservation(u))
+		case pendingHere:
+			total = quota.Add(total, u.Spec.Resource)
+		}
+	}
+	return total
+}
+
+// onConsumer runs a pass when a consumer that has units changes: it may have finished, freeing its
+// reservation, or be gone, leaving its units to clean up.
+func (c *Controller) onConsumer(obj any) {
+	m, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	if len(c.acct.UnitsOfConsumer(m.GetNamespace(), m.GetAPIVersion(), m.GetKind(), m.GetName(), "")) > 0 {
+		c.enqueueDequeue()
+	}
+}

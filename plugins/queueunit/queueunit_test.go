@@ -1,0 +1,121 @@
+package queueunit
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2/ktesting"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// newTestPlugin builds the plugin on an accounting fed by fake clients holding the queue objects.
+func newTestPlugin(t *testing.T, objs ...runtime.Object) *QueueUnit {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := kubefake.NewClientset()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	pods := factory.Core().V1().Pods().Lister()
+	return &QueueUnit{acct: acct, held: podindex.New(), reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}
+}
+
+func jobPod(name, job string) *v1.Pod {
+	p := util.MakePod("ns", name).Obj()
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, UID: "uid-" + types.UID(job)}}
+	return p
+}
+
+func unitFor(job string, phase schedulingv1beta1.QueueUnitPhase, message string) *schedulingv1beta1.QueueUnit {
+	u := util.MakeQueueUnit("ns", job, "q", job).Obj()
+	u.Status = schedulingv1beta1.QueueUnitStatus{Phase: phase, Message: message}
+	return u
+}
+
+func TestPreEnqueue(t *testing.T) {
+	p := newTestPlugin(t,
+		unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "resource does not fit: no room"),
+		unitFor("new", "", ""),
+		unitFor("admitted", schedulingv1beta1.QueueUnitDequeued, "dequeued"),
+	)
+	for _, tt := range []struct {
+		name, job, want string
+	}{
+		{"a pod of an Enqueued unit waits, with the unit's reason", "waiting", "QueueUnit ns/waiting is Enqueued: the job's pods wait until it is dequeued (resource does not fit: no room)"},
+		{"a unit the controller has not looked at yet holds too", "new", "QueueUnit ns/new is Enqueued: the job's pods wait until it is dequeued"},
+		{"a pod of a Dequeued unit goes on", "admitted", ""},
+		{"a pod without a unit goes on", "unqueued", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := jobPod("p-"+tt.job, tt.job)
+			_, ctx := ktesting.NewTestContext(t)
+			status := p.PreEnqueue(ctx, pod)
+			if tt.want == "" {
+				if !status.IsSuccess() {
+					t.Fatalf("PreEnqueue = %v, want success", status)
+				}
+				if len(p.held.Names("ns/"+tt.job)) != 0 {
+					t.Error("a pod let in is still indexed as held")
+				}
+				return
+			}
+			if status.Code() != fwk.UnschedulableAndUnresolvable || status.Message() != tt.want {
+				t.Fatalf("PreEnqueue = %v %q, want UnschedulableAndUnresolvable %q", status.Code(), status.Message(), tt.want)
+			}
+			if got := p.held.Names(accounting.UnitKey(unitFor(tt.job, "", ""))); len(got) != 1 || got[0].Name != pod.Name {
+				t.Errorf("held for the unit: %v, want [%s]", got, pod.Name)
+			}
+		})
+	}
+}
+
+func TestQueueingHint(t *testing.T) {
+	p := newTestPlugin(t, unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "no room"))
+	held := jobPod("held", "waiting")
+	other := jobPod("other", "elsewhere")
+	if status := p.PreEnqueue(context.Background(), held); status.IsSuccess() {
+		t.Fatal("the pod of an Enqueued unit was let in")
+	}
+	enqueued := unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "still no room")
+	dequeued := unitFor("waiting", schedulingv1beta1.QueueUnitDequeued, "dequeued")
+	logger, _ := ktesting.NewTestContext(t)
+	for _, tt := range []struct {
+		name           string
+		pod            *v1.Pod
+		oldObj, newObj any
+		want           fwk.QueueingHint
+	}{
+		{"unit dequeued: its pod goes", held, enqueued, dequeued, fwk.Queue},
+		{"unit still Enqueued: skip", held, enqueued, enqueued, fwk.QueueSkip},
+		{"unit deleted: its pod goes", held, enqueued, nil, fwk.Queue},
+		{"another unit dequeued: skip", other, enqueued, dequeued, fwk.QueueSkip},
+	} {
+		got, err := p.isSchedulableAfterUnitChange(logger, tt.pod, tt.oldObj, tt.newObj)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: hint = %v (err %v), want %v", tt.name, got, err, tt.want)
+		}
+	}
+	pre, err := p.podsHeldByUnit(logger, enqueued, dequeued)
+	if err != nil || len(pre.Pods) != 1 || pre.Pods[0].Name != "held" {
+		t.Errorf("PreQueueingHint = %+v (err %v), want only the held pod", pre, err)
+	}
+}
