@@ -49,7 +49,7 @@ type consumers struct {
 	client   dynamic.Interface
 	mapper   meta.ResettableRESTMapper
 	factory  dynamicinformer.DynamicSharedInformerFactory
-	onChange func(obj any)
+	onChange func(apiVersion, kind string, obj any)
 
 	mu       sync.Mutex
 	stop     <-chan struct{}
@@ -57,7 +57,10 @@ type consumers struct {
 	unmapped map[schema.GroupKind]time.Time // kinds discovery did not know, and when it was asked
 }
 
-func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, onChange func(obj any)) *consumers {
+// newConsumers returns the tracker; onChange hears of every change to a watched consumer, with the
+// apiVersion and kind of the unit that started the watch (objects listed by a dynamic informer carry
+// neither).
+func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, onChange func(apiVersion, kind string, obj any)) *consumers {
 	return &consumers{
 		client:   client,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
@@ -111,10 +114,11 @@ func (c *consumers) informerFor(ref corev1.ObjectReference) cache.SharedIndexInf
 	}
 	delete(c.unmapped, gk)
 	inf := c.factory.ForResource(m.Resource).Informer()
+	changed := func(obj any) { c.onChange(ref.APIVersion, ref.Kind, obj) }
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onChange,
-		UpdateFunc: func(_, obj any) { c.onChange(obj) },
-		DeleteFunc: func(obj any) { c.onChange(unwrap(obj)) },
+		AddFunc:    changed,
+		UpdateFunc: func(_, obj any) { changed(obj) },
+		DeleteFunc: func(obj any) { changed(unwrap(obj)) },
 	}); err != nil {
 		return nil
 	}
@@ -132,22 +136,28 @@ func synced(inf cache.SharedIndexInformer) cache.SharedIndexInformer {
 
 // state says what is known of the consumer a unit in namespace refers to.
 func (c *consumers) state(namespace string, ref corev1.ObjectReference) consumerState {
+	_, st := c.get(namespace, ref)
+	return st
+}
+
+// get returns the cached consumer a unit in namespace refers to, when it exists, and its state.
+func (c *consumers) get(namespace string, ref corev1.ObjectReference) (*unstructured.Unstructured, consumerState) {
 	inf := c.informerFor(ref)
 	if inf == nil {
-		return consumerUnknown
+		return nil, consumerUnknown
 	}
 	obj, exists, err := inf.GetStore().GetByKey(namespace + "/" + ref.Name)
 	if err != nil {
-		return consumerUnknown
+		return nil, consumerUnknown
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !exists || !ok || (ref.UID != "" && u.GetUID() != ref.UID) || u.GetDeletionTimestamp() != nil {
-		return consumerMissing
+		return nil, consumerMissing
 	}
 	if finished(u) {
-		return consumerFinished
+		return u, consumerFinished
 	}
-	return consumerRunning
+	return u, consumerRunning
 }
 
 // finished says whether an object's status carries a condition saying it is done.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -50,7 +52,7 @@ func (c *Controller) enqueueDequeueAfter(d time.Duration) {
 	}
 }
 
-// syncUnits is one dequeue pass: it deletes units whose consumer is gone, then visits the queues
+// syncUnits is one dequeue pass: it tidies the units (see tidy), then visits the queues
 // with Enqueued units, least served first, and in each the units by priority, then age.
 func (c *Controller) syncUnits(ctx context.Context, _ string) error {
 	all, err := c.acct.QueueUnits().List(labels.Everything())
@@ -60,9 +62,9 @@ func (c *Controller) syncUnits(ctx context.Context, _ string) error {
 	waiting := map[string][]*schedulingv1beta1.QueueUnit{}
 	var errs []error
 	for _, u := range all {
-		gone, err := c.removeOrphan(ctx, u)
-		if gone || err != nil {
-			errs = append(errs, err)
+		changed, err := c.tidy(ctx, u)
+		errs = append(errs, err)
+		if changed {
 			continue
 		}
 		if !u.Dequeued() {
@@ -192,9 +194,15 @@ func (c *Controller) writeUnitStatus(ctx context.Context, u *schedulingv1beta1.Q
 	return ignoreGoneOrStale(err)
 }
 
-// removeOrphan deletes a unit whose consumer is gone and says whether it did.
-func (c *Controller) removeOrphan(ctx context.Context, u *schedulingv1beta1.QueueUnit) (bool, error) {
-	if c.consumers.state(u.Namespace, u.Spec.ConsumerRef) != consumerMissing {
+// tidy deletes a unit whose consumer is gone, and makes a unit whose consumer exists its dependent,
+// so that the garbage collector deletes it with the consumer. It says whether it changed the unit:
+// the informer event of the change brings the unit back to the next pass.
+func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (bool, error) {
+	consumer, state := c.consumers.get(u.Namespace, u.Spec.ConsumerRef)
+	if consumer != nil {
+		return c.ownedBy(ctx, u, consumer)
+	}
+	if state != consumerMissing {
 		return false, nil
 	}
 	if age := time.Since(u.CreationTimestamp.Time); u.Spec.ConsumerRef.UID == "" && age < orphanGrace {
@@ -208,6 +216,26 @@ func (c *Controller) removeOrphan(ctx context.Context, u *schedulingv1beta1.Queu
 	c.admission.forget(unitAdmissionKey(u))
 	klog.FromContext(ctx).V(2).Info("QueueUnit deleted: its consumer is gone", "queueUnit", klog.KObj(u))
 	return true, nil
+}
+
+// ownedBy adds an owner reference to the consumer to a unit that has none, and says whether it did.
+func (c *Controller) ownedBy(ctx context.Context, u *schedulingv1beta1.QueueUnit, consumer *unstructured.Unstructured) (bool, error) {
+	for _, ref := range u.OwnerReferences {
+		if ref.UID == consumer.GetUID() {
+			return false, nil
+		}
+	}
+	ref := u.Spec.ConsumerRef
+	owner := metav1.OwnerReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: consumer.GetName(), UID: consumer.GetUID()}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"ownerReferences": append(u.DeepCopy().OwnerReferences, owner),
+		"resourceVersion": u.ResourceVersion,
+	}})
+	if err != nil {
+		return false, err
+	}
+	_, err = c.acct.Client.SchedulingV1beta1().QueueUnits(u.Namespace).Patch(ctx, u.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err == nil, ignoreGoneOrStale(err)
 }
 
 // unitAdmissionKey keeps units apart from PodGroups in the admission's memory.
@@ -246,14 +274,19 @@ func (c *Controller) unitsReservedIn(queue, self string) v1.ResourceList {
 	return total
 }
 
-// onConsumer runs a pass when a consumer that has units changes: it may have finished, freeing its
-// reservation, or be gone, leaving its units to clean up.
-func (c *Controller) onConsumer(obj any) {
+// onConsumer runs a pass, and syncs the queues, when a consumer that has units changes: it may have
+// finished, freeing its reservation and letting a closing queue close, or be gone, leaving its units
+// to clean up.
+func (c *Controller) onConsumer(apiVersion, kind string, obj any) {
 	m, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return
 	}
-	if len(c.acct.UnitsOfConsumer(m.GetNamespace(), m.GetAPIVersion(), m.GetKind(), m.GetName(), "")) > 0 {
+	units := c.acct.UnitsOfConsumer(m.GetNamespace(), apiVersion, kind, m.GetName(), "")
+	for _, u := range units {
+		c.enqueueQueue(c.acct.QueueOfQueueUnit(u))
+	}
+	if len(units) > 0 {
 		c.enqueueDequeue()
 	}
 }

@@ -3,17 +3,20 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/kubernetes/pkg/controller/job"
+	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
@@ -149,6 +152,18 @@ func TestQueueUnitsDequeueByPriority(t *testing.T) {
 	if j, err := cluster.Kube.BatchV1().Jobs(ns).Get(context.Background(), "mid", metav1.GetOptions{}); err != nil || !*j.Spec.Suspend {
 		t.Errorf("Job mid of an Enqueued unit should stay suspended (err %v)", err)
 	}
+
+	// Closing waits for the Jobs of the Dequeued units, which have no pods yet and have not finished
+	// (no Job controller runs in this test).
+	if err := cluster.Queues.SchedulingV1beta1().QueueUnits(ns).Delete(context.Background(), "mid", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setQueueState(t, queue, schedulingv1beta1.QueueStateClosed)
+	waitQueue(t, queue, "Closing for its 2 unfinished units", func(q *schedulingv1beta1.Queue) bool {
+		active := meta.FindStatusCondition(q.Status.Conditions, controller.QueueActive)
+		return q.Status.State == schedulingv1beta1.QueueStateClosing && active != nil &&
+			strings.Contains(active.Message, "2 unfinished QueueUnits") && q.Status.Enqueued == 0
+	})
 }
 
 // A Job created suspended runs once its unit dequeues, through the upstream Job controller; the pods
@@ -183,6 +198,14 @@ func TestQueueUnitHoldsAndReleasesJobPods(t *testing.T) {
 			t.Errorf("pod %s carries a queue label; its queue should come from its unit", name)
 		}
 	}
+
+	// Closing waits for the Dequeued unit's Job to finish.
+	setQueueState(t, queue, schedulingv1beta1.QueueStateClosed)
+	waitStatusState(t, queue, schedulingv1beta1.QueueStateClosing)
+	for _, name := range secondPods {
+		finishPod(t, ns, name)
+	}
+	waitStatusState(t, queue, schedulingv1beta1.QueueStateClosed)
 }
 
 // finishPod marks a pod Succeeded, as its kubelet would.
@@ -255,7 +278,8 @@ func TestQueueUnitRejectedByClosedQueues(t *testing.T) {
 	}
 }
 
-// A unit whose consumer is deleted is deleted too.
+// A unit becomes a dependent of its consumer (for the garbage collector), and when the consumer is
+// deleted the controller deletes the unit too (this control plane runs no garbage collector).
 func TestQueueUnitOfDeletedConsumerIsCleanedUp(t *testing.T) {
 	ns := newNamespace(t, "", nil)
 	queue := "units-cleanup"
@@ -264,7 +288,9 @@ func TestQueueUnitOfDeletedConsumerIsCleanedUp(t *testing.T) {
 	u := util.MakeQueueUnit(ns, "unit", queue, j.Name).Resource(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
 	u.Spec.ConsumerRef.UID = j.UID
 	createUnit(t, u)
-	waitUnit(t, ns, "unit", "Dequeued", isDequeued)
+	waitUnit(t, ns, "unit", "Dequeued and owned by its Job", func(u *schedulingv1beta1.QueueUnit) bool {
+		return u.Dequeued() && len(u.OwnerReferences) == 1 && u.OwnerReferences[0].UID == j.UID && u.OwnerReferences[0].Kind == "Job"
+	})
 
 	if err := cluster.Kube.BatchV1().Jobs(ns).Delete(context.Background(), j.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete Job: %v", err)
@@ -276,4 +302,43 @@ func TestQueueUnitOfDeletedConsumerIsCleanedUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("QueueUnit of a deleted Job still exists after %s", settle)
 	}
+}
+
+// The documented batch/v1 example, applied as written, runs: its unit dequeues, its Job is
+// un-suspended and its pods bind in the unit's queue.
+func TestQueueUnitBatchJobExample(t *testing.T) {
+	runJobController(t)
+	raw, err := os.ReadFile("../../examples/queueunit/batch-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j batchv1.Job
+	var u schedulingv1beta1.QueueUnit
+	docs := strings.Split(string(raw), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("the example has %d documents, want a Job and a QueueUnit", len(docs))
+	}
+	for i, out := range []any{&j, &u} {
+		if err := yaml.UnmarshalStrict([]byte(docs[i]), out); err != nil {
+			t.Fatalf("document %d of the example: %v", i, err)
+		}
+	}
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: j.Namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), j.Namespace, metav1.DeleteOptions{})
+	})
+	createQueue(t, util.MakeQueue(u.Spec.Queue).Obj())
+	if _, err := cluster.Kube.BatchV1().Jobs(j.Namespace).Create(context.Background(), &j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createUnit(t, &u)
+
+	waitUnit(t, u.Namespace, u.Name, "Dequeued", isDequeued)
+	pods := waitJobPods(t, j.Namespace, j.Name, int(*j.Spec.Parallelism))
+	waitBound(t, j.Namespace, pods)
+	waitQueue(t, u.Spec.Queue, "holding the example's pods", func(q *schedulingv1beta1.Queue) bool {
+		return q.Status.Allocated.Cpu().Cmp(*u.Spec.Resource.Cpu()) == 0 && q.Status.Dequeued == 1
+	})
 }
