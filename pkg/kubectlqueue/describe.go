@@ -1,0 +1,144 @@
+package kubectlqueue
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+func newDescribeCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "describe NAME",
+		Short:             "Show a queue in detail: spec, status, share of the cluster, its work and why it waits, events",
+		Example:           `  kubectl queue describe team-a`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeQueues(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.clients(); err != nil {
+				return err
+			}
+			return o.describe(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (o *Options) describe(ctx context.Context, name string) error {
+	q, err := o.getQueue(ctx, name)
+	if err != nil {
+		return err
+	}
+	jobs, err := o.jobsOf(ctx, name)
+	if err != nil {
+		return err
+	}
+	events, err := o.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		"involvedObject.kind": "Queue", "involvedObject.name": name}.String()})
+	if err != nil {
+		return fmt.Errorf("listing the events of queue %q: %w", name, err)
+	}
+	var cluster v1.ResourceList
+	if root, err := o.queues.SchedulingV1beta1().Queues().Get(ctx, schedulingv1beta1.RootQueue, metav1.GetOptions{}); err == nil {
+		cluster = root.Status.Deserved
+	}
+	// Each section is aligned on its own, as kubectl describe does.
+	for _, section := range []func(*lines){
+		func(l *lines) { describeSpec(l, q, cluster) },
+		func(l *lines) { describeConditions(l, q.Status.Conditions) },
+		func(l *lines) { o.writeJobs(l, jobs, "  ") },
+		func(l *lines) { o.describeEvents(l, events.Items) },
+	} {
+		w := printers.GetNewTabWriter(o.Out)
+		l := &lines{w: w}
+		if section(l); l.err != nil {
+			return l.err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func describeSpec(l *lines, q *schedulingv1beta1.Queue, cluster v1.ResourceList) {
+	reclaimable := q.Spec.Reclaimable == nil || *q.Spec.Reclaimable
+	spec := q.Spec.State
+	if spec == "" {
+		spec = schedulingv1beta1.QueueStateOpen
+	}
+	s := q.Status
+	l.printf("Name:\t%s\n", q.Name)
+	l.printf("Parent:\t%s\n", parentColumn(q))
+	l.printf("State:\t%s (requested: %s)\n", q.EffectiveState(), spec)
+	l.printf("Weight:\t%d\n", q.Spec.Weight)
+	l.printf("Priority:\t%d\n", q.Spec.Priority)
+	l.printf("Reclaimable:\t%t\n", reclaimable)
+	l.printf("Capability:\t%s\n", formatResources(q.Spec.Capability))
+	l.printf("Guarantee:\t%s\n", formatResources(q.Spec.Guarantee.Resource))
+	l.printf("Allocated:\t%s\n", formatResources(s.Allocated))
+	l.printf("Deserved:\t%s\n", formatResources(s.Deserved))
+	l.printf("Share of the cluster:\t%s\n", shareOf(s.Deserved, cluster))
+	l.printf("PodGroups:\t%d pending, %d inqueue, %d running, %d unknown, %d completed\n",
+		s.Pending, s.Inqueue, s.Running, s.Unknown, s.Completed)
+	l.printf("QueueUnits:\t%d enqueued, %d dequeued\n", s.Enqueued, s.Dequeued)
+}
+
+// shareOf prints deserved as a percentage of the cluster, per resource: "cpu 25%, memory 25%".
+func shareOf(deserved, cluster v1.ResourceList) string {
+	var parts []string
+	for _, name := range sortedNames(deserved) {
+		total, ok := cluster[name]
+		if !ok || total.IsZero() {
+			continue
+		}
+		d := deserved[name]
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", name, 100*d.AsApproximateFloat64()/total.AsApproximateFloat64()))
+	}
+	if len(parts) == 0 {
+		return "<none>"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedNames(list v1.ResourceList) []v1.ResourceName {
+	names := make([]v1.ResourceName, 0, len(list))
+	for name := range list {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+func describeConditions(l *lines, conditions []metav1.Condition) {
+	l.printf("Conditions:\n")
+	if len(conditions) == 0 {
+		l.printf("  <none>\n")
+		return
+	}
+	l.printf("  TYPE\tSTATUS\tREASON\tMESSAGE\n")
+	for _, c := range conditions {
+		l.printf("  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+}
+
+func (o *Options) describeEvents(l *lines, events []v1.Event) {
+	l.printf("Events:\n")
+	if len(events) == 0 {
+		l.printf("  <none>\n")
+		return
+	}
+	sort.Slice(events, func(i, j int) bool { return eventTime(&events[i]).Before(eventTime(&events[j])) })
+	l.printf("  TYPE\tREASON\tAGE\tMESSAGE\n")
+	for i := range events {
+		e := &events[i]
+		l.printf("  %s\t%s\t%s\t%s\n", e.Type, e.Reason, o.age(metav1.NewTime(eventTime(e))), e.Message)
+	}
+}
