@@ -65,6 +65,14 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 	}
 	q, ok := c.acct.Queue(cmd.Spec.Target.Name)
 	if !ok {
+		// Admission saw the queue: a queue created a moment ago may not be in the cache yet.
+		_, err := c.acct.Client.SchedulingV1beta1().Queues().Get(ctx, cmd.Spec.Target.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return fmt.Errorf("queue %q of Command %s is not in the cache yet", cmd.Spec.Target.Name, key)
+		case !apierrors.IsNotFound(err):
+			return err
+		}
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "QueueNotFound", "%s not applied: queue %q does not exist", cmd.Spec.Action, cmd.Spec.Target.Name)
 		return c.deleteCommand(ctx, cmd)
 	}

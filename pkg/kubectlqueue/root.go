@@ -43,6 +43,8 @@ and the work in them, and open, close, suspend or resume them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
 	cmd.PersistentFlags().AddFlagSet(configFlagSet(o.ConfigFlags))
 	cmd.AddCommand(
 		newCreateCommand(o), newListCommand(o), newGetCommand(o), newDescribeCommand(o), newUpdateCommand(o),

@@ -2,7 +2,6 @@ package kubectlqueue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -156,7 +155,8 @@ func (o *Options) request(ctx context.Context, q *schedulingv1beta1.Queue, chang
 func (o *Options) waitFor(ctx context.Context, name string, state schedulingv1beta1.QueueState, timeout time.Duration) error {
 	var last *schedulingv1beta1.Queue
 	said := ""
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(context.Context) (bool, error) {
+		// Each read gets the caller's context: the time-out bounds the waiting, not a read under way.
 		q, err := o.getQueue(ctx, name)
 		if err != nil {
 			return false, err
@@ -177,8 +177,7 @@ func (o *Options) waitFor(ctx context.Context, name string, state schedulingv1be
 		_, err = fmt.Fprintf(o.Out, "queue/%s is %s\n", name, state)
 		return err
 	}
-	var missing notFound
-	if errors.As(err, &missing) || last == nil {
+	if !wait.Interrupted(err) || last == nil {
 		return err
 	}
 	return fmt.Errorf("timed out after %s waiting for queue %q to be %s: it is %s (%s)",

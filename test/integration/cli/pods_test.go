@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -30,13 +32,25 @@ func createPods(t *testing.T, queue string, count int, requests map[v1.ResourceN
 	return names
 }
 
-// deletePods deletes the pods at once.
+// deletePods deletes the pods at once and waits until they are gone.
 func deletePods(t *testing.T, names []string) {
 	t.Helper()
 	zero := int64(0)
+	pods := cluster.Kube.CoreV1().Pods("default")
 	for _, name := range names {
-		if err := cluster.Kube.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		if err := pods.Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Fatalf("delete pod %s: %v", name, err)
 		}
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			if _, err := pods.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("pods %v not gone within %s", names, settle)
 	}
 }

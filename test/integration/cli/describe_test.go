@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// ages hides the AGE column: its values and its padding, which follows their width.
+var ages = regexp.MustCompile(`\b(\d+(ms|s|m|h|d)|AGE) +`)
+
+// jobs lists a queue's PodGroups and QueueUnits with why they wait; describe shows the queue's
+// spec, status, share, work, conditions and events.
+func TestDescribeAndJobs(t *testing.T) {
+	removeQueues(t, "busy")
+	mustRun(t, "create", "busy", "--weight", "2", "--capability", "cpu=4", "--guarantee", "cpu=3")
+	ctx := context.Background()
+	pg := util.MakePodGroup("default", "big-gang").Queue("busy").MinMember(2).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj()
+	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := util.MakeJob("default", "sweep", 1, true)
+	if _, err := cluster.Kube.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unit := util.MakeQueueUnit("default", "sweep", "busy", "sweep").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	if _, err := cluster.Queues.SchedulingV1beta1().QueueUnits("default").Create(ctx, unit, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Queues.SchedulingV1beta1().PodGroups("default").Delete(ctx, pg.Name, metav1.DeleteOptions{})
+		_ = cluster.Queues.SchedulingV1beta1().QueueUnits("default").Delete(ctx, unit.Name, metav1.DeleteOptions{})
+		_ = cluster.Kube.BatchV1().Jobs("default").Delete(ctx, job.Name, metav1.DeleteOptions{})
+	})
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		out, err := run(t, "jobs", "busy")
+		return err == nil && strings.Count(out, "would exceed its capability") == 2, nil
+	})
+	if err != nil {
+		t.Fatal("the PodGroup and the QueueUnit never showed why they wait")
+	}
+	waitQueue(t, "busy", "counting its work", func(q *queue) bool { return q.Status.Pending == 1 && q.Status.Enqueued == 1 })
+
+	expect(t, "jobs", ages.ReplaceAllString(mustRun(t, "jobs", "busy"), "<age> "), `
+KIND        NAMESPACE   NAME       PHASE      MEMBERS   <age> WAITING
+PodGroup    default     big-gang   Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 0 allocated + 8 requested > 4
+QueueUnit   default     sweep      Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 0 allocated + 6 requested > 4`[1:])
+
+	mustRun(t, "suspend", "busy", "--wait", "--reason", "Maintenance", "--message", "node pool upgrade")
+	waitQueue(t, "busy", "Suspended with its guarantee as its share", func(q *queue) bool {
+		return q.Status.State == "Suspended" && q.Status.Deserved.Cpu().Value() == 3
+	})
+	described := mustRun(t, "describe", "busy")
+	head, _, found := strings.Cut(described, "Jobs:")
+	if !found {
+		t.Fatalf("describe has no Jobs section:\n%s", described)
+	}
+	expect(t, "describe", head, `
+Name:                   busy
+Parent:                 root
+State:                  Suspended (requested: Suspended)
+Weight:                 2
+Priority:               0
+Reclaimable:            true
+Capability:             cpu=4
+Guarantee:              cpu=3
+Allocated:              <none>
+Deserved:               cpu=3,memory=0,pods=0
+Share of the cluster:   cpu 19%, memory 0%, pods 0%
+PodGroups:              1 pending, 0 inqueue, 0 running, 0 unknown, 0 completed
+QueueUnits:             1 enqueued, 0 dequeued
+Conditions:
+  TYPE     STATUS   REASON      MESSAGE
+  Active   False    Suspended   suspended: new work is accepted but nothing new is allocated; running pods keep running`[1:])
+	for _, want := range []string{
+		"Jobs:\n  KIND ",
+		"  QueueUnit   default     sweep      Enqueued   -",
+		"Events:\n  TYPE ",
+		`QueueSuspended   `,
+		`SuspendQueue by Command default/suspend-busy-`,
+		`(Maintenance): node pool upgrade: spec.state Open -> Suspended`,
+	} {
+		if !strings.Contains(described, want) {
+			t.Errorf("describe lacks %q:\n%s", want, described)
+		}
+	}
+}
