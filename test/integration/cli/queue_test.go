@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Queues made with create show in list, get, --tree and -o wide, with quantities as Kubernetes
@@ -29,6 +32,13 @@ root         Open        1        -        0         0         0         0      
 ├─ org       Open        3        root     0         0         0         0         0
 │  └─ ml     Suspended   1        org      0         0         0         0         0
 └─ team-a    Open        2        root     0         0         0         0         0`[1:])
+	expect(t, "update", mustRun(t, "update", "team-a", "--weight", "4", "--capability", "cpu=16,memory=64Gi", "--priority", "2"), "queue/team-a updated")
+	expect(t, "update again", mustRun(t, "update", "team-a", "--weight", "4"), "queue/team-a unchanged")
+	expect(t, "update weight back", mustRun(t, "update", "team-a", "--weight", "2"), "queue/team-a updated")
+	q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(context.Background(), "team-a", metav1.GetOptions{})
+	if err != nil || q.Spec.Priority != 2 || q.Spec.Capability.Memory().String() != "64Gi" || q.Spec.Weight != 2 {
+		t.Errorf("after updates: %+v (err %v), want priority 2, 64Gi of memory, weight 2", q.Spec, err)
+	}
 	expect(t, "get", mustRun(t, "get", "team-a", "org"), `
 NAME     STATE   WEIGHT   PARENT   INQUEUE   PENDING   RUNNING   UNKNOWN   COMPLETED
 team-a   Open    2        root     0         0         0         0         0
