@@ -39,13 +39,7 @@ func newDeleteCommand(o *Options) *cobra.Command {
 }
 
 func (o *Options) delete(ctx context.Context, name string, closeFirst bool, flags *stateFlags) error {
-	if err := flags.mode.validate(); err != nil {
-		return err
-	}
-	if err := o.clients(); err != nil {
-		return err
-	}
-	q, err := o.getQueue(ctx, name)
+	q, err := o.queueFor(ctx, name, flags.mode)
 	if err != nil {
 		return err
 	}

@@ -77,13 +77,7 @@ applies it; --direct patches the queue's spec.state instead.`,
 }
 
 func (o *Options) changeState(ctx context.Context, name string, change stateChange, flags *stateFlags) error {
-	if err := flags.mode.validate(); err != nil {
-		return err
-	}
-	if err := o.clients(); err != nil {
-		return err
-	}
-	q, err := o.getQueue(ctx, name)
+	q, err := o.queueFor(ctx, name, flags.mode)
 	if err != nil {
 		return err
 	}

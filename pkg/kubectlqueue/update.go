@@ -82,6 +82,17 @@ func wrapUpdate(name string, err error) error {
 	return fmt.Errorf("updating queue %q: %w", name, err)
 }
 
+// queueFor checks the --dry-run mode, connects, and reads the queue a command acts on.
+func (o *Options) queueFor(ctx context.Context, name string, mode dryRun) (*schedulingv1beta1.Queue, error) {
+	if err := mode.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.clients(); err != nil {
+		return nil, err
+	}
+	return o.getQueue(ctx, name)
+}
+
 // getQueue reads a queue, saying plainly when it does not exist.
 func (o *Options) getQueue(ctx context.Context, name string) (*schedulingv1beta1.Queue, error) {
 	q, err := o.queues.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})

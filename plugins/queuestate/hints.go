@@ -72,7 +72,7 @@ func (p *QueueState) podsHeldByQueue(_ klog.Logger, _, newObj any) (fwk.PreQueue
 	if err != nil {
 		return fwk.PreQueueingHintResult{AllPods: true}, err
 	}
-	return fwk.PreQueueingHintResult{Pods: p.held.Names(queueBucket(q.Name))}, nil
+	return fwk.PreQueueingHintResult{Pods: p.Held.Names(queueBucket(q.Name))}, nil
 }
 
 // podsHeldByPodGroup narrows a PodGroup event to the pods waiting for that PodGroup.
@@ -81,5 +81,5 @@ func (p *QueueState) podsHeldByPodGroup(_ klog.Logger, _, newObj any) (fwk.PreQu
 	if err != nil {
 		return fwk.PreQueueingHintResult{AllPods: true}, err
 	}
-	return fwk.PreQueueingHintResult{Pods: p.held.Names(podGroupBucket(pg.Namespace, pg.Name))}, nil
+	return fwk.PreQueueingHintResult{Pods: p.Held.Names(podGroupBucket(pg.Namespace, pg.Name))}, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
-	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -35,10 +34,8 @@ func podGroupBucket(namespace, name string) string {
 
 // QueueState holds back the pods of queues that must not get new resources.
 type QueueState struct {
-	handle   fwk.Handle
-	acct     *accounting.Accounting
-	held     *podindex.Index
-	reporter *holdreport.Reporter
+	acct *accounting.Accounting
+	*holdreport.Holder
 }
 
 var (
@@ -60,17 +57,14 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err := embedded.Start(ctx, h, acct, args); err != nil {
 		return nil, err
 	}
-	pods := h.SharedInformerFactory().Core().V1().Pods()
-	p := &QueueState{
-		handle:   h,
-		acct:     acct,
-		held:     podindex.New(),
-		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
-	}
-	if err := p.watch(pods.Informer()); err != nil {
+	holder, err := holdreport.NewHolder(ctx, h)
+	if err != nil {
 		return nil, err
 	}
-	go p.reporter.Run(ctx)
+	p := &QueueState{acct: acct, Holder: holder}
+	if err := p.watch(); err != nil {
+		return nil, err
+	}
 	go p.activateWhenNamespacesSynced(ctx)
 	return p, nil
 }
@@ -83,12 +77,10 @@ func (p *QueueState) Name() string { return Name }
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	b, message := p.holdReason(pod)
 	if message == "" {
-		p.held.Remove(pod)
-		p.reporter.Released(pod)
+		p.Release(pod)
 		return nil
 	}
-	p.held.Add(pod, b)
-	p.reporter.Held(pod, message)
+	p.Hold(pod, b, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
@@ -128,24 +120,18 @@ func (p *QueueState) holdMessage(name string, q *schedulingv1beta1.Queue) string
 	}
 }
 
-// watch keeps the held-pod index current and closes the race between the scheduler's own informer on
-// queues (which drives the QueueingHints) and the accounting's: whichever sees a change last, the
-// held pods are brought back once the accounting reflects it.
-func (p *QueueState) watch(pods cache.SharedIndexInformer) error {
+// watch closes the race between the scheduler's own informer on queues (which drives the
+// QueueingHints) and the accounting's: whichever sees a change last, the held pods are brought back
+// once the accounting reflects it.
+func (p *QueueState) watch() error {
 	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onQueue(obj) },
 		UpdateFunc: func(_, obj any) { p.onQueue(obj) },
 	}); err != nil {
 		return err
 	}
-	if _, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: p.onPodGroupAdd,
-	}); err != nil {
-		return err
-	}
-	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { p.onPodUpdate(obj) },
-		DeleteFunc: p.onPodDelete,
 	})
 	return err
 }
@@ -159,49 +145,21 @@ func (p *QueueState) onQueue(obj any) {
 	}
 	message := p.holdMessage(q.Name, q)
 	if message == "" {
-		p.activate(queueBucket(q.Name))
+		p.Activate(queueBucket(q.Name))
 		return
 	}
-	for _, pod := range p.held.Pods(queueBucket(q.Name)) {
-		p.reporter.Held(pod, message)
-	}
+	p.Tell(queueBucket(q.Name), message)
 }
 
 func (p *QueueState) onPodGroupAdd(obj any) {
 	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
-		p.activate(podGroupBucket(pg.Namespace, pg.Name))
-	}
-}
-
-func (p *QueueState) onPodUpdate(obj any) {
-	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
-		p.forget(pod)
-	}
-}
-
-func (p *QueueState) onPodDelete(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if pod, ok := obj.(*v1.Pod); ok {
-		p.forget(pod)
-	}
-}
-
-func (p *QueueState) forget(pod *v1.Pod) {
-	p.held.Remove(pod)
-	p.reporter.Released(pod)
-}
-
-func (p *QueueState) activate(b string) {
-	if pods := p.held.Pods(b); len(pods) > 0 {
-		p.handle.Activate(klog.Background(), pods)
+		p.Activate(podGroupBucket(pg.Namespace, pg.Name))
 	}
 }
 
 // activateWhenNamespacesSynced brings back the pods held only because namespaces were not yet known.
 func (p *QueueState) activateWhenNamespacesSynced(ctx context.Context) {
 	if cache.WaitForCacheSync(ctx.Done(), p.acct.NamespacesSynced) {
-		p.activate(namespacesBucket)
+		p.Activate(namespacesBucket)
 	}
 }

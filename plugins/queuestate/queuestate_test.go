@@ -38,7 +38,7 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	pods := factory.Core().V1().Pods().Lister()
-	return &QueueState{acct: acct, held: podindex.New(), reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}
+	return &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
 }
 
 func namespace(name, queue string) *v1.Namespace {
@@ -139,14 +139,14 @@ func TestPreEnqueueTracksHeldPods(t *testing.T) {
 		util.MakeQueue("open").Obj())
 	pod := util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "suspended").Obj()
 	p.PreEnqueue(context.Background(), pod)
-	if got := p.held.Names(queueBucket("suspended")); len(got) != 1 {
+	if got := p.Held.Names(queueBucket("suspended")); len(got) != 1 {
 		t.Fatalf("held for suspended: got %v, want the pod", got)
 	}
 	pod.Labels[schedulingv1beta1.QueueLabel] = "open"
 	if status := p.PreEnqueue(context.Background(), pod); !status.IsSuccess() {
 		t.Fatalf("PreEnqueue: got %v, want success", status)
 	}
-	if got := p.held.Names(queueBucket("suspended")); len(got) != 0 {
+	if got := p.Held.Names(queueBucket("suspended")); len(got) != 0 {
 		t.Errorf("held for suspended after the pod was let in: got %v, want none", got)
 	}
 }
@@ -223,9 +223,9 @@ func TestIsSchedulableAfterPodGroupAdd(t *testing.T) {
 
 func TestPreQueueingHintsNarrowToHeldPods(t *testing.T) {
 	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")})
-	p.held.Add(util.MakePod("ns", "a").Obj(), queueBucket("team"))
-	p.held.Add(util.MakePod("ns", "b").Obj(), queueBucket("other"))
-	p.held.Add(util.MakePod("ns", "c").Obj(), podGroupBucket("ns", "pg"))
+	p.Held.Add(util.MakePod("ns", "a").Obj(), queueBucket("team"))
+	p.Held.Add(util.MakePod("ns", "b").Obj(), queueBucket("other"))
+	p.Held.Add(util.MakePod("ns", "c").Obj(), podGroupBucket("ns", "pg"))
 	logger, _ := ktesting.NewTestContext(t)
 
 	byQueue, err := p.podsHeldByQueue(logger, nil, toUnstructured(t, util.MakeQueue("team").Obj()))

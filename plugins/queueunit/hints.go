@@ -47,7 +47,7 @@ func (p *QueueUnit) isSchedulableAfterUnitChange(logger klog.Logger, pod *v1.Pod
 
 // queueIfHeldBy queues pod when it waits for u.
 func (p *QueueUnit) queueIfHeldBy(pod *v1.Pod, u *schedulingv1beta1.QueueUnit) fwk.QueueingHint {
-	for _, name := range p.held.Names(accounting.UnitKey(u)) {
+	for _, name := range p.Held.Names(accounting.UnitKey(u)) {
 		if name.Namespace == pod.Namespace && name.Name == pod.Name {
 			return fwk.Queue
 		}
@@ -65,5 +65,5 @@ func (p *QueueUnit) podsHeldByUnit(_ klog.Logger, oldObj, newObj any) (fwk.PreQu
 	if err != nil {
 		return fwk.PreQueueingHintResult{AllPods: true}, err
 	}
-	return fwk.PreQueueingHintResult{Pods: p.held.Names(accounting.UnitKey(u))}, nil
+	return fwk.PreQueueingHintResult{Pods: p.Held.Names(accounting.UnitKey(u))}, nil
 }

@@ -15,7 +15,6 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
-	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -23,10 +22,8 @@ const Name = "QueueUnit"
 
 // QueueUnit holds back the pods of jobs whose QueueUnit waits in its queue.
 type QueueUnit struct {
-	handle   fwk.Handle
-	acct     *accounting.Accounting
-	held     *podindex.Index
-	reporter *holdreport.Reporter
+	acct *accounting.Accounting
+	*holdreport.Holder
 }
 
 var (
@@ -40,18 +37,16 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	pods := h.SharedInformerFactory().Core().V1().Pods()
-	p := &QueueUnit{
-		handle:   h,
-		acct:     acct,
-		held:     podindex.New(),
-		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
-	}
-	if err := p.watch(pods.Informer()); err != nil {
+	holder, err := holdreport.NewHolder(ctx, h)
+	if err != nil {
 		return nil, err
 	}
-	go p.reporter.Run(ctx)
-	return p, nil
+	p := &QueueUnit{acct: acct, Holder: holder}
+	_, err = acct.Informers.Scheduling().V1beta1().QueueUnits().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { p.onUnit(obj) },
+		DeleteFunc: func(obj any) { p.onUnit(obj) },
+	})
+	return p, err
 }
 
 // Name returns the plugin's name.
@@ -61,12 +56,11 @@ func (p *QueueUnit) Name() string { return Name }
 func (p *QueueUnit) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	u := p.acct.UnitOf(pod)
 	if u == nil || u.Dequeued() {
-		p.forget(pod)
+		p.Release(pod)
 		return nil
 	}
 	message := holdMessage(u)
-	p.held.Add(pod, accounting.UnitKey(u))
-	p.reporter.Held(pod, message)
+	p.Hold(pod, accounting.UnitKey(u), message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its QueueUnit", "pod", klog.KObj(pod), "queueUnit", klog.KObj(u))
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
@@ -80,34 +74,8 @@ func holdMessage(u *schedulingv1beta1.QueueUnit) string {
 	return message
 }
 
-// watch lets held pods in when the accounting sees their unit Dequeued or deleted, whichever of the
-// scheduler's informer (which drives the QueueingHints) and the accounting's sees it last, and
-// forgets pods that are bound or gone.
-func (p *QueueUnit) watch(pods cache.SharedIndexInformer) error {
-	if _, err := p.acct.Informers.Scheduling().V1beta1().QueueUnits().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { p.onUnit(obj) },
-		DeleteFunc: func(obj any) { p.onUnit(obj) },
-	}); err != nil {
-		return err
-	}
-	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
-			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
-				p.forget(pod)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if pod, ok := obj.(*v1.Pod); ok {
-				p.forget(pod)
-			}
-		},
-	})
-	return err
-}
-
+// onUnit lets held pods in when the accounting sees their unit Dequeued or deleted, whichever of
+// the scheduler's informer (which drives the QueueingHints) and the accounting's sees it last.
 func (p *QueueUnit) onUnit(obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
@@ -116,26 +84,16 @@ func (p *QueueUnit) onUnit(obj any) {
 	if !ok {
 		return
 	}
-	pods := p.held.Pods(accounting.UnitKey(u))
-	if len(pods) == 0 {
-		return
-	}
+	key := accounting.UnitKey(u)
 	if u.Dequeued() || p.deleted(u) {
-		p.handle.Activate(klog.Background(), pods)
+		p.Activate(key)
 		return
 	}
-	for _, pod := range pods {
-		p.reporter.Held(pod, holdMessage(u))
-	}
+	p.Tell(key, holdMessage(u))
 }
 
 // deleted says whether the unit is gone from the accounting's cache.
 func (p *QueueUnit) deleted(u *schedulingv1beta1.QueueUnit) bool {
 	cur, err := p.acct.QueueUnits().QueueUnits(u.Namespace).Get(u.Name)
 	return err != nil || cur.UID != u.UID
-}
-
-func (p *QueueUnit) forget(pod *v1.Pod) {
-	p.held.Remove(pod)
-	p.reporter.Released(pod)
 }

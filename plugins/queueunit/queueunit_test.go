@@ -36,7 +36,7 @@ func newTestPlugin(t *testing.T, objs ...runtime.Object) *QueueUnit {
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	pods := factory.Core().V1().Pods().Lister()
-	return &QueueUnit{acct: acct, held: podindex.New(), reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}
+	return &QueueUnit{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
 }
 
 func jobPod(name, job string) *v1.Pod {
@@ -73,7 +73,7 @@ func TestPreEnqueue(t *testing.T) {
 				if !status.IsSuccess() {
 					t.Fatalf("PreEnqueue = %v, want success", status)
 				}
-				if len(p.held.Names("ns/"+tt.job)) != 0 {
+				if len(p.Held.Names("ns/"+tt.job)) != 0 {
 					t.Error("a pod let in is still indexed as held")
 				}
 				return
@@ -81,7 +81,7 @@ func TestPreEnqueue(t *testing.T) {
 			if status.Code() != fwk.UnschedulableAndUnresolvable || status.Message() != tt.want {
 				t.Fatalf("PreEnqueue = %v %q, want UnschedulableAndUnresolvable %q", status.Code(), status.Message(), tt.want)
 			}
-			if got := p.held.Names(accounting.UnitKey(unitFor(tt.job, "", ""))); len(got) != 1 || got[0].Name != pod.Name {
+			if got := p.Held.Names(accounting.UnitKey(unitFor(tt.job, "", ""))); len(got) != 1 || got[0].Name != pod.Name {
 				t.Errorf("held for the unit: %v, want [%s]", got, pod.Name)
 			}
 		})

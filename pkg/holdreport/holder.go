@@ -1,0 +1,80 @@
+package holdreport
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+)
+
+// Holder is what a PreEnqueue plugin that holds pods back needs: the held pods indexed by what they
+// wait for, the reporter that tells each pod why, and a way to let the pods of one wait key in.
+type Holder struct {
+	// Held indexes the held pods by wait key.
+	Held *podindex.Index
+	// Reporter writes why each held pod waits.
+	Reporter *Reporter
+	// activate lets pods into the active queue; the scheduler framework's Activate.
+	activate func(logger klog.Logger, pods map[string]*v1.Pod)
+}
+
+// NewHolder builds the holder of a plugin on the scheduler handle, starts its reporter until ctx
+// ends, and forgets pods once they are bound or gone.
+func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
+	pods := h.SharedInformerFactory().Core().V1().Pods()
+	x := &Holder{
+		Held:     podindex.New(),
+		Reporter: New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		activate: h.Activate,
+	}
+	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
+				x.Release(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				x.Release(pod)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	go x.Reporter.Run(ctx)
+	return x, nil
+}
+
+// Hold records that pod waits for key, and why.
+func (x *Holder) Hold(pod *v1.Pod, key, message string) {
+	x.Held.Add(pod, key)
+	x.Reporter.Held(pod, message)
+}
+
+// Release forgets pod: it no longer waits, is bound, or is gone.
+func (x *Holder) Release(pod *v1.Pod) {
+	x.Held.Remove(pod)
+	x.Reporter.Released(pod)
+}
+
+// Activate lets the pods held for key into the active queue.
+func (x *Holder) Activate(key string) {
+	if pods := x.Held.Pods(key); len(pods) > 0 && x.activate != nil {
+		x.activate(klog.Background(), pods)
+	}
+}
+
+// Tell gives the pods held for key a new reason to wait.
+func (x *Holder) Tell(key, message string) {
+	for _, pod := range x.Held.Pods(key) {
+		x.Reporter.Held(pod, message)
+	}
+}
