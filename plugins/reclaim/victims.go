@@ -68,15 +68,16 @@ func (r *Reclaim) goingOn(nodeInfo fwk.NodeInfo) []fwk.PodInfo {
 }
 
 // victimsOn lists what may be taken on the node, least important first: single pods (and members
-// of a gang above its minMember) by priority, later starts first; whole gangs last.
+// of a gang above its minMember) by priority, later starts first; whole gangs last. Pods on their way
+// out are not listed: the dry run has taken them off the node already.
 func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 	var out []*victim
 	gangs := map[string]*victim{}
 	for _, pi := range nodeInfo.GetPods() {
 		pod := pi.GetPod()
 		kind, queue := p.classify(pod, r.acct.QueueOf)
-		if kind == notAVictim {
-			continue
+		if kind == notAVictim || r.inflight.evicting(pod.UID) {
+			continue // a victim under way is gone already in the dry run
 		}
 		v := &victim{kind: kind, queue: queue, priority: corev1helpers.PodPriority(pod), pods: []fwk.PodInfo{pi},
 			gang: schedulingv1beta1.PodGroupKey(pod), started: startOf(pod)}

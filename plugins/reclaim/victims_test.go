@@ -132,6 +132,23 @@ func TestVictimsUnderWayMakeRoomForTheNominatedPod(t *testing.T) {
 	}
 }
 
+// A victim under way is never a candidate again, even when it is the first in line (the latest
+// started of the lowest priority): taking it twice failed the whole node, and the preemptor went to
+// a node where only high-priority pods were left to take.
+func TestVictimsUnderWayAreNotTakenAgain(t *testing.T) {
+	low, going, high := borrowerPod("low", 1), borrowerPod("going", 1), borrowerPod("high", 100)
+	going.CreationTimestamp = metav1.NewTime(low.CreationTimestamp.Add(time.Minute))
+	f := newNodeFixture(t, pendingPod("nominated"), low, going, high)
+	f.reclaim.inflight.victims[going.UID] = going
+	victims, status := f.selectVictims(t, pendingPod("preemptor"))
+	if !status.IsSuccess() {
+		t.Fatalf("dry run: %v", status)
+	}
+	if got := names(victims); len(got) != 1 || got[0] != "low" {
+		t.Errorf("victims %v, want [low]", got)
+	}
+}
+
 // A node whose terminating pods leave room once gone needs no eviction: the preemptor waits for them.
 func TestTerminatingPodsLeaveRoomWithoutEviction(t *testing.T) {
 	terminating := borrowerPod("terminating", 1)
