@@ -207,7 +207,11 @@ func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
 // most: 0 for a queue that holds nothing, above 1 for one that borrows, +Inf for one that holds what
 // it does not deserve at all. Queues with the lowest dominant share are served first.
 func (a *Accounting) DominantShare(queue string) float64 {
-	allocated, deserved := a.Usage(queue).Allocated, a.Deserved(queue)
+	return dominantShareOf(a.Usage(queue).Allocated, a.Deserved(queue))
+}
+
+// dominantShareOf is DominantShare for what a queue holds and deserves.
+func dominantShareOf(allocated, deserved v1.ResourceList) float64 {
 	share := 0.0
 	for name, al := range allocated {
 		if al.IsZero() {

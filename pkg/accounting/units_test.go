@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"math"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -98,4 +99,38 @@ func TestUnitPriority(t *testing.T) {
 			t.Errorf("%s: UnitPriority = %d, want %d", tt.name, got, tt.want)
 		}
 	}
+}
+
+// Queues with units waiting are served least served first: DominantShare is what a queue holds of
+// its deserved share in the resource where that is most.
+func TestDominantShare(t *testing.T) {
+	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("idle").Obj(), util.MakeQueue("half").Obj(),
+		util.MakeQueue("over").Obj()}
+	// On 12 CPUs half holds 2 of its 4 demanded, over holds 6 of its 12: over is served more.
+	kube := []runtime.Object{util.MakeNode("n", "12", "12Gi"),
+		pod("half", "h-0", "2", "n"), pod("half", "h-1", "2", ""), pod("over", "o-0", "6", "n"), pod("over", "o-1", "6", "")}
+	a := newTestAccounting(t, queues, kube...)
+	for _, tt := range []struct {
+		queue string
+		want  float64
+	}{
+		{"idle", 0},
+		{"half", 2.0 / deservedCPU(a, "half")},
+		{"over", 6.0 / deservedCPU(a, "over")},
+	} {
+		if got := a.DominantShare(tt.queue); got != tt.want {
+			t.Errorf("DominantShare(%s) = %v, want %v", tt.queue, got, tt.want)
+		}
+	}
+	if got := a.DominantShare("half"); got >= a.DominantShare("over") {
+		t.Errorf("half (%v) should come before over (%v)", got, a.DominantShare("over"))
+	}
+	if !math.IsInf(dominantShareOf(cpu("1"), nil), 1) {
+		t.Error("holding what is not deserved at all should be +Inf")
+	}
+}
+
+func deservedCPU(a *Accounting, queue string) float64 {
+	d := a.Deserved(queue)
+	return d.Cpu().AsApproximateFloat64()
 }
