@@ -14,6 +14,9 @@ TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
 	k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
 	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen
 
+SCENARIO ?= examples/scenarios/demo.yaml
+OUT ?= out/demo
+
 .PHONY: all
 all: build
 
@@ -55,6 +58,10 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 test: ## Unit tests with -race, then the integration tests on the in-process control plane.
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -timeout 30m $(INTEGRATION_PKGS)
+
+.PHONY: run
+run: ## Play the queuesim demo on the embedded control plane; report, chart and series in out/demo.
+	$(GO) run ./cmd/queuesim run $(SCENARIO) --out $(OUT)
 
 .PHONY: bench
 bench: ## Benchmarks on the in-process control plane (test/perf); scale with BENCH_FLAGS="-pods=50000 ...".

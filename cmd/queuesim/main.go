@@ -1,0 +1,105 @@
+// Command queuesim plays scenarios on the whole queue-scheduler system, on an embedded control plane
+// with simulated nodes, and reports what each queue got; `queuesim up` keeps such a cluster running.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/queuesim"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+// run executes the command until it ends or is interrupted, and returns the exit code.
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func newCommand() *cobra.Command {
+	var verbose bool
+	root := &cobra.Command{
+		Use:           "queuesim",
+		Short:         "Run queue-scheduler on an embedded control plane with simulated nodes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			if !verbose {
+				klog.SetLogger(logr.Discard()) // the control plane logs a great deal
+			}
+		},
+	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "show the control plane's logs")
+	root.AddCommand(newRunCommand(), newUpCommand())
+	return root
+}
+
+func newRunCommand() *cobra.Command {
+	var out string
+	var scale float64
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Play a scenario and report what each queue got against what it deserved",
+		Example: `  queuesim run examples/scenarios/demo.yaml --out out/demo
+  queuesim run examples/scenarios/fairness.yaml --time-scale 120`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := queuesim.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if scale > 0 {
+				s.TimeScale = scale
+			}
+			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "Playing %q: %s of simulated time at %gx\n", s.Name, s.Duration.Duration, s.TimeScale); err != nil {
+				return err
+			}
+			result, err := queuesim.Run(cmd.Context(), s, queuesim.Options{Progress: cmd.OutOrStdout()})
+			if err != nil {
+				return err
+			}
+			if err := result.WriteReport(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if err := result.Save(out); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "\nWrote %s, %s, %s and %s to %s\n",
+				queuesim.ReportFile, queuesim.ChartFile, queuesim.SeriesFile, queuesim.ResultFile, out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "out", "folder for the report, the chart and the raw series")
+	cmd.Flags().Float64Var(&scale, "time-scale", 0, "simulated seconds per real second (default: the scenario's)")
+	return cmd
+}
+
+func newUpCommand() *cobra.Command {
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:     "up",
+		Short:   "Keep an embedded cluster with queue-scheduler running until Ctrl-C",
+		Example: `  queuesim up --kubeconfig /tmp/queuesim.kubeconfig`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return queuesim.Up(cmd.Context(), queuesim.UpOptions{Kubeconfig: kubeconfig, Out: cmd.OutOrStdout()})
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "also write the kubeconfig here (removed on exit)")
+	return cmd
+}

@@ -1,0 +1,153 @@
+package queuesim
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+)
+
+// Annotations the kubelet stand-in reads from a pod.
+const (
+	// RuntimeAnnotation is how long the pod runs once started, in simulated time ("5m").
+	RuntimeAnnotation = "queuesim.queue-scheduler.io/runtime"
+	// FailAnnotation set to "true" ends the pod Failed instead of Succeeded.
+	FailAnnotation = "queuesim.queue-scheduler.io/fail"
+)
+
+// kubelet stands in for the kubelets of the simulated nodes: a pod bound to a node starts Running
+// at once and, after the runtime its annotation asks for (divided by the time scale), ends Succeeded
+// or Failed. A pod deleted meanwhile (evicted) simply stops. Pods without the annotation run until
+// they are deleted.
+type kubelet struct {
+	client kubernetes.Interface
+	clock  *clock
+
+	mu      sync.Mutex
+	started map[types.UID]bool
+}
+
+func newKubelet(client kubernetes.Interface, c *clock) *kubelet {
+	return &kubelet{client: client, clock: c, started: map[types.UID]bool{}}
+}
+
+// watch starts pods as the informer sees them bound.
+func (k *kubelet) watch(ctx context.Context, pods cache.SharedIndexInformer) error {
+	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { k.onPod(ctx, obj) },
+		UpdateFunc: func(_, obj any) { k.onPod(ctx, obj) },
+		DeleteFunc: func(obj any) {
+			if pod, ok := unwrapPod(obj); ok {
+				k.forget(pod.UID)
+			}
+		},
+	})
+	return err
+}
+
+func (k *kubelet) onPod(ctx context.Context, obj any) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase != v1.PodPending || !k.claim(pod.UID) {
+		return
+	}
+	go k.run(ctx, pod)
+}
+
+// claim says whether the pod is new to the kubelet, and marks it started.
+func (k *kubelet) claim(uid types.UID) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.started[uid] {
+		return false
+	}
+	k.started[uid] = true
+	return true
+}
+
+func (k *kubelet) forget(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.started, uid)
+}
+
+// run marks the pod Running, waits out its runtime, and ends it.
+func (k *kubelet) run(ctx context.Context, pod *v1.Pod) {
+	now := metav1.Now()
+	pod = pod.DeepCopy()
+	pod.Status.Phase = v1.PodRunning
+	pod.Status.StartTime = &now
+	pod.Status.Conditions = append(pod.Status.Conditions, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: now})
+	running, err := k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	if err != nil {
+		k.forget(pod.UID) // gone, or changed meanwhile: the next event tries again
+		return
+	}
+	runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
+	if err != nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(k.clock.real(runtime)):
+	}
+	phase := v1.PodSucceeded
+	if pod.Annotations[FailAnnotation] == "true" {
+		phase = v1.PodFailed
+	}
+	if err := k.end(ctx, running, phase); err != nil && ctx.Err() == nil {
+		klog.FromContext(ctx).V(4).Info("Pod not ended; it was evicted", "pod", klog.KObj(pod), "err", err)
+	}
+}
+
+// end sets the pod's final phase, reading it again when another writer changed it meanwhile; a pod
+// being deleted is left to its deletion.
+func (k *kubelet) end(ctx context.Context, pod *v1.Pod, phase v1.PodPhase) error {
+	api := k.client.CoreV1().Pods(pod.Namespace)
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if pod.DeletionTimestamp != nil {
+			return nil
+		}
+		pod.Status.Phase = phase
+		_, err := api.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			latest, getErr := api.Get(ctx, pod.Name, metav1.GetOptions{})
+			if getErr != nil {
+				return getErr
+			}
+			if latest.UID != pod.UID {
+				return nil
+			}
+			pod = latest
+		}
+		return err
+	})
+}
+
+func unwrapPod(obj any) (*v1.Pod, bool) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, ok := obj.(*v1.Pod)
+	return pod, ok
+}
+
+// clock maps simulated time to real time: TimeScale simulated seconds pass in a real second.
+type clock struct {
+	start time.Time
+	scale float64
+}
+
+// real is how long d of simulated time takes.
+func (c *clock) real(d time.Duration) time.Duration { return time.Duration(float64(d) / c.scale) }
+
+// now is the simulated time since the start.
+func (c *clock) now() time.Duration { return time.Duration(float64(time.Since(c.start)) * c.scale) }

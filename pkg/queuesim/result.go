@@ -1,0 +1,138 @@
+package queuesim
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Sample is one queue at one moment.
+type Sample struct {
+	At        time.Duration `json:"at"`
+	Queue     string        `json:"queue"`
+	State     string        `json:"state"`
+	Allocated float64       `json:"allocatedCPU"`
+	Deserved  float64       `json:"deservedCPU"`
+	Pending   int           `json:"pendingPods"`
+}
+
+// ActionRecord is an operator's action as it was carried out.
+type ActionRecord struct {
+	At   time.Duration `json:"at"`
+	What string        `json:"what"`
+}
+
+// QueueResult is what one queue got over the scenario.
+type QueueResult struct {
+	Name string `json:"name"`
+	// MeanAllocated and MeanDeserved are cpu averaged over the samples.
+	MeanAllocated float64 `json:"meanAllocatedCPU"`
+	MeanDeserved  float64 `json:"meanDeservedCPU"`
+	// FinalAllocated and FinalDeserved are cpu at the last sample.
+	FinalAllocated float64 `json:"finalAllocatedCPU"`
+	FinalDeserved  float64 `json:"finalDeservedCPU"`
+	// WaitP50 and WaitP99 are from creation to binding, in simulated time.
+	WaitP50 time.Duration `json:"waitP50"`
+	WaitP99 time.Duration `json:"waitP99"`
+	// Completed and Failed count the pods that ended; PerMinute is Completed per simulated minute.
+	Completed int     `json:"completedPods"`
+	Failed    int     `json:"failedPods"`
+	PerMinute float64 `json:"completedPerMinute"`
+	// Evictions counts the queue's pods evicted (by reclaim or preemption) before they ended.
+	Evictions int `json:"evictions"`
+	// GangsCompleted and GangsTimedOut count the queue's PodGroups.
+	GangsCompleted int `json:"gangsCompleted"`
+	GangsTimedOut  int `json:"gangsTimedOut"`
+	// Deviation is the mean distance between allocated and deserved cpu, as a share of the cluster,
+	// over the samples where the queue had work running or waiting.
+	Deviation float64 `json:"deviation"`
+}
+
+// Result is a played scenario.
+type Result struct {
+	Scenario string         `json:"scenario"`
+	Duration time.Duration  `json:"duration"`
+	Capacity float64        `json:"capacityCPU"`
+	Queues   []QueueResult  `json:"queues"`
+	Actions  []ActionRecord `json:"actions"`
+	// Utilisation is the mean share of the cluster's cpu held by running pods.
+	Utilisation float64  `json:"utilisation"`
+	Samples     []Sample `json:"samples"`
+}
+
+// result sums the samples and the recorder's counts up per queue.
+func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
+	r := &Result{Scenario: s.Name, Duration: s.Duration.Duration, Capacity: sim.capacity, Actions: actions, Samples: sim.samples}
+	byQueue := map[string][]Sample{}
+	times := map[time.Duration]float64{}
+	for _, smp := range sim.samples {
+		byQueue[smp.Queue] = append(byQueue[smp.Queue], smp)
+		times[smp.At] += smp.Allocated
+	}
+	for _, busy := range times {
+		r.Utilisation += busy / sim.capacity / float64(len(times))
+	}
+	rec := sim.recorder
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	gangs := map[string][2]int{}
+	for _, g := range rec.gangs {
+		counts := gangs[g.queue]
+		if g.completed {
+			counts[0]++
+		}
+		if g.timedOut {
+			counts[1]++
+		}
+		gangs[g.queue] = counts
+	}
+	minutes := s.Duration.Minutes()
+	for _, name := range sortedKeys(byQueue) {
+		q := summarize(name, byQueue[name], sim.capacity)
+		q.WaitP50, q.WaitP99 = percentile(rec.waits[name], 50), percentile(rec.waits[name], 99)
+		q.Completed, q.Failed, q.Evictions = rec.completed[name], rec.failed[name], rec.evictions[name]
+		q.PerMinute = float64(q.Completed) / minutes
+		q.GangsCompleted, q.GangsTimedOut = gangs[name][0], gangs[name][1]
+		r.Queues = append(r.Queues, q)
+	}
+	return r
+}
+
+// summarize averages one queue's samples.
+func summarize(name string, samples []Sample, capacity float64) QueueResult {
+	q := QueueResult{Name: name}
+	busy := 0
+	for _, smp := range samples {
+		q.MeanAllocated += smp.Allocated / float64(len(samples))
+		q.MeanDeserved += smp.Deserved / float64(len(samples))
+		if smp.Allocated > 0 || smp.Pending > 0 {
+			q.Deviation += math.Abs(smp.Allocated-smp.Deserved) / capacity
+			busy++
+		}
+	}
+	if busy > 0 {
+		q.Deviation /= float64(busy)
+	}
+	last := samples[len(samples)-1]
+	q.FinalAllocated, q.FinalDeserved = last.Allocated, last.Deserved
+	return q
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Queue returns the result of the named queue, or false.
+func (r *Result) Queue(name string) (QueueResult, bool) {
+	for _, q := range r.Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return QueueResult{}, false
+}

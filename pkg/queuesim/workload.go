@@ -1,0 +1,210 @@
+package queuesim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
+)
+
+// Namespace holds everything a scenario creates.
+const Namespace = "queuesim"
+
+// JobLabelKey names the job stream and index a pod belongs to.
+const JobLabelKey = "queuesim.queue-scheduler.io/job"
+
+// clients are the API clients a scenario uses.
+type clients struct {
+	kube   kubernetes.Interface
+	queues versioned.Interface
+}
+
+// createNodes creates the scenario's nodes, Ready, with room for 110 pods each.
+func (c clients) createNodes(ctx context.Context, groups []NodeGroup) error {
+	for _, g := range groups {
+		for i := range g.Count {
+			capacity := v1.ResourceList{v1.ResourceCPU: g.CPU.Quantity, v1.ResourcePods: resource.MustParse("110")}
+			if g.Memory.set {
+				capacity[v1.ResourceMemory] = g.Memory.Quantity
+			}
+			if g.GPU.set {
+				capacity["nvidia.com/gpu"] = g.GPU.Quantity
+			}
+			node := &v1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", nameOr(g.Name, "node"), i), Labels: map[string]string{"queuesim.queue-scheduler.io/group": g.Name}},
+				Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(),
+					Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+			}
+			if _, err := c.kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create node %s: %w", node.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func nameOr(name, fallback string) string {
+	if name == "" {
+		return fallback
+	}
+	return name
+}
+
+// createBasics creates the namespace, the priority classes and the queues, parents first.
+func (c clients) createBasics(ctx context.Context, s *Scenario) error {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace: %w", err)
+	}
+	for _, pc := range s.PriorityClasses {
+		class := &schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc.Name}, Value: pc.Value}
+		if _, err := c.kube.SchedulingV1().PriorityClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create PriorityClass %s: %w", pc.Name, err)
+		}
+	}
+	created := map[string]bool{}
+	for len(created) < len(s.Queues) {
+		progress := false
+		for _, q := range s.Queues {
+			if created[q.Name] || (q.Parent != "" && q.Parent != "root" && !created[q.Parent]) {
+				continue
+			}
+			if _, err := c.queues.SchedulingV1beta1().Queues().Create(ctx, q.object(), metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create queue %s: %w", q.Name, err)
+			}
+			created[q.Name], progress = true, true
+		}
+		if !progress {
+			return fmt.Errorf("the queues' parents form a cycle")
+		}
+	}
+	return nil
+}
+
+func (q *Queue) object() *schedulingv1beta1.Queue {
+	out := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q.Name}, Spec: schedulingv1beta1.QueueSpec{
+		Weight: q.Weight, Parent: q.Parent, Reclaimable: q.Reclaimable, State: schedulingv1beta1.QueueState(q.State),
+		Capability: resources(q.Capability),
+	}}
+	out.Spec.Guarantee.Resource = resources(q.Guarantee)
+	return out
+}
+
+func resources(m map[string]Quantity) v1.ResourceList {
+	if len(m) == 0 {
+		return nil
+	}
+	out := v1.ResourceList{}
+	for name, q := range m {
+		out[v1.ResourceName(name)] = q.Quantity
+	}
+	return out
+}
+
+// submit creates job number i of the stream: single pods, a gang, or a suspended batch/v1 Job with
+// its QueueUnit.
+func (c clients) submit(ctx context.Context, j *JobStream, i int) error {
+	name := fmt.Sprintf("%s-%d", nameOr(j.Name, "job"), i)
+	switch j.Kind {
+	case KindGang:
+		return c.submitGang(ctx, j, name)
+	case KindUnit:
+		return c.submitUnit(ctx, j, name)
+	}
+	for p := range j.Pods {
+		if err := c.createPod(ctx, j.pod(fmt.Sprintf("%s-%d", name, p), name, true)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c clients) submitGang(ctx context.Context, j *JobStream, name string) error {
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+		Spec: schedulingv1beta1.PodGroupSpec{Queue: j.Queue, MinMember: int32(j.MinMember)}}
+	if j.Timeout.Duration > 0 {
+		seconds := int32(j.Timeout.Seconds())
+		pg.Spec.ScheduleTimeoutSeconds = &seconds
+	}
+	if _, err := c.queues.SchedulingV1beta1().PodGroups(Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create PodGroup %s: %w", name, err)
+	}
+	for p := range j.Pods {
+		pod := j.pod(fmt.Sprintf("%s-%d", name, p), name, false)
+		pod.Labels[schedulingv1beta1.PodGroupLabel] = name
+		if err := c.createPod(ctx, pod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c clients) submitUnit(ctx context.Context, j *JobStream, name string) error {
+	template := j.pod("", name, false)
+	template.Spec.RestartPolicy = v1.RestartPolicyNever
+	pods, suspend := int32(j.Pods), true
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+		Spec: batchv1.JobSpec{Parallelism: &pods, Completions: &pods, Suspend: &suspend,
+			Template: v1.PodTemplateSpec{ObjectMeta: template.ObjectMeta, Spec: template.Spec}},
+	}
+	created, err := c.kube.BatchV1().Jobs(Namespace).Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create Job %s: %w", name, err)
+	}
+	total := v1.ResourceList{}
+	for r, q := range template.Spec.Containers[0].Resources.Requests {
+		q.Mul(int64(j.Pods))
+		total[r] = q
+	}
+	unit := &schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+		Spec: schedulingv1beta1.QueueUnitSpec{Queue: j.Queue, PriorityClassName: j.PriorityClass, Resource: total,
+			ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: created.UID}}}
+	if _, err := c.queues.SchedulingV1beta1().QueueUnits(Namespace).Create(ctx, unit, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create QueueUnit %s: %w", name, err)
+	}
+	return nil
+}
+
+func (c clients) createPod(ctx context.Context, pod *v1.Pod) error {
+	if _, err := c.kube.CoreV1().Pods(Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// pod builds one pod of the stream; withQueue labels it with its queue for the scheduler (gang and
+// unit pods get their queue from their PodGroup or QueueUnit).
+func (j *JobStream) pod(name, job string, withQueue bool) *v1.Pod {
+	requests := v1.ResourceList{v1.ResourceCPU: j.CPU.Quantity}
+	if j.Memory.set {
+		requests[v1.ResourceMemory] = j.Memory.Quantity
+	}
+	if j.GPU.set {
+		requests["nvidia.com/gpu"] = j.GPU.Quantity
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
+			Labels:      map[string]string{QueueLabelKey: j.Queue, JobLabelKey: job},
+			Annotations: map[string]string{RuntimeAnnotation: j.Runtime.String(), FailAnnotation: strconv.FormatBool(j.Fail)}},
+		Spec: v1.PodSpec{
+			SchedulerName:     schedulingv1beta1.SchedulerName,
+			PriorityClassName: j.PriorityClass,
+			Containers: []v1.Container{{Name: "work", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: requests, Limits: requests.DeepCopy()}}},
+		},
+	}
+	if withQueue {
+		pod.Labels[schedulingv1beta1.QueueLabel] = j.Queue
+	}
+	return pod
+}
