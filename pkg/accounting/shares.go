@@ -50,14 +50,19 @@ func (s *shares) markDirty() {
 	}
 }
 
-// dirtyOnChange marks the shares dirty on every change of the informers' objects; it returns the
-// registrations' HasSynced, true once each handler has seen the informer's initial objects.
+// dirtyOnChange marks the shares dirty on every change of the informers' objects that can move them;
+// it returns the registrations' HasSynced, true once each handler has seen the informer's initial
+// objects.
 func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) ([]cache.InformerSynced, error) {
 	var synced []cache.InformerSynced
 	for _, inf := range informers {
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { s.markDirty() },
-			UpdateFunc: func(any, any) { s.markDirty() },
+			AddFunc: func(any) { s.markDirty() },
+			UpdateFunc: func(old, obj any) {
+				if movesShares(old, obj) {
+					s.markDirty()
+				}
+			},
 			DeleteFunc: func(any) { s.markDirty() },
 		})
 		if err != nil {
@@ -66,6 +71,21 @@ func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) ([]cache.
 		synced = append(synced, reg.HasSynced)
 	}
 	return synced, nil
+}
+
+// movesShares says whether an update can change the shares: a queue's spec or its state (Unknown
+// holds its demand back), a QueueUnit's spec or phase (only Enqueued units add to the demand). The
+// controller's writes of allocation and counts to a queue's status do not, and are many.
+func movesShares(old, obj any) bool {
+	switch o := old.(type) {
+	case *schedulingv1beta1.Queue:
+		n, ok := obj.(*schedulingv1beta1.Queue)
+		return !ok || o.Generation != n.Generation || o.Status.State != n.Status.State
+	case *schedulingv1beta1.QueueUnit:
+		n, ok := obj.(*schedulingv1beta1.QueueUnit)
+		return !ok || o.Generation != n.Generation || o.Status.Phase != n.Status.Phase
+	}
+	return true
 }
 
 // run recomputes the shares on demand until ctx ends.

@@ -134,3 +134,34 @@ func deservedCPU(a *Accounting, queue string) float64 {
 	d := a.Deserved(queue)
 	return d.Cpu().AsApproximateFloat64()
 }
+
+func TestMovesShares(t *testing.T) {
+	q := util.MakeQueue("q").Obj()
+	q.Generation = 1
+	written := q.DeepCopy()
+	written.Status.Allocated = cpu("3")
+	resized := q.DeepCopy()
+	resized.Generation = 2
+	unknown := q.DeepCopy()
+	unknown.Status.State = schedulingv1beta1.QueueStateUnknown
+	u := unit("u", "q", "batch/v1", "Job", "j", "1")
+	told := u.DeepCopy()
+	told.Status.Message = "still waiting"
+	dequeued := u.DeepCopy()
+	dequeued.Status.Phase = schedulingv1beta1.QueueUnitDequeued
+	for _, tt := range []struct {
+		name     string
+		old, new any
+		want     bool
+	}{
+		{"a status write of allocation", q, written, false},
+		{"a spec change", q, resized, true},
+		{"a queue turning Unknown", q, unknown, true},
+		{"a unit's message", u, told, false},
+		{"a unit dequeued", u, dequeued, true},
+	} {
+		if got := movesShares(tt.old, tt.new); got != tt.want {
+			t.Errorf("%s: movesShares = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}
