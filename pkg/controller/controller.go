@@ -57,7 +57,10 @@ type Controller struct {
 	members         corelisters.PodLister
 	membersIndexer  cache.Indexer
 
-	startOnce sync.Once
+	// startOnce starts the informers of the controller's own, once, for the life of the process
+	// (processDone), not of one leadership term: a replica that leads again finds them running.
+	startOnce   sync.Once
+	processDone <-chan struct{}
 
 	// mu guards wq, the workqueues of the current leadership term; nil while not leading.
 	mu sync.RWMutex
@@ -127,8 +130,12 @@ func newWorkqueue(name string) workqueue.TypedRateLimitingInterface[string] {
 func (c *Controller) lead(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	c.startOnce.Do(func() {
-		c.memberInformers.Start(ctx.Done())
-		c.consumers.start(ctx.Done())
+		done := c.processDone
+		if done == nil {
+			done = ctx.Done()
+		}
+		c.memberInformers.Start(done)
+		c.consumers.start(done)
 	})
 	if !cache.WaitForCacheSync(ctx.Done(), c.memberInformers.Core().V1().Pods().Informer().HasSynced) {
 		return

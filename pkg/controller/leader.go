@@ -37,6 +37,7 @@ func DefaultLeaderElection(namespace string) LeaderElection {
 // Run campaigns for the lease until ctx ends and syncs whenever this replica leads, so that exactly
 // one replica writes status at any time and another takes over when it goes away.
 func (c *Controller) Run(ctx context.Context, le LeaderElection) error {
+	c.processDone = ctx.Done()
 	identity := le.Identity
 	if identity == "" {
 		host, _ := os.Hostname()
