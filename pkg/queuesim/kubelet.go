@@ -80,14 +80,14 @@ func (k *kubelet) forget(uid types.UID) {
 
 // run marks the pod Running, waits out its runtime, and ends it.
 func (k *kubelet) run(ctx context.Context, pod *v1.Pod) {
-	now := metav1.Now()
-	pod = pod.DeepCopy()
-	pod.Status.Phase = v1.PodRunning
-	pod.Status.StartTime = &now
-	pod.Status.Conditions = append(pod.Status.Conditions, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: now})
-	running, err := k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-	if err != nil {
-		k.forget(pod.UID) // gone, or changed meanwhile: the next event tries again
+	running, err := k.setStatus(ctx, pod.DeepCopy(), func(p *v1.Pod) {
+		now := metav1.Now()
+		p.Status.Phase = v1.PodRunning
+		p.Status.StartTime = &now
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: now})
+	})
+	if err != nil || running == nil {
+		k.forget(pod.UID) // gone or going: nothing to run
 		return
 	}
 	runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
@@ -103,33 +103,44 @@ func (k *kubelet) run(ctx context.Context, pod *v1.Pod) {
 	if pod.Annotations[FailAnnotation] == "true" {
 		phase = v1.PodFailed
 	}
-	if err := k.end(ctx, running, phase); err != nil && ctx.Err() == nil {
-		klog.FromContext(ctx).V(4).Info("Pod not ended; it was evicted", "pod", klog.KObj(pod), "err", err)
+	if _, err := k.setStatus(ctx, running, func(p *v1.Pod) { p.Status.Phase = phase }); err != nil && ctx.Err() == nil {
+		klog.FromContext(ctx).V(4).Info("Pod not ended", "pod", klog.KObj(pod), "err", err)
 	}
 }
 
-// end sets the pod's final phase, reading it again when another writer changed it meanwhile; a pod
-// being deleted is left to its deletion.
-func (k *kubelet) end(ctx context.Context, pod *v1.Pod, phase v1.PodPhase) error {
+// setStatus applies change to the pod's status and writes it, reading the pod again when another
+// writer changed it meanwhile. A pod gone or being deleted (evicted) is left alone: it returns nil.
+func (k *kubelet) setStatus(ctx context.Context, pod *v1.Pod, change func(*v1.Pod)) (*v1.Pod, error) {
 	api := k.client.CoreV1().Pods(pod.Namespace)
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if pod.DeletionTimestamp != nil {
+	var out *v1.Pod
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if pod == nil || pod.DeletionTimestamp != nil {
 			return nil
 		}
-		pod.Status.Phase = phase
-		_, err := api.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
+		changed := pod.DeepCopy()
+		change(changed)
+		written, err := api.UpdateStatus(ctx, changed, metav1.UpdateOptions{})
+		switch {
+		case err == nil:
+			out = written
+		case apierrors.IsConflict(err):
 			latest, getErr := api.Get(ctx, pod.Name, metav1.GetOptions{})
-			if getErr != nil {
-				return getErr
-			}
-			if latest.UID != pod.UID {
-				return nil
+			if getErr != nil || latest.UID != pod.UID {
+				pod = nil
+				return ignoreNotFound(getErr)
 			}
 			pod = latest
 		}
 		return err
 	})
+	return out, ignoreNotFound(err)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 func unwrapPod(obj any) (*v1.Pod, bool) {

@@ -23,19 +23,22 @@ import (
 )
 
 // Three queues with weights 1:2:3 and more demand than 24 cpu: the report shows them at 4/8/12, the
-// two short pods that came first have finished, the files are written and the chart parses.
+// two short pods that came first (of a higher priority, so that reclaim takes the long ones first)
+// have finished, the files are written and the chart parses.
 const fairness = `name: weights
 duration: 90s
 timeScale: 5
 sample: 5s
 nodes:
 - {count: 3, cpu: "8", memory: 32Gi}
+priorityClasses:
+- {name: short, value: 100}
 queues:
 - {name: one, weight: 1}
 - {name: two, weight: 2}
 - {name: three, weight: 3}
 jobs:
-- {name: short, queue: one, count: 2, every: 100ms, cpu: "1", runtime: 10s}
+- {name: short, queue: one, count: 2, every: 100ms, cpu: "1", runtime: 10s, priorityClass: short}
 - {name: one, queue: one, at: 1s, count: 24, every: 100ms, cpu: "1", runtime: 1h}
 - {name: two, queue: two, at: 1s, count: 24, every: 100ms, cpu: "1", runtime: 1h}
 - {name: three, queue: three, at: 1s, count: 24, every: 100ms, cpu: "1", runtime: 1h}
@@ -63,8 +66,8 @@ func TestRunReportsTheShares(t *testing.T) {
 			t.Errorf("queue %s deserves %.1f at the end, want %.0f", name, q.FinalDeserved, want)
 		}
 	}
-	if one, _ := result.Queue("one"); one.Completed < 1 {
-		t.Errorf("queue one completed %d pods; the short jobs should have finished", one.Completed)
+	if one, _ := result.Queue("one"); one.Completed != 2 {
+		t.Errorf("queue one completed %d pods, want the 2 short ones: %+v", one.Completed, one)
 	}
 	if result.Utilisation < 0.5 {
 		t.Errorf("utilisation %.2f, want the cluster mostly busy", result.Utilisation)
