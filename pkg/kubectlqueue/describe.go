@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 func newDescribeCommand(o *Options) *cobra.Command {
@@ -50,16 +51,16 @@ func (o *Options) describe(ctx context.Context, name string) error {
 		cluster = root.Status.Deserved
 	}
 	// Each section is aligned on its own, as kubectl describe does.
-	for _, section := range []func(*lines){
-		func(l *lines) { describeSpec(l, q, cluster) },
-		func(l *lines) { describeConditions(l, q.Status.Conditions) },
-		func(l *lines) { o.writeJobs(l, jobs, "  ") },
-		func(l *lines) { o.describeEvents(l, events.Items) },
+	for _, section := range []func(*textout.Lines){
+		func(l *textout.Lines) { describeSpec(l, q, cluster) },
+		func(l *textout.Lines) { describeConditions(l, q.Status.Conditions) },
+		func(l *textout.Lines) { o.writeJobs(l, jobs, "  ") },
+		func(l *textout.Lines) { o.describeEvents(l, events.Items) },
 	} {
 		w := printers.GetNewTabWriter(o.Out)
-		l := &lines{w: w}
-		if section(l); l.err != nil {
-			return l.err
+		l := &textout.Lines{W: w}
+		if section(l); l.Err != nil {
+			return l.Err
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -68,27 +69,27 @@ func (o *Options) describe(ctx context.Context, name string) error {
 	return nil
 }
 
-func describeSpec(l *lines, q *schedulingv1beta1.Queue, cluster v1.ResourceList) {
+func describeSpec(l *textout.Lines, q *schedulingv1beta1.Queue, cluster v1.ResourceList) {
 	reclaimable := q.Spec.Reclaimable == nil || *q.Spec.Reclaimable
 	spec := q.Spec.State
 	if spec == "" {
 		spec = schedulingv1beta1.QueueStateOpen
 	}
 	s := q.Status
-	l.printf("Name:\t%s\n", q.Name)
-	l.printf("Parent:\t%s\n", parentColumn(q))
-	l.printf("State:\t%s (requested: %s)\n", q.EffectiveState(), spec)
-	l.printf("Weight:\t%d\n", q.Spec.Weight)
-	l.printf("Priority:\t%d\n", q.Spec.Priority)
-	l.printf("Reclaimable:\t%t\n", reclaimable)
-	l.printf("Capability:\t%s\n", formatResources(q.Spec.Capability))
-	l.printf("Guarantee:\t%s\n", formatResources(q.Spec.Guarantee.Resource))
-	l.printf("Allocated:\t%s\n", formatResources(s.Allocated))
-	l.printf("Deserved:\t%s\n", formatResources(s.Deserved))
-	l.printf("Share of the cluster:\t%s\n", shareOf(s.Deserved, cluster))
-	l.printf("PodGroups:\t%d pending, %d inqueue, %d running, %d unknown, %d completed\n",
+	l.Printf("Name:\t%s\n", q.Name)
+	l.Printf("Parent:\t%s\n", parentColumn(q))
+	l.Printf("State:\t%s (requested: %s)\n", q.EffectiveState(), spec)
+	l.Printf("Weight:\t%d\n", q.Spec.Weight)
+	l.Printf("Priority:\t%d\n", q.Spec.Priority)
+	l.Printf("Reclaimable:\t%t\n", reclaimable)
+	l.Printf("Capability:\t%s\n", formatResources(q.Spec.Capability))
+	l.Printf("Guarantee:\t%s\n", formatResources(q.Spec.Guarantee.Resource))
+	l.Printf("Allocated:\t%s\n", formatResources(s.Allocated))
+	l.Printf("Deserved:\t%s\n", formatResources(s.Deserved))
+	l.Printf("Share of the cluster:\t%s\n", shareOf(s.Deserved, cluster))
+	l.Printf("PodGroups:\t%d pending, %d inqueue, %d running, %d unknown, %d completed\n",
 		s.Pending, s.Inqueue, s.Running, s.Unknown, s.Completed)
-	l.printf("QueueUnits:\t%d enqueued, %d dequeued\n", s.Enqueued, s.Dequeued)
+	l.Printf("QueueUnits:\t%d enqueued, %d dequeued\n", s.Enqueued, s.Dequeued)
 }
 
 // shareOf prints deserved as a percentage of the cluster, per resource: "cpu 25%, memory 25%".
@@ -117,28 +118,28 @@ func sortedNames(list v1.ResourceList) []v1.ResourceName {
 	return names
 }
 
-func describeConditions(l *lines, conditions []metav1.Condition) {
-	l.printf("Conditions:\n")
+func describeConditions(l *textout.Lines, conditions []metav1.Condition) {
+	l.Printf("Conditions:\n")
 	if len(conditions) == 0 {
-		l.printf("  <none>\n")
+		l.Printf("  <none>\n")
 		return
 	}
-	l.printf("  TYPE\tSTATUS\tREASON\tMESSAGE\n")
+	l.Printf("  TYPE\tSTATUS\tREASON\tMESSAGE\n")
 	for _, c := range conditions {
-		l.printf("  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+		l.Printf("  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 }
 
-func (o *Options) describeEvents(l *lines, events []v1.Event) {
-	l.printf("Events:\n")
+func (o *Options) describeEvents(l *textout.Lines, events []v1.Event) {
+	l.Printf("Events:\n")
 	if len(events) == 0 {
-		l.printf("  <none>\n")
+		l.Printf("  <none>\n")
 		return
 	}
 	sort.Slice(events, func(i, j int) bool { return eventTime(&events[i]).Before(eventTime(&events[j])) })
-	l.printf("  TYPE\tREASON\tAGE\tMESSAGE\n")
+	l.Printf("  TYPE\tREASON\tAGE\tMESSAGE\n")
 	for i := range events {
 		e := &events[i]
-		l.printf("  %s\t%s\t%s\t%s\n", e.Type, e.Reason, o.age(metav1.NewTime(eventTime(e))), e.Message)
+		l.Printf("  %s\t%s\t%s\t%s\n", e.Type, e.Reason, o.age(metav1.NewTime(eventTime(e))), e.Message)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // job is one PodGroup or QueueUnit of a queue, as jobs and describe print it.
@@ -41,9 +42,9 @@ func newJobsCommand(o *Options) *cobra.Command {
 				return err
 			}
 			w := printers.GetNewTabWriter(o.Out)
-			l := &lines{w: w}
-			if o.writeJobs(l, jobs, ""); l.err != nil {
-				return l.err
+			l := &textout.Lines{W: w}
+			if o.writeJobs(l, jobs, ""); l.Err != nil {
+				return l.Err
 			}
 			return w.Flush()
 		},
@@ -125,21 +126,21 @@ func queueUnitJob(u *schedulingv1beta1.QueueUnit) job {
 }
 
 // writeJobs prints jobs as a table, each line behind indent; MEMBERS is running/minMember.
-func (o *Options) writeJobs(l *lines, jobs []job, indent string) {
+func (o *Options) writeJobs(l *textout.Lines, jobs []job, indent string) {
 	if indent != "" {
-		l.printf("Jobs:\n")
+		l.Printf("Jobs:\n")
 		if len(jobs) == 0 {
-			l.printf("%s<none>\n", indent)
+			l.Printf("%s<none>\n", indent)
 			return
 		}
 	}
-	l.printf("%sKIND\tNAMESPACE\tNAME\tPHASE\tMEMBERS\tAGE\tWAITING\n", indent)
+	l.Printf("%sKIND\tNAMESPACE\tNAME\tPHASE\tMEMBERS\tAGE\tWAITING\n", indent)
 	for _, j := range jobs {
 		waiting := j.waiting
 		if waiting == "" {
 			waiting = "-"
 		}
-		l.printf("%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, j.kind, j.namespace, j.name, j.phase, j.members, o.age(j.created), waiting)
+		l.Printf("%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, j.kind, j.namespace, j.name, j.phase, j.members, o.age(j.created), waiting)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/scheme"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // listFlags choose how queues are printed.
@@ -129,12 +130,12 @@ func (o *Options) printQueues(queues []*schedulingv1beta1.Queue, flags *listFlag
 // writeTable prints the vcctl columns, and with wide the allocated and deserved resources.
 func writeTable(out io.Writer, queues []*schedulingv1beta1.Queue, wide, tree bool) error {
 	w := printers.GetNewTabWriter(out)
-	l := &lines{w: w}
+	l := &textout.Lines{W: w}
 	header := "NAME\tSTATE\tWEIGHT\tPARENT\tINQUEUE\tPENDING\tRUNNING\tUNKNOWN\tCOMPLETED"
 	if wide {
 		header += "\tALLOCATED\tDESERVED"
 	}
-	l.printf("%s\n", header)
+	l.Printf("%s\n", header)
 	prefixes := map[string]string{}
 	if tree {
 		prefixes = treePrefixes(queues)
@@ -146,10 +147,10 @@ func writeTable(out io.Writer, queues []*schedulingv1beta1.Queue, wide, tree boo
 		if wide {
 			row += "\t" + formatResources(s.Allocated) + "\t" + formatResources(s.Deserved)
 		}
-		l.printf("%s\n", row)
+		l.Printf("%s\n", row)
 	}
-	if l.err != nil {
-		return l.err
+	if l.Err != nil {
+		return l.Err
 	}
 	return w.Flush()
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // Chart sizes, in SVG user units.
@@ -30,30 +32,30 @@ func (r *Result) WriteChart(out io.Writer) error {
 	names := sortedKeys(byQueue)
 	height := marginTop + len(names)*(panelHeight+panelGap)
 	width := marginLeft + panelWidth + marginRight
-	l := &lineWriter{w: out}
-	l.printf(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	l.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	l.printf(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	l.printf(`<text x="%d" y="20" font-size="15">%s: allocated cpu (solid) and deserved cpu (dashed) per queue</text>`+"\n", marginLeft, html.EscapeString(r.Scenario))
+	l := &textout.Lines{W: out}
+	l.Printf(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	l.Printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	l.Printf(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	l.Printf(`<text x="%d" y="20" font-size="15">%s: allocated cpu (solid) and deserved cpu (dashed) per queue</text>`+"\n", marginLeft, html.EscapeString(r.Scenario))
 	for i, name := range names {
 		y := marginTop + i*(panelHeight+panelGap)
 		r.panel(l, name, byQueue[name], y, top)
 	}
-	l.printf("</svg>\n")
-	return l.err
+	l.Printf("</svg>\n")
+	return l.Err
 }
 
 // panel draws one queue's two lines with their axes, and the operators' actions as dotted lines.
-func (r *Result) panel(l *lineWriter, name string, samples []Sample, y int, top float64) {
+func (r *Result) panel(l *textout.Lines, name string, samples []Sample, y int, top float64) {
 	end := math.Max(r.Duration.Seconds(), 1)
 	xOf := func(at time.Duration) float64 { return marginLeft + at.Seconds()/end*panelWidth }
 	yOf := func(cpu float64) float64 { return float64(y+panelHeight) - cpu/top*panelHeight }
-	l.printf(`<g><text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", marginLeft, y-6, html.EscapeString(name))
-	l.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", marginLeft, y+panelHeight, marginLeft+panelWidth, y+panelHeight)
-	l.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", marginLeft, y, marginLeft, y+panelHeight)
-	l.printf(`<text x="%d" y="%d" text-anchor="end">%.0f</text>`+"\n", marginLeft-6, y+10, top)
-	l.printf(`<text x="%d" y="%d" text-anchor="end">0</text>`+"\n", marginLeft-6, y+panelHeight)
-	l.printf(`<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", marginLeft+panelWidth, y+panelHeight+16, r.Duration)
+	l.Printf(`<g><text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", marginLeft, y-6, html.EscapeString(name))
+	l.Printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", marginLeft, y+panelHeight, marginLeft+panelWidth, y+panelHeight)
+	l.Printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", marginLeft, y, marginLeft, y+panelHeight)
+	l.Printf(`<text x="%d" y="%d" text-anchor="end">%.0f</text>`+"\n", marginLeft-6, y+10, top)
+	l.Printf(`<text x="%d" y="%d" text-anchor="end">0</text>`+"\n", marginLeft-6, y+panelHeight)
+	l.Printf(`<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", marginLeft+panelWidth, y+panelHeight+16, r.Duration)
 	allocated, deserved := "", ""
 	for _, s := range samples {
 		allocated += fmt.Sprintf("%.1f,%.1f ", xOf(s.At), yOf(s.Allocated))
@@ -61,9 +63,9 @@ func (r *Result) panel(l *lineWriter, name string, samples []Sample, y int, top 
 	}
 	for _, a := range r.Actions {
 		x := xOf(a.At)
-		l.printf(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#888" stroke-dasharray="2,3"/>`+"\n", x, y, x, y+panelHeight)
-		l.printf(`<text x="%.1f" y="%d" fill="#555" font-size="10">%s</text>`+"\n", x+3, y+12, html.EscapeString(a.What))
+		l.Printf(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#888" stroke-dasharray="2,3"/>`+"\n", x, y, x, y+panelHeight)
+		l.Printf(`<text x="%.1f" y="%d" fill="#555" font-size="10">%s</text>`+"\n", x+3, y+12, html.EscapeString(a.What))
 	}
-	l.printf(`<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="%s"/>`+"\n", allocated)
-	l.printf(`<polyline fill="none" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,4" points="%s"/></g>`+"\n", deserved)
+	l.Printf(`<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="%s"/>`+"\n", allocated)
+	l.Printf(`<polyline fill="none" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6,4" points="%s"/></g>`+"\n", deserved)
 }

@@ -1,39 +1,40 @@
 package queuesim
 
 import (
-	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // WriteReport prints the result as a table per queue, then the actions and the cluster's numbers.
 func (r *Result) WriteReport(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	l := &lineWriter{w: w}
-	l.printf("Scenario %q: %s simulated on %.0f cpu\n\n", r.Scenario, r.Duration, r.Capacity)
-	l.printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\n")
+	l := &textout.Lines{W: w}
+	l.Printf("Scenario %q: %s simulated on %.0f cpu\n\n", r.Scenario, r.Duration, r.Capacity)
+	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\n")
 	for _, q := range r.Queues {
-		l.printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\n", q.Name,
+		l.Printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\n", q.Name,
 			q.MeanAllocated, q.FinalAllocated, q.MeanDeserved, q.FinalDeserved, 100*q.Deviation,
 			round(q.WaitP50), round(q.WaitP99), q.Completed, q.Failed, q.PerMinute, q.Evictions, q.GangsCompleted, q.GangsTimedOut)
 	}
-	if l.err != nil {
-		return l.err
+	if l.Err != nil {
+		return l.Err
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	l = &lineWriter{w: out}
-	l.printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
-	l.printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
+	l = &textout.Lines{W: out}
+	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
+	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
 	if len(r.Actions) > 0 {
-		l.printf("Operator actions:\n")
+		l.Printf("Operator actions:\n")
 		for _, a := range r.Actions {
-			l.printf("  %s  %s\n", round(a.At), a.What)
+			l.Printf("  %s  %s\n", round(a.At), a.What)
 		}
 	}
-	return l.err
+	return l.Err
 }
 
 func round(d time.Duration) time.Duration {
@@ -41,16 +42,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Second)
-}
-
-// lineWriter writes formatted lines and keeps the first error.
-type lineWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (l *lineWriter) printf(format string, args ...any) {
-	if l.err == nil {
-		_, l.err = fmt.Fprintf(l.w, format, args...)
-	}
 }

@@ -118,34 +118,33 @@ func pendingPod(name string) *v1.Pod {
 }
 
 // A victim under way makes room for the pod nominated to its node: the next preemptor takes the next
-// low-priority pod, neither the one going already nor a high-priority one.
-func TestVictimsUnderWayMakeRoomForTheNominatedPod(t *testing.T) {
-	going, low, high := borrowerPod("going", 1), borrowerPod("low", 1), borrowerPod("high", 100)
-	f := newNodeFixture(t, pendingPod("nominated"), going, low, high)
-	f.reclaim.inflight.victims[going.UID] = going
-	victims, status := f.selectVictims(t, pendingPod("preemptor"))
-	if !status.IsSuccess() {
-		t.Fatalf("dry run: %v", status)
-	}
-	if got := names(victims); len(got) != 1 || got[0] != "low" {
-		t.Errorf("victims %v, want [low]", got)
-	}
-}
-
-// A victim under way is never a candidate again, even when it is the first in line (the latest
-// started of the lowest priority): taking it twice failed the whole node, and the preemptor went to
-// a node where only high-priority pods were left to take.
-func TestVictimsUnderWayAreNotTakenAgain(t *testing.T) {
-	low, going, high := borrowerPod("low", 1), borrowerPod("going", 1), borrowerPod("high", 100)
-	going.CreationTimestamp = metav1.NewTime(low.CreationTimestamp.Add(time.Minute))
-	f := newNodeFixture(t, pendingPod("nominated"), low, going, high)
-	f.reclaim.inflight.victims[going.UID] = going
-	victims, status := f.selectVictims(t, pendingPod("preemptor"))
-	if !status.IsSuccess() {
-		t.Fatalf("dry run: %v", status)
-	}
-	if got := names(victims); len(got) != 1 || got[0] != "low" {
-		t.Errorf("victims %v, want [low]", got)
+// low-priority pod, neither the one going already nor a high-priority one. The going pod is never a
+// candidate again, even when it is first in line (the latest started of the lowest priority): taking
+// it twice failed the whole node, and the preemptor went to a node where only high-priority pods were
+// left to take.
+func TestVictimsUnderWay(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		goingIsLast bool
+	}{
+		{"the going pod started first", false},
+		{"the going pod is first in line", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			going, low, high := borrowerPod("going", 1), borrowerPod("low", 1), borrowerPod("high", 100)
+			if tt.goingIsLast {
+				going.CreationTimestamp = metav1.NewTime(low.CreationTimestamp.Add(time.Minute))
+			}
+			f := newNodeFixture(t, pendingPod("nominated"), low, going, high)
+			f.reclaim.inflight.victims[going.UID] = going
+			victims, status := f.selectVictims(t, pendingPod("preemptor"))
+			if !status.IsSuccess() {
+				t.Fatalf("dry run: %v", status)
+			}
+			if got := names(victims); len(got) != 1 || got[0] != "low" {
+				t.Errorf("victims %v, want [low]", got)
+			}
+		})
 	}
 }
 
