@@ -43,6 +43,10 @@ type Options struct {
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
 	// profile under this schedulerName, for comparisons on the same cluster.
 	VanillaSchedulerName string
+	// LimitSchedulerName, when set with VanillaSchedulerName, adds to that scheduler a minimal
+	// profile under this name (PrioritySort, SchedulingGates, NodeResourcesFit, DefaultBinder): the
+	// most the API server and the machine allow, for benchmarks to compare against.
+	LimitSchedulerName string
 }
 
 // Cluster is a running local cluster.
@@ -111,7 +115,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	if opts.VanillaSchedulerName != "" {
-		if c.vanilla, err = startVanillaScheduler(ctx, opts.VanillaSchedulerName, c.Kubeconfig, c.dir); err != nil {
+		if c.vanilla, err = startVanillaScheduler(ctx, opts.VanillaSchedulerName, opts.LimitSchedulerName, c.Kubeconfig, c.dir); err != nil {
 			return c, err
 		}
 	}

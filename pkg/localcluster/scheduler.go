@@ -71,11 +71,24 @@ func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option
 	return app.Setup(ctx, opts, plugins...)
 }
 
+// limitProfile is the least a profile can do and still place pods by their requests; it keeps
+// SchedulingGates, without which a gated pod would be tried (and its binding refused) until released.
+const limitProfile = `- schedulerName: %s
+  plugins:
+    multiPoint:
+      enabled: [{name: PrioritySort}, {name: SchedulingGates}, {name: NodeResourcesFit}, {name: DefaultBinder}]
+      disabled: [{name: "*"}]
+`
+
 // startVanillaScheduler runs the upstream kube-scheduler with its default profile under
-// schedulerName, beside the queue-scheduler, so that both can be measured on one cluster. It runs
-// the scheduler itself rather than the command, whose debugging endpoints exist once per process.
-func startVanillaScheduler(ctx context.Context, schedulerName, kubeconfig, dir string) (*runningScheduler, error) {
+// schedulerName, and with limitName also the minimal limitProfile, beside the queue-scheduler, so
+// that all can be measured on one cluster. It runs the scheduler itself rather than the command,
+// whose debugging endpoints exist once per process.
+func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeconfig, dir string) (*runningScheduler, error) {
 	profile := fmt.Appendf(nil, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: %s\n", schedulerName)
+	if limitName != "" {
+		profile = fmt.Appendf(profile, limitProfile, limitName)
+	}
 	configPath, err := writeSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), "")
 	if err != nil {
 		return nil, err

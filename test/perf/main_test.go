@@ -23,7 +23,7 @@ var (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler}
+	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler, LimitSchedulerName: limitScheduler}
 	os.Exit(clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
 		cluster = c
 		return nil
