@@ -15,6 +15,8 @@ TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
 	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen
 
 SCENARIO ?= examples/scenarios/demo.yaml
+# The cases of make bench; BenchmarkEndToEnd (creation included) runs with BENCH=.
+BENCH ?= Freshness|Throughput|Fairness|Reclaim
 OUT ?= out/demo
 
 .PHONY: all
@@ -64,8 +66,8 @@ run: ## Play the queuesim demo on the embedded control plane; report, chart and 
 	$(GO) run ./cmd/queuesim run $(SCENARIO) --out $(OUT)
 
 .PHONY: bench
-bench: ## Benchmarks on the in-process control plane (test/perf); scale with BENCH_FLAGS="-pods=50000 ...".
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/perf/ -args $(BENCH_FLAGS)
+bench: ## Benchmarks on the in-process control plane (test/perf); table in out/bench; scale with BENCH_FLAGS="-pods=50000 ...".
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m ./test/perf/ -args $(BENCH_FLAGS)
 
 .PHONY: clean
 clean:

@@ -6,6 +6,7 @@ package perf
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
@@ -24,8 +25,13 @@ var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
 	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler, LimitSchedulerName: limitScheduler}
-	os.Exit(clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
+	code := clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
 		cluster = c
 		return nil
-	}))
+	})
+	if err := writeResults(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "write the results:", err)
+		code = 1
+	}
+	os.Exit(code)
 }
