@@ -78,11 +78,11 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	bucket := queue
 	if refusal.WaitsForShares {
-		bucket = staleBucket
+		p.waitForShares(pod)
+	} else {
+		p.rejected.Add(pod, queue)
 	}
-	p.rejected.Add(pod, bucket)
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
 }
@@ -154,6 +154,16 @@ func (p *Proportion) forget(obj any) {
 	}
 	if pod, ok := obj.(*v1.Pod); ok {
 		p.rejected.Remove(pod)
+	}
+}
+
+// waitForShares keeps a pod turned away for stale shares until they are fresh. The recomputation
+// that makes them fresh may have announced itself between the pod's check and now, before the pod
+// was indexed: when the shares are fresh already, the pod is let in at once.
+func (p *Proportion) waitForShares(pod *v1.Pod) {
+	p.rejected.Add(pod, staleBucket)
+	if !p.acct.SharesStale() {
+		p.activate(staleBucket)
 	}
 }
 

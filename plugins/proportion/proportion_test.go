@@ -1,12 +1,22 @@
 package proportion
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -54,5 +64,43 @@ func TestIsSchedulableAfterQueueSpecChange(t *testing.T) {
 				t.Errorf("hint: got %v, %v; want %v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// activations records what a plugin lets into the active queue.
+type activations struct {
+	fwk.Handle
+	pods []string
+}
+
+func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	for _, pod := range pods {
+		a.pods = append(a.pods, pod.Name)
+	}
+}
+
+// A pod turned away for stale shares that are fresh by the time it is indexed is let in at once:
+// the recomputation's announcement may have come before the pod was indexed, and no other one may
+// follow.
+func TestWaitForSharesThatTurnedFresh(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("root").Obj()), kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	kube.WaitForCacheSync(ctx.Done())
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !acct.SharesStale(), nil
+	}); err != nil {
+		t.Fatal("the shares never turned fresh")
+	}
+	handle := &activations{}
+	p := &Proportion{handle: handle, acct: acct, rejected: podindex.New()}
+	p.waitForShares(util.MakePod("ns", "late").Obj())
+	if len(handle.pods) != 1 || handle.pods[0] != "late" {
+		t.Errorf("activated %v, want the pod that came after the shares turned fresh", handle.pods)
 	}
 }

@@ -60,11 +60,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 		return nil, err
 	}
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight()}
-	acct.OnSharesComputed(func() {
-		if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
-			h.Activate(klog.Background(), pods)
-		}
-	})
+	acct.OnSharesComputed(r.activateWaiting)
 	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
 	executor.PreemptPod = r.evict
 	r.evaluator = preemption.NewEvaluator(Name, h, r, executor)
@@ -74,12 +70,23 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 // Name returns the plugin's name.
 func (r *Reclaim) Name() string { return Name }
 
+// activateWaiting lets in the pods that waited for fresh shares.
+func (r *Reclaim) activateWaiting() {
+	if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
+		r.handle.Activate(klog.Background(), pods)
+	}
+}
+
 // PostFilter looks for pods to evict so that pod fits: it first rules out, from the accounting
 // alone, pods that may neither reclaim nor preempt, then lets the Evaluator dry-run the nodes.
 func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	if r.acct.SharesStale() {
-		// Evicting on shares that miss the latest demand could take what is not spare.
+		// Evicting on shares that miss the latest demand could take what is not spare. The shares may
+		// have turned fresh, and said so, before the pod was indexed: then it is let in at once.
 		r.waiting.Add(pod, staleBucket)
+		if !r.acct.SharesStale() {
+			r.activateWaiting()
+		}
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
 	}
 	r.waiting.Remove(pod)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -29,6 +31,7 @@ func BenchmarkQueueStatusFreshness(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var p50, p99 []float64
 		for r := range *repeats {
+			startClean(b, ctx, ns)
 			latencies := measureFreshness(b, ctx, ns, fmt.Sprintf("run%d-%d", i, r))
 			p50 = append(p50, percentile(latencies, 0.50).Seconds()*1000)
 			p99 = append(p99, percentile(latencies, 0.99).Seconds()*1000)
@@ -40,7 +43,7 @@ func BenchmarkQueueStatusFreshness(b *testing.B) {
 			Ours: "p50 " + p50s.format(0, " ms") + ", p99 " + p99s.format(0, " ms"), Upstream: "—", Ratio: "—", Target: "—",
 			Values: map[string]float64{"p50_ms": p50s.median, "p99_ms": p99s.median}})
 	}
-	deleteAllPods(b, ctx, ns)
+	startClean(b, ctx, ns)
 }
 
 func setUpFreshness(b *testing.B) string {
@@ -64,6 +67,27 @@ func setUpFreshness(b *testing.B) string {
 }
 
 func queueName(i int) string { return fmt.Sprintf("fresh-%03d", i) }
+
+// startClean deletes the pods of an earlier repeat and waits until every queue's status shows
+// nothing allocated, so that a repeat pairs its binds with statuses of its own.
+func startClean(b *testing.B, ctx context.Context, ns string) {
+	deleteAllPods(b, ctx, ns)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, q := range list.Items {
+			if q.Status.Allocated.Cpu().MilliValue() > 0 && strings.HasPrefix(q.Name, "fresh-") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		b.Fatal("queue statuses still show pods of an earlier repeat after 5m")
+	}
+}
 
 // measureFreshness creates the pods and pairs every bind with the first queue status that counts it.
 func measureFreshness(b *testing.B, ctx context.Context, ns, run string) []time.Duration {

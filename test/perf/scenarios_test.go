@@ -101,7 +101,7 @@ func BenchmarkReclaim(b *testing.B) {
 		b.ReportMetric(t.median, "p50-s")
 		b.ReportMetric(e.median, "evictions/pod")
 		record(row{Case: "Reclaim — borrower holds 32 cpu, owner deserves 16 (simulated time)",
-			Ours: fmt.Sprintf("owner at its share after p50 %.0f s, p99 %.0f s; %s evictions a reclaimed pod", t.median, p99, e.format(2, "")),
+			Ours:     fmt.Sprintf("owner at its share after p50 %.0f s, p99 %.0f s; %s evictions a reclaimed pod", t.median, p99, e.format(2, "")),
 			Upstream: "—", Ratio: "—", Target: "evictions a pod 1.0",
 			Values: map[string]float64{"p50_s": t.median, "p99_s": p99, "evictions_per_pod": e.median}})
 	}
