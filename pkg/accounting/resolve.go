@@ -10,9 +10,14 @@ import (
 )
 
 // QueueOf names the queue of a pod: its PodGroup's queue; else the pod's queue label; else the queue
-// of the QueueUnit its owner is queued by; else its namespace's queue annotation; else "default". A pod of a PodGroup that does not exist yet has no
-// queue: the error says so.
+// of the QueueUnit its owner is queued by; else its namespace's queue annotation; else "default". A
+// pod of a PodGroup that does not exist yet has no queue: the error says so.
 func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
+	return a.queueOf(pod, a.UnitOf(pod))
+}
+
+// queueOf is QueueOf for a pod whose QueueUnit (nil for none) is known already.
+func (a *Accounting) queueOf(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (string, error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
 		if err != nil {
@@ -26,8 +31,8 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
 		return q, nil
 	}
-	if u := a.UnitOf(pod); u != nil {
-		return a.QueueOfQueueUnit(u), nil
+	if unit != nil {
+		return a.QueueOfQueueUnit(unit), nil
 	}
 	return a.namespaceQueue(pod.Namespace), nil
 }
@@ -35,26 +40,22 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 // QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else
 // "default".
 func (a *Accounting) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
-	if pg.Spec.Queue != "" {
-		return pg.Spec.Queue
-	}
-	return a.namespaceQueue(pg.Namespace)
+	return schedulingv1beta1.QueueFor(pg.Spec.Queue, a.namespaceAnnotation(pg.Namespace))
 }
 
 // QueueOfQueueUnit names the queue of a QueueUnit, as QueueOfPodGroup does for PodGroups.
 func (a *Accounting) QueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
-	if u.Spec.Queue != "" {
-		return u.Spec.Queue
-	}
-	return a.namespaceQueue(u.Namespace)
+	return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
 }
 
 func (a *Accounting) namespaceQueue(namespace string) string {
-	ns, err := a.namespaces.Get(namespace)
-	if err == nil {
-		if q := ns.Annotations[schedulingv1beta1.QueueAnnotation]; q != "" {
-			return q
-		}
+	return schedulingv1beta1.QueueFor("", a.namespaceAnnotation(namespace))
+}
+
+// namespaceAnnotation is the namespace's queue annotation, or "".
+func (a *Accounting) namespaceAnnotation(namespace string) string {
+	if ns, err := a.namespaces.Get(namespace); err == nil {
+		return ns.Annotations[schedulingv1beta1.QueueAnnotation]
 	}
-	return schedulingv1beta1.DefaultQueue
+	return ""
 }

@@ -147,7 +147,8 @@ func (u *usage) upsert(pod *v1.Pod) {
 // apply counts pod with its current binding; with onlyTracked, only if the pod is counted already, in
 // the same critical section, so that a pod deleted meanwhile is not brought back.
 func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
-	queue, err := u.acct.QueueOf(pod)
+	unit := u.acct.UnitOf(pod)
+	queue, err := u.acct.queueOf(pod, unit)
 	if err != nil {
 		if !onlyTracked {
 			u.remove(pod)
@@ -162,7 +163,7 @@ func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
 	}
-	if unit := u.acct.UnitOf(pod); unit != nil {
+	if unit != nil {
 		entry.unit = UnitKey(unit)
 	}
 	u.mu.Lock()

@@ -58,13 +58,7 @@ func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
 		return nil, err
 	}
 	queueOf := func(namespace, named string) string {
-		if named != "" {
-			return named
-		}
-		if q := namespaceQueue[namespace]; q != "" {
-			return q
-		}
-		return schedulingv1beta1.DefaultQueue
+		return schedulingv1beta1.QueueFor(named, namespaceQueue[namespace])
 	}
 	api := o.queues.SchedulingV1beta1()
 	groups, err := api.PodGroups("").List(ctx, metav1.ListOptions{})

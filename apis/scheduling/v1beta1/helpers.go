@@ -43,3 +43,16 @@ func (pg *PodGroup) MinMemberOrOne() int32 { return max(pg.Spec.MinMember, 1) }
 
 // Dequeued says whether the QueueUnit has been admitted by its queue.
 func (u *QueueUnit) Dequeued() bool { return u.Status.Phase == QueueUnitDequeued }
+
+// QueueFor names the queue of work that names queue (may be empty) in a namespace whose queue
+// annotation is namespaceQueue (may be empty): the named queue, else the namespace's, else
+// "default".
+func QueueFor(queue, namespaceQueue string) string {
+	switch {
+	case queue != "":
+		return queue
+	case namespaceQueue != "":
+		return namespaceQueue
+	}
+	return DefaultQueue
+}
