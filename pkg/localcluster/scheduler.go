@@ -9,7 +9,6 @@ import (
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/compatibility"
-	"k8s.io/component-base/configz"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
@@ -37,7 +36,7 @@ type runningScheduler struct {
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
 // kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
 func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhookAddr string, extra []app.Option) (*runningScheduler, error) {
-	configPath, err := writeSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), webhookAddr)
+	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), webhookAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -47,14 +46,7 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhoo
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
 	}
-	s := &runningScheduler{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		if err := app.Run(ctx, cc, sched); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "queue-scheduler stopped")
-		}
-	}()
-	return s, nil
+	return run(ctx, cancel, cc, sched), nil
 }
 
 // setUpScheduler builds a scheduler from a configuration file, with a component registry of its own,
@@ -89,7 +81,7 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 	if limitName != "" {
 		profile = fmt.Appendf(profile, limitProfile, limitName)
 	}
-	configPath, err := writeSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), "")
+	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), "")
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +91,13 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 		cancel()
 		return nil, fmt.Errorf("set up the vanilla kube-scheduler: %w", err)
 	}
+	return run(ctx, cancel, cc, sched), nil
+}
+
+// run does what kube-scheduler's app.Run does with leader election off and no serving port, except
+// registering the process-wide configz endpoint, so that several schedulers (of several local
+// clusters) can run in one process: events, informers, cache sync, then scheduling.
+func run(ctx context.Context, cancel context.CancelFunc, cc *schedulerserverconfig.CompletedConfig, sched *kubescheduler.Scheduler) *runningScheduler {
 	s := &runningScheduler{cancel: cancel, done: make(chan struct{})}
 	cc.EventBroadcaster.StartRecordingToSink(ctx.Done())
 	cc.InformerFactory.Start(ctx.Done())
@@ -107,26 +106,29 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 	}
 	go func() {
 		defer close(s.done)
+		defer cc.EventBroadcaster.Shutdown()
 		cc.InformerFactory.WaitForCacheSync(ctx.Done())
 		if cc.DynInformerFactory != nil {
 			cc.DynInformerFactory.WaitForCacheSync(ctx.Done())
 		}
+		if err := sched.WaitForHandlersSync(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "scheduler event handlers not synchronized")
+		}
 		sched.Run(ctx)
 	}()
-	return s, nil
+	return s
 }
 
 // stop cancels the scheduler and waits for it to return.
 func (s *runningScheduler) stop() {
 	s.cancel()
 	<-s.done
-	configz.Delete("componentconfig")
 }
 
-// writeSchedulerConfig writes the profile to path with the local cluster's client connection filled
+// WriteSchedulerConfig writes the profile to path with the local cluster's client connection filled
 // in, and, unless webhookAddr is empty, the webhook server of every profile's QueueState plugin
 // serving on webhookAddr.
-func writeSchedulerConfig(profile []byte, kubeconfig, path, webhookAddr string) (string, error) {
+func WriteSchedulerConfig(profile []byte, kubeconfig, path, webhookAddr string) (string, error) {
 	cfg := map[string]any{}
 	if err := yaml.Unmarshal(profile, &cfg); err != nil {
 		return "", fmt.Errorf("scheduler profile: %w", err)

@@ -71,7 +71,7 @@ func queueName(i int) string { return fmt.Sprintf("fresh-%03d", i) }
 // startClean deletes the pods of an earlier repeat and waits until every queue's status shows
 // nothing allocated, so that a repeat pairs its binds with statuses of its own.
 func startClean(b *testing.B, ctx context.Context, ns string) {
-	deleteAllPods(b, ctx, ns)
+	deleteAllPods(b, ctx, cluster.Kube, ns)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := cluster.Queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"sort"
@@ -11,17 +12,36 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/queuesim"
 )
 
-// playScenario plays one of examples/scenarios on a control plane of its own (queuesim's).
+var scenarioScale = flag.Int("scenario-scale", 1, "multiplies the nodes and the jobs of the fairness and reclaim scenarios")
+
+// playScenario plays one of examples/scenarios, scaled by -scenario-scale, on a control plane of its
+// own (queuesim's).
 func playScenario(b *testing.B, file string) *queuesim.Result {
 	s, err := queuesim.Load("../../examples/scenarios/" + file)
 	if err != nil {
 		b.Fatal(err)
 	}
+	scaleScenario(s, *scenarioScale)
 	result, err := queuesim.Run(context.Background(), s, queuesim.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return result
+}
+
+// scaleScenario multiplies the scenario's node counts and job counts by n, with arrivals n times as
+// frequent, so that the cluster and its demand grow alike and arrive over the same time.
+func scaleScenario(s *queuesim.Scenario, n int) {
+	if n <= 1 {
+		return
+	}
+	for i := range s.Nodes {
+		s.Nodes[i].Count *= n
+	}
+	for i := range s.Jobs {
+		s.Jobs[i].Count *= n
+		s.Jobs[i].Every.Duration /= time.Duration(n)
+	}
 }
 
 // BenchmarkFairness plays fairness.yaml (weights 1:2:3, demand beyond the cluster) -repeat times:
@@ -38,7 +58,7 @@ func BenchmarkFairness(b *testing.B) {
 		s, d := spreadOf(settle), spreadOf(deviation)
 		b.ReportMetric(s.median, "settle-s")
 		b.ReportMetric(d.median, "deviation-%")
-		record(row{Case: "Fairness — 3 queues 1:2:3, 48 cpu, unlimited demand (simulated time)",
+		record(row{Case: fmt.Sprintf("Fairness — 3 queues 1:2:3, %d cpu, unlimited demand (simulated time)", 48**scenarioScale),
 			Ours: "within 5% after " + s.format(0, " s") + "; then " + d.format(2, "%") + " off", Upstream: "—", Ratio: "—",
 			Target: "—", Values: map[string]float64{"settle_s": s.median, "deviation_pct": d.median}})
 	}
@@ -100,7 +120,7 @@ func BenchmarkReclaim(b *testing.B) {
 		p99 := percentileOf(took, 0.99)
 		b.ReportMetric(t.median, "p50-s")
 		b.ReportMetric(e.median, "evictions/pod")
-		record(row{Case: "Reclaim — borrower holds 32 cpu, owner deserves 16 (simulated time)",
+		record(row{Case: fmt.Sprintf("Reclaim — borrower holds %d cpu, owner deserves %d (simulated time)", 32**scenarioScale, 16**scenarioScale),
 			Ours:     fmt.Sprintf("owner at its share after p50 %.0f s, p99 %.0f s; %s evictions a reclaimed pod", t.median, p99, e.format(2, "")),
 			Upstream: "—", Ratio: "—", Target: "evictions a pod 1.0",
 			Values: map[string]float64{"p50_s": t.median, "p99_s": p99, "evictions_per_pod": e.median}})

@@ -1,0 +1,266 @@
+package perf
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/manifests"
+	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+var (
+	memoryNodes  = flag.Int("memory-nodes", 5000, "fake nodes of the memory case")
+	memoryPods   = flag.Int("memory-pods", 10000, "pods each scheduler schedules in the memory case")
+	memoryQueues = flag.Int("memory-queues", 1000, "queues of the memory case")
+)
+
+const memoryNamespace = "memory"
+
+// schedulerProcess is a scheduler binary and the profile it runs in the memory case.
+type schedulerProcess struct {
+	name, binary, schedulerName string
+	profile                     []byte
+	// webhook: the profile's QueueState plugin serves its admission webhook.
+	webhook bool
+}
+
+// memoryUse is what the operating system and the Go runtime said about one run of a scheduler.
+type memoryUse struct {
+	peakRSS  float64 // MiB, the process's maximum resident set
+	peakHeap float64 // MiB, the largest heap at the start of a garbage collection
+	liveHeap float64 // MiB, the largest heap marked live by a garbage collection
+}
+
+// BenchmarkMemory runs each scheduler as a process of its own — the queue-scheduler binary with its
+// profile, the upstream kube-scheduler binary with the default profile — on one control plane of
+// -memory-nodes nodes and -memory-queues queues, and has it schedule -memory-pods 1-CPU pods (ours
+// spread across the queues). It reports the peak resident set (the kernel's maximum RSS of the
+// process) and the peak heap (from the Go runtime's GC trace), and ours over upstream. The order of
+// the two turns with each repeat.
+func BenchmarkMemory(b *testing.B) {
+	ctx := context.Background()
+	bin := b.TempDir()
+	ours := schedulerProcess{name: "queue-scheduler", binary: filepath.Join(bin, "queue-scheduler"),
+		schedulerName: schedulingv1beta1.SchedulerName, profile: manifests.SchedulerConfig, webhook: true}
+	upstream := schedulerProcess{name: "kube-scheduler", binary: filepath.Join(bin, "kube-scheduler"), schedulerName: vanillaScheduler,
+		profile: fmt.Appendf(nil, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: %s\n", vanillaScheduler)}
+	goBuild(b, ours.binary, "github.com/queue-scheduler/queue-scheduler/cmd/queue-scheduler")
+	goBuild(b, upstream.binary, "k8s.io/kubernetes/cmd/kube-scheduler")
+	c, err := localcluster.Start(ctx, localcluster.Options{WithoutScheduler: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop()
+	setUpMemory(b, ctx, c)
+	sides := []schedulerProcess{upstream, ours}
+	for i := 0; i < b.N; i++ {
+		measured := map[string][]memoryUse{}
+		for r := range *repeats {
+			for j := range sides {
+				side := sides[(r+j)%len(sides)]
+				measured[side.name] = append(measured[side.name], runForMemory(b, ctx, c, side, fmt.Sprintf("m%d-%d", i, r)))
+			}
+		}
+		reportMemory(b, measured[ours.name], measured[upstream.name])
+	}
+}
+
+// goBuild builds a main package of this module's build list into out.
+func goBuild(b *testing.B, out, pkg string) {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, output)
+	}
+}
+
+func setUpMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
+	eachIndex(b, *memoryNodes, func(i int) error {
+		_, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("mem-node-%d", i), "32", "128Gi"), metav1.CreateOptions{})
+		return err
+	})
+	eachIndex(b, *memoryQueues, func(i int) error {
+		_, err := c.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue(memoryQueue(i)).Obj(), metav1.CreateOptions{})
+		return err
+	})
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: memoryNamespace}}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func memoryQueue(i int) string { return fmt.Sprintf("mem-%04d", i%*memoryQueues) }
+
+// runForMemory starts the scheduler process, creates the pods, waits until all are bound, stops the
+// process and reads its memory use; then deletes the pods.
+func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, side schedulerProcess, run string) memoryUse {
+	dir := b.TempDir()
+	webhookAddr := ""
+	if side.webhook {
+		webhookAddr = loopbackAddr(b)
+	}
+	config, err := localcluster.WriteSchedulerConfig(side.profile, c.Kubeconfig, filepath.Join(dir, "config.yaml"), webhookAddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "stderr.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(side.binary, "--config", config, "--secure-port", "0")
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	createMemoryPods(b, ctx, c, side, run)
+	waitAllBound(b, ctx, c, run, *memoryPods, func() string { return "scheduler output in " + logPath })
+	took := time.Since(start)
+	use := memoryUse{peakRSS: peakRSS(b, cmd.Process.Pid)}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		b.Fatal(err)
+	}
+	_ = cmd.Wait()
+	use.peakHeap, use.liveHeap = gcTracePeaks(b, logPath)
+	b.Logf("%s %s: %d pods in %.1f s; peak RSS %.0f MiB, peak heap %.0f MiB, largest live heap %.0f MiB",
+		run, side.name, *memoryPods, took.Seconds(), use.peakRSS, use.peakHeap, use.liveHeap)
+	deleteAllPods(b, ctx, c.Kube, memoryNamespace)
+	return use
+}
+
+// loopbackAddr is a free loopback address for a webhook server.
+func loopbackAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func createMemoryPods(b *testing.B, ctx context.Context, c *localcluster.Cluster, side schedulerProcess, run string) {
+	eachIndex(b, *memoryPods, func(i int) error {
+		pod := util.MakePod(memoryNamespace, fmt.Sprintf("%s-%d", run, i)).SchedulerName(side.schedulerName).Label("run", run).
+			Label(schedulingv1beta1.QueueLabel, memoryQueue(i)).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		_, err := c.Kube.CoreV1().Pods(memoryNamespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// waitAllBound polls, from the API server's watch cache, until n pods of the run are bound.
+func waitAllBound(b *testing.B, ctx context.Context, c *localcluster.Cluster, run string, n int, where func() string) {
+	bound := 0
+	err := wait.PollUntilContextTimeout(ctx, time.Second, *bindTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Kube.CoreV1().Pods(memoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: "run=" + run, ResourceVersion: "0"})
+		if err != nil {
+			return false, nil
+		}
+		bound = 0
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				bound++
+			}
+		}
+		return bound == n, nil
+	})
+	if err != nil {
+		b.Fatalf("%s: %d of %d pods bound after %s; %s", run, bound, n, *bindTimeout, where())
+	}
+}
+
+// peakRSS is the process's resident set high-water mark in MiB (VmHWM). The kernel's ru_maxrss would
+// not do: it counts the test process's pages shared with the child between fork and exec.
+func peakRSS(b *testing.B, pid int) float64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VmHWM:\s+(\d+) kB`).FindSubmatch(status)
+	if m == nil {
+		b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	}
+	kib, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return kib / 1024
+}
+
+// gcTraceHeap matches the heap sizes of a gctrace line: at the start of the GC, at its end, and
+// marked live ("…, 412->418->201 MB, …").
+var gcTraceHeap = regexp.MustCompile(`^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
+
+// gcTracePeaks reads the largest heap the runtime reported at the start or end of a GC, and the
+// largest live heap, in MiB.
+func gcTracePeaks(b *testing.B, logPath string) (peak, live float64) {
+	f, err := os.Open(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	lines := bufio.NewScanner(f)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		m := gcTraceHeap.FindStringSubmatch(lines.Text())
+		if m == nil {
+			continue
+		}
+		atStart, _ := strconv.ParseFloat(m[1], 64)
+		atEnd, _ := strconv.ParseFloat(m[2], 64)
+		marked, _ := strconv.ParseFloat(m[3], 64)
+		peak, live = max(peak, atStart, atEnd), max(live, marked)
+	}
+	if peak == 0 {
+		b.Fatalf("no GC trace in %s", logPath)
+	}
+	return peak, live
+}
+
+// reportMemory records the row: peak RSS and heap of each side and ours over upstream.
+func reportMemory(b *testing.B, ours, upstream []memoryUse) {
+	pick := func(uses []memoryUse, f func(memoryUse) float64) spread {
+		var xs []float64
+		for _, u := range uses {
+			xs = append(xs, f(u))
+		}
+		return spreadOf(xs)
+	}
+	rss := func(u memoryUse) float64 { return u.peakRSS }
+	heap := func(u memoryUse) float64 { return u.peakHeap }
+	var ratio []float64
+	for r := range ours {
+		ratio = append(ratio, ours[r].peakRSS/upstream[r].peakRSS)
+	}
+	describe := func(uses []memoryUse) string {
+		return fmt.Sprintf("peak RSS %s, peak heap %s", pick(uses, rss).format(0, " MiB"), pick(uses, heap).format(0, " MiB"))
+	}
+	rs := spreadOf(ratio)
+	b.ReportMetric(pick(ours, rss).median, "queue-rss-MiB")
+	b.ReportMetric(pick(upstream, rss).median, "upstream-rss-MiB")
+	b.ReportMetric(rs.median, "ratio")
+	record(row{Case: fmt.Sprintf("Memory — %d nodes, %d pods, %d queues, each scheduler its own process", *memoryNodes, *memoryPods, *memoryQueues),
+		Ours: describe(ours), Upstream: describe(upstream), Ratio: rs.format(2, "") + " (RSS)", Target: "—",
+		Values: map[string]float64{
+			"ours_rss_mib": pick(ours, rss).median, "ours_heap_mib": pick(ours, heap).median,
+			"upstream_rss_mib": pick(upstream, rss).median, "upstream_heap_mib": pick(upstream, heap).median, "ratio": rs.median,
+		}})
+}
