@@ -16,7 +16,9 @@ TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
 
 SCENARIO ?= examples/scenarios/demo.yaml
 # The cases of make bench; BenchmarkEndToEnd (creation included) runs with BENCH=.
-BENCH ?= Freshness|Throughput|Fairness|Reclaim
+BENCH ?= Freshness|Gangs|Memory|Fairness|Reclaim|Throughput
+# go test flags for make bench, e.g. BENCH_TESTFLAGS=-cpuprofile=out/bench/cpu.pprof
+BENCH_TESTFLAGS ?=
 OUT ?= out/demo
 
 .PHONY: all
@@ -67,7 +69,7 @@ run: ## Play the queuesim demo on the embedded control plane; report, chart and 
 
 .PHONY: bench
 bench: ## Benchmarks on the in-process control plane (test/perf); table in out/bench; scale with BENCH_FLAGS="-pods=50000 ...".
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m ./test/perf/ -args $(BENCH_FLAGS)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m $(BENCH_TESTFLAGS) ./test/perf/ -args $(BENCH_FLAGS)
 
 .PHONY: clean
 clean:

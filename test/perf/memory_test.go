@@ -124,7 +124,7 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(side.binary, "--config", config, "--secure-port", "0")
 	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -153,7 +153,7 @@ func loopbackAddr(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
 
@@ -216,7 +216,7 @@ func gcTracePeaks(b *testing.B, logPath string) (peak, live float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	lines := bufio.NewScanner(f)
 	lines.Buffer(make([]byte, 1<<20), 1<<20)
 	for lines.Scan() {
