@@ -182,6 +182,24 @@ func (e errNoConsumer) Error() string {
 // unsuspend turns the consumer's suspend switch off when it is on, so that the job creates its pods;
 // a consumer without one is left alone. It reads the consumer from the API
 // server, not the cache, and writes with the version read, so a concurrent change is never lost.
+// goneFromServer confirms with the API server what the informer's cache says: that the consumer
+// does not exist, is another object of the same name (another UID), or is being deleted. A consumer
+// created a moment ago can be missing from the cache while it exists.
+func (c *consumers) goneFromServer(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
+	m, err := c.mapping(ref)
+	if err != nil {
+		return false, fmt.Errorf("consumer kind %s of %s: %w", ref.Kind, ref.APIVersion, err)
+	}
+	obj, err := c.client.Resource(m.Resource).Namespace(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return (ref.UID != "" && obj.GetUID() != ref.UID) || obj.GetDeletionTimestamp() != nil, nil
+}
+
 func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
 	m, err := c.mapping(ref)
 	if err != nil {

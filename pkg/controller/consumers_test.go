@@ -1,10 +1,18 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
 func TestFinished(t *testing.T) {
@@ -53,3 +61,49 @@ func TestSuspendField(t *testing.T) {
 		}
 	}
 }
+
+// The cache can miss a consumer created a moment ago: only the API server's word that it is gone,
+// or replaced, or being deleted, lets its unit be deleted.
+func TestGoneFromServer(t *testing.T) {
+	job := func(name, uid string, deleting bool) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("batch/v1")
+		obj.SetKind("Job")
+		obj.SetNamespace("ns")
+		obj.SetName(name)
+		obj.SetUID(types.UID(uid))
+		if deleting {
+			now := metav1.Now()
+			obj.SetDeletionTimestamp(&now)
+			obj.SetFinalizers([]string{"example.com/hold"})
+		}
+		return obj
+	}
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{jobs: "JobList"}, job("running", "uid-1", false), job("deleting", "uid-2", true))
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, meta.RESTScopeNamespace)
+	c := &consumers{client: client, mapper: resettable{mapper}}
+	for _, tt := range []struct {
+		name, uid string
+		want      bool
+	}{
+		{"running", "uid-1", false},
+		{"running", "", false},
+		{"running", "uid-old", true},
+		{"deleting", "uid-2", true},
+		{"absent", "", true},
+	} {
+		ref := corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: tt.name, UID: types.UID(tt.uid)}
+		got, err := c.goneFromServer(context.Background(), "ns", ref)
+		if err != nil || got != tt.want {
+			t.Errorf("goneFromServer(%s, uid %q) = %t, %v; want %t", tt.name, tt.uid, got, err, tt.want)
+		}
+	}
+}
+
+// resettable is a static RESTMapper that has nothing to reset.
+type resettable struct{ meta.RESTMapper }
+
+func (resettable) Reset() {}

@@ -194,9 +194,10 @@ func (c *Controller) writeUnitStatus(ctx context.Context, u *schedulingv1beta1.Q
 	return ignoreGoneOrStale(err)
 }
 
-// tidy deletes a unit whose consumer is gone, and makes a unit whose consumer exists its dependent,
-// so that the garbage collector deletes it with the consumer. It says whether it changed the unit:
-// the informer event of the change brings the unit back to the next pass.
+// tidy deletes a unit whose consumer is gone (the cache's word checked with the API server), and
+// makes a unit whose consumer exists its dependent, so that the garbage collector deletes it with the
+// consumer. It says whether it changed the unit: the informer event of the change brings the unit
+// back to the next pass.
 func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (bool, error) {
 	consumer, state := c.consumers.get(u.Namespace, u.Spec.ConsumerRef)
 	if consumer != nil {
@@ -208,6 +209,10 @@ func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (
 	if age := time.Since(u.CreationTimestamp.Time); u.Spec.ConsumerRef.UID == "" && age < orphanGrace {
 		c.enqueueDequeueAfter(orphanGrace - age)
 		return false, nil
+	}
+	// The informer's event brings the unit back once the cache has a consumer it missed.
+	if gone, err := c.consumers.goneFromServer(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil || !gone {
+		return false, err
 	}
 	err := c.acct.Client.SchedulingV1beta1().QueueUnits(u.Namespace).Delete(ctx, u.Name, preconditionUID(u.UID))
 	if err = ignoreNotFound(err); err != nil {

@@ -135,18 +135,7 @@ func BenchmarkGangs(b *testing.B) {
 
 // setUpGangs makes the nodes, the queues, the namespace and the upstream Workload.
 func setUpGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
-	eachIndex(b, *gangNodes, func(i int) error {
-		_, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("gang-node-%d", i), "32", "128Gi"), metav1.CreateOptions{})
-		return err
-	})
-	eachIndex(b, *queueCount, func(i int) error {
-		_, err := c.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue(gangQueue(i)).Obj(), metav1.CreateOptions{})
-		return err
-	})
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gangNamespace}}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	populate(b, ctx, c, "gang-node-", *gangNodes, gangQueue, *queueCount, gangNamespace)
 	workload := &upstreamscheduling.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: gangWorkload, Namespace: gangNamespace},
 		Spec: upstreamscheduling.WorkloadSpec{PodGroupTemplates: []upstreamscheduling.PodGroupTemplate{
@@ -154,6 +143,22 @@ func setUpGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
 		}},
 	}
 	if _, err := c.Kube.SchedulingV1beta1().Workloads(gangNamespace).Create(ctx, workload, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// populate creates n 32-CPU nodes named prefix<i>, the queues queueName(0…queues-1) and the namespace.
+func populate(b *testing.B, ctx context.Context, c *localcluster.Cluster, prefix string, n int, queueName func(int) string, queues int, namespace string) {
+	eachIndex(b, n, func(i int) error {
+		_, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("%s%d", prefix, i), "32", "128Gi"), metav1.CreateOptions{})
+		return err
+	})
+	eachIndex(b, queues, func(i int) error {
+		_, err := c.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue(queueName(i)).Obj(), metav1.CreateOptions{})
+		return err
+	})
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -91,18 +91,7 @@ func goBuild(b *testing.B, out, pkg string) {
 }
 
 func setUpMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
-	eachIndex(b, *memoryNodes, func(i int) error {
-		_, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("mem-node-%d", i), "32", "128Gi"), metav1.CreateOptions{})
-		return err
-	})
-	eachIndex(b, *memoryQueues, func(i int) error {
-		_, err := c.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue(memoryQueue(i)).Obj(), metav1.CreateOptions{})
-		return err
-	})
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: memoryNamespace}}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	populate(b, ctx, c, "mem-node-", *memoryNodes, memoryQueue, *memoryQueues, memoryNamespace)
 }
 
 func memoryQueue(i int) string { return fmt.Sprintf("mem-%04d", i%*memoryQueues) }
