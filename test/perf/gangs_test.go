@@ -27,11 +27,16 @@ var (
 	bindTimeout = flag.Duration("bind-timeout", 10*time.Minute, "how long a run may wait for its pods to be bound")
 )
 
-// gangAPIServerFlags serve the upstream Workload and PodGroup API (scheduling.k8s.io/v1beta1) and
-// turn on the GenericWorkload feature gate. The in-process API server sets the gate for the whole
-// process while it runs, so the upstream scheduler started on it gets the GangScheduling plugin in
-// its default profile.
-var gangAPIServerFlags = []string{"--feature-gates=GenericWorkload=true", "--runtime-config=scheduling.k8s.io/v1beta1=true"}
+// gangFeatureGates are the feature gates of the gang case's API server. The in-process API server sets
+// them for the whole process while it runs, so the upstream scheduler started on it gets the
+// GangScheduling plugin in its default profile.
+var gangFeatureGates = flag.String("gang-feature-gates", "GenericWorkload=true", "feature gates of the gang case's control plane and schedulers")
+
+// gangAPIServerFlags serve the upstream Workload and PodGroup API (scheduling.k8s.io/v1beta1) with the
+// gang case's feature gates.
+func gangAPIServerFlags() []string {
+	return []string{"--feature-gates=" + *gangFeatureGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"}
+}
 
 const (
 	gangNamespace = "gangs"
@@ -106,7 +111,7 @@ func gangQueue(gang int) string { return fmt.Sprintf("gang-%03d", gang%*queueCou
 // turns with each repeat.
 func BenchmarkGangs(b *testing.B) {
 	ctx := context.Background()
-	c, err := localcluster.Start(ctx, localcluster.Options{APIServerFlags: gangAPIServerFlags, VanillaSchedulerName: vanillaScheduler})
+	c, err := localcluster.Start(ctx, localcluster.Options{APIServerFlags: gangAPIServerFlags(), VanillaSchedulerName: vanillaScheduler})
 	if err != nil {
 		b.Fatal(err)
 	}
