@@ -179,9 +179,6 @@ func (e errNoConsumer) Error() string {
 	return fmt.Sprintf("its consumer %s %s/%s does not exist", e.kind, e.namespace, e.name)
 }
 
-// unsuspend turns the consumer's suspend switch off when it is on, so that the job creates its pods;
-// a consumer without one is left alone. It reads the consumer from the API
-// server, not the cache, and writes with the version read, so a concurrent change is never lost.
 // goneFromServer confirms with the API server what the informer's cache says: that the consumer
 // does not exist, is another object of the same name (another UID), or is being deleted. A consumer
 // created a moment ago can be missing from the cache while it exists.
@@ -200,6 +197,9 @@ func (c *consumers) goneFromServer(ctx context.Context, namespace string, ref co
 	return (ref.UID != "" && obj.GetUID() != ref.UID) || obj.GetDeletionTimestamp() != nil, nil
 }
 
+// unsuspend turns the consumer's suspend switch off when it is on, so that the job creates its pods;
+// a consumer without one is left alone. It reads the consumer from the API
+// server, not the cache, and writes with the version read, so a concurrent change is never lost.
 func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
 	m, err := c.mapping(ref)
 	if err != nil {
