@@ -36,6 +36,8 @@ func podGroupBucket(namespace, name string) string {
 type QueueState struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
+	// reason is holdReason; a test puts a changing world in its place.
+	reason func(*v1.Pod) (string, string)
 }
 
 var (
@@ -62,6 +64,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	p := &QueueState{acct: acct, Holder: holder}
+	p.reason = p.holdReason
 	if err := p.watch(); err != nil {
 		return nil, err
 	}
@@ -75,14 +78,39 @@ func (p *QueueState) Name() string { return Name }
 // PreEnqueue lets a pod into the active queue unless its queue holds it; a held pod gets a report
 // saying why, written asynchronously.
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	b, message := p.holdReason(pod)
+	message := p.holdUntilSettled(pod)
 	if message == "" {
 		p.Release(pod)
 		return nil
 	}
-	p.Hold(pod, b, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+}
+
+// holdUntilSettled holds the pod for what it waits for, and checks again once it is held: the change
+// that lets it in (a PodGroup or queue reaching the accounting's cache, whose handlers activate the
+// pods held for it) may have come between the first check and the hold, and would have found no pod
+// to activate. It returns why the pod stays held, or "" when it may go on.
+func (p *QueueState) holdUntilSettled(pod *v1.Pod) string {
+	b, message := p.reason(pod)
+	for range 3 {
+		if message == "" {
+			return ""
+		}
+		p.Hold(pod, b, message)
+		again, why := p.reason(pod)
+		if again == b && why != "" {
+			if why != message {
+				p.Hold(pod, b, why)
+			}
+			return why
+		}
+		b, message = again, why
+	}
+	if message != "" {
+		p.Hold(pod, b, message)
+	}
+	return message
 }
 
 // holdReason says what a pod waits for and why, or returns an empty message when it may be scheduled.

@@ -38,7 +38,9 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	pods := factory.Core().V1().Pods().Lister()
-	return &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
+	p := &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
+	p.reason = p.holdReason
+	return p
 }
 
 func namespace(name, queue string) *v1.Namespace {
@@ -148,6 +150,27 @@ func TestPreEnqueueTracksHeldPods(t *testing.T) {
 	}
 	if got := p.Held.Names(queueBucket("suspended")); len(got) != 0 {
 		t.Errorf("held for suspended after the pod was let in: got %v, want none", got)
+	}
+}
+
+// A PodGroup that reaches the accounting's cache between PreEnqueue's check and the hold finds no pod
+// to activate: PreEnqueue checks again once the pod is held, and lets it in.
+func TestPreEnqueueChecksAgainOnceHeld(t *testing.T) {
+	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")}, util.MakeQueue("open").Obj())
+	pod := util.MakePod("ns", "p").Label(schedulingv1beta1.PodGroupLabel, "late").Obj()
+	checks := 0
+	p.reason = func(pod *v1.Pod) (string, string) {
+		checks++
+		if checks == 1 {
+			return podGroupBucket("ns", "late"), `PodGroup "late" of pod ns/p does not exist`
+		}
+		return queueBucket("open"), ""
+	}
+	if status := p.PreEnqueue(context.Background(), pod); !status.IsSuccess() {
+		t.Fatalf("PreEnqueue: got %v, want success once the PodGroup is there", status)
+	}
+	if got := p.Held.Names(podGroupBucket("ns", "late")); len(got) != 0 {
+		t.Errorf("still held for the PodGroup: %v", got)
 	}
 }
 
