@@ -6,7 +6,7 @@ GO ?= go
 # Packages that start an in-process control plane run without the race detector: it slows the
 # API server several times over. Everything else runs with it.
 INTEGRATION_PKGS := ./test/integration/...
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/perf -e /pkg/generated/)
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /pkg/generated/)
 
 TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen
 TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -47,17 +46,11 @@ func isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk
 // Status writes to a group that was not holding its pods (its failure reports, its counts) are
 // skipped.
 func (g *Gang) isSchedulableAfterPodGroupChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
-	key := schedulingv1beta1.PodGroupKey(pod)
-	// Most pods an event is checked against belong to other groups: tell by the name, before the
-	// dynamic informer's object is converted (that conversion, once per pod, was the costliest part
-	// of the scheduler's event handling in the gang benchmark).
-	if m, err := meta.Accessor(newObj); err == nil && key != m.GetNamespace()+"/"+m.GetName() {
-		return fwk.QueueSkip, nil
-	}
 	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
+	key := schedulingv1beta1.PodGroupKey(pod)
 	if key != pg.Namespace+"/"+pg.Name || g.gateMessage(pg, key) != "" {
 		return fwk.QueueSkip, nil
 	}

@@ -24,6 +24,11 @@ var (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.bench").Value.String() == "" {
+		// No benchmark asked for: the harness's own tests need no cluster.
+		os.Exit(m.Run())
+	}
 	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler, LimitSchedulerName: limitScheduler}
 	code := clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
 		cluster = c

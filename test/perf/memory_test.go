@@ -129,7 +129,9 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 		b.Fatal(err)
 	}
 	_ = cmd.Wait()
-	use.peakHeap, use.liveHeap = gcTracePeaks(b, logPath)
+	if use.peakHeap, use.liveHeap, err = gcTracePeaks(logPath); err != nil {
+		b.Fatal(err)
+	}
 	b.Logf("%s %s: %d pods in %.1f s; peak RSS %.0f MiB, peak heap %.0f MiB, largest live heap %.0f MiB",
 		run, side.name, *memoryPods, took.Seconds(), use.peakRSS, use.peakHeap, use.liveHeap)
 	deleteAllPods(b, ctx, c.Kube, memoryNamespace)
@@ -200,10 +202,10 @@ var gcTraceHeap = regexp.MustCompile(`^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
 
 // gcTracePeaks reads the largest heap the runtime reported at the start or end of a GC, and the
 // largest live heap, in MiB.
-func gcTracePeaks(b *testing.B, logPath string) (peak, live float64) {
+func gcTracePeaks(logPath string) (peak, live float64, err error) {
 	f, err := os.Open(logPath)
 	if err != nil {
-		b.Fatal(err)
+		return 0, 0, err
 	}
 	defer func() { _ = f.Close() }()
 	lines := bufio.NewScanner(f)
@@ -218,10 +220,13 @@ func gcTracePeaks(b *testing.B, logPath string) (peak, live float64) {
 		marked, _ := strconv.ParseFloat(m[3], 64)
 		peak, live = max(peak, atStart, atEnd), max(live, marked)
 	}
-	if peak == 0 {
-		b.Fatalf("no GC trace in %s", logPath)
+	if err := lines.Err(); err != nil {
+		return 0, 0, err
 	}
-	return peak, live
+	if peak == 0 {
+		return 0, 0, fmt.Errorf("no GC trace in %s", logPath)
+	}
+	return peak, live, nil
 }
 
 // reportMemory records the row: peak RSS and heap of each side and ours over upstream.
