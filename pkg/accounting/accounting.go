@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -56,17 +57,24 @@ var (
 // ForHandle returns the process's accounting for the API server the scheduler talks to, creating and
 // syncing it on first use. Every plugin of every profile gets the same one.
 func ForHandle(ctx context.Context, h fwk.Handle) (*Accounting, error) {
+	return For(ctx, h.KubeConfig(), h.SharedInformerFactory())
+}
+
+// For returns the process's accounting for the API server of kubeConfig, fed by the scheduler's
+// informer factory kube, creating and syncing it on first use: the plugins and the embedded
+// controller and webhook of the process share it.
+func For(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory) (*Accounting, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	key := h.KubeConfig().Host
+	key := kubeConfig.Host
 	if a, ok := shared[key]; ok {
 		return a, nil
 	}
-	client, err := queueclient.New(h.KubeConfig())
+	client, err := queueclient.New(kubeConfig)
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	a, err := Start(ctx, client, h.SharedInformerFactory())
+	a, err := Start(ctx, client, kube)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +118,14 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.gangIndex(kube.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
-	a.usage = newUsage(a)
-	if err := a.usage.watch(kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer()); err != nil {
+	a.shares = newShares()
+	a.usage = newUsage(a, a.shares.markDirty)
+	if err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.namespacesSynced); err != nil {
 		return nil, err
 	}
-	a.shares = newShares()
+	if err := a.usage.watchTree(v1beta1.Queues().Informer()); err != nil {
+		return nil, err
+	}
 	nodesSynced, err := a.shares.capacityOf.watch(kube.Core().V1().Nodes().Informer())
 	if err != nil {
 		return nil, err
@@ -124,7 +135,6 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		return nil, err
 	}
 	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
-	a.OnQueueUsageChange(func(string) { a.shares.markDirty() })
 	go a.runShares(ctx)
 	factory.Start(ctx.Done())
 
@@ -182,4 +192,25 @@ func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 		return nil, false
 	}
 	return q, true
+}
+
+// SchedulingState is the state that decides whether a queue's pending work may be scheduled now,
+// derived from the queue's spec and the queue tree, never from status: a request to suspend takes
+// effect at once, and a queue whose parent does not exist is Unknown.
+func (a *Accounting) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
+	switch {
+	case q.Spec.State == schedulingv1beta1.QueueStateSuspended:
+		return schedulingv1beta1.QueueStateSuspended
+	case q.Spec.Parent != "" && !a.exists(q.Spec.Parent):
+		return schedulingv1beta1.QueueStateUnknown
+	case q.Spec.State == "":
+		return schedulingv1beta1.QueueStateOpen
+	default:
+		return q.Spec.State
+	}
+}
+
+func (a *Accounting) exists(queue string) bool {
+	_, ok := a.Queue(queue)
+	return ok
 }

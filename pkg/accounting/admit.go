@@ -18,8 +18,8 @@ type Refusal struct {
 	WaitsForShares bool
 }
 
-// WaitingForShares begins the message of a refusal that only waits for fresh shares.
-const WaitingForShares = "waiting for the fair shares"
+// waitingForShares begins the message of a refusal that only waits for fresh shares.
+const waitingForShares = "waiting for the fair shares"
 
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
@@ -34,12 +34,6 @@ func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
 	return a.admit(queue, req, admitOptions{})
 }
 
-// AdmitFreed is Admit as if the queue's pods that request freed were gone: a preemption within the
-// queue asks whether evicting them would let the pod in.
-func (a *Accounting) AdmitFreed(queue string, req, freed v1.ResourceList) *Refusal {
-	return a.admit(queue, req, admitOptions{freed: freed})
-}
-
 // AdmitUnit says why a unit of work (a PodGroup's minResources, a QueueUnit's resource) may not be
 // admitted to queue now, or nil when it may: all of req, on top of what the queue holds and what
 // its admitted units that have not started reserve, must fit its capabilities and its deserved
@@ -50,8 +44,6 @@ func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Ref
 
 // admitOptions vary the admission check.
 type admitOptions struct {
-	// freed is taken off the queue's allocation (and its ancestors').
-	freed v1.ResourceList
 	// reserved is added to the queue's allocation.
 	reserved v1.ResourceList
 	// whole requires allocation + request within deserved, not only allocation below it.
@@ -63,11 +55,11 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if !ok {
 		return nil
 	}
-	if r := a.withinCapability(q, req, opts.reserved, opts.freed); r != nil {
+	if r := a.withinCapability(q, req, opts.reserved); r != nil {
 		return r
 	}
 	deserved := a.Deserved(queue)
-	allocated := quota.Add(quota.SubtractWithNonNegativeResult(a.Usage(queue).Allocated, opts.freed), opts.reserved)
+	allocated := quota.Add(a.Usage(queue).Allocated, opts.reserved)
 	over := overShare(allocated, deserved, req, opts.whole)
 	if over == "" {
 		return nil
@@ -75,7 +67,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if a.SharesStale() {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
 		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
-			WaitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
+			waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
 	}
 	if a.borrowable(quota.Add(req, opts.reserved)) {
 		return nil
@@ -86,14 +78,13 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 }
 
 // withinCapability checks the queue and its ancestors against their capabilities, with what the
-// queue's admitted work reserves added and freed taken off what they hold.
-func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, reserved, freed v1.ResourceList) *Refusal {
+// queue's admitted work reserves added to what they hold.
+func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, reserved v1.ResourceList) *Refusal {
 	seen := map[string]bool{}
 	for cur := q; cur != nil && !seen[cur.Name]; {
 		seen[cur.Name] = true
 		if len(cur.Spec.Capability) > 0 {
-			used := quota.SubtractWithNonNegativeResult(a.subtreeAllocated(cur.Name, map[string]bool{}), freed)
-			if r := exceeds(cur, used, reserved, req); r != nil {
+			if r := exceeds(cur, a.subtreeAllocated(cur.Name), reserved, req); r != nil {
 				return r
 			}
 		}
@@ -127,18 +118,6 @@ func exceeds(q *schedulingv1beta1.Queue, used, reserved, req v1.ResourceList) *R
 			q.Name, name, u.String(), held.String(), r.String(), limit.String())
 	}
 	return nil
-}
-
-// subtreeAllocated sums what a queue and its descendants hold.
-func (a *Accounting) subtreeAllocated(name string, seen map[string]bool) v1.ResourceList {
-	seen[name] = true
-	total := a.Usage(name).Allocated
-	for _, c := range a.Children(name) {
-		if !seen[c.Name] {
-			total = quota.Add(total, a.subtreeAllocated(c.Name, seen))
-		}
-	}
-	return total
 }
 
 // overShare names a requested resource in which the queue already holds its deserved share (with

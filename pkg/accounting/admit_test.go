@@ -115,24 +115,6 @@ func TestAdmitBorrowsIdleCapacity(t *testing.T) {
 	}
 }
 
-func TestAssumeAndForget(t *testing.T) {
-	p := pod("a", "p", "2", "")
-	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), p)
-	a.Assume(p, "n")
-	if got := allocatedCPU(a, "a"); got != "2" {
-		t.Errorf("allocated after Assume: got %s, want 2", got)
-	}
-	a.Forget(p)
-	if got := allocatedCPU(a, "a"); got != "0" {
-		t.Errorf("allocated after Forget: got %s, want 0", got)
-	}
-	gone := pod("a", "gone", "3", "")
-	a.Assume(gone, "n")
-	if u := a.Usage("a"); u.Pods != 1 {
-		t.Errorf("Assume of a pod the informer never delivered counted it: %+v", u)
-	}
-}
-
 func message(r *Refusal) string {
 	if r == nil {
 		return ""

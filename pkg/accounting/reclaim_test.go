@@ -87,13 +87,43 @@ func TestAdmitUnit(t *testing.T) {
 	}
 }
 
-func TestAdmitFreed(t *testing.T) {
-	a := newReclaimAccounting(t, 0)
-	if r := a.Admit("a", cpu("1")); r == nil {
+// TestHeadroom checks what a refused pod's queue must free: above its share, more than its excess;
+// at an ancestor's capability, at least what the request would exceed it by.
+func TestHeadroom(t *testing.T) {
+	overShare := newReclaimAccounting(t, 0)
+	if r := overShare.Admit("a", cpu("1")); r == nil {
 		t.Fatal("a is above its share: want refused")
 	}
-	if r := a.AdmitFreed("a", cpu("1"), cpu("3")); r != nil {
-		t.Errorf("with 3 of its CPUs freed a is below its share again: %q", r.Message)
+	capped := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
+		util.MakeQueue("parent").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj(),
+		util.MakeQueue("child").Parent("parent").Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("child", "held", "3", "n"))
+	tests := []struct {
+		name  string
+		acct  *Accounting
+		queue string
+		freed string
+		want  bool
+	}{
+		// a holds 6 CPUs and deserves 3.333: 2.667 over.
+		{"nothing freed", overShare, "a", "0", false},
+		{"freed its excess exactly", overShare, "a", "2667m", false},
+		{"freed more than its excess", overShare, "a", "2668m", true},
+		// child holds 3 of its parent's 4: a request of 2 needs 1 freed.
+		{"capability: too little freed", capped, "child", "999m", false},
+		{"capability: enough freed", capped, "child", "1", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := cpu("1")
+			if tt.queue == "child" {
+				req = cpu("2")
+			}
+			h := tt.acct.HeadroomOf(tt.queue, req)
+			if got := h.Fits(AmountsOf(cpu(tt.freed))); got != tt.want {
+				t.Errorf("Fits(%s freed) = %t, want %t (headroom %+v)", tt.freed, got, tt.want, h)
+			}
+		})
 	}
 }
 

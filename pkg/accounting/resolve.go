@@ -9,15 +9,20 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// QueueOf names the queue of a pod: its PodGroup's queue; else the pod's queue label; else the queue
-// of the QueueUnit its owner is queued by; else its namespace's queue annotation; else "default". A
-// pod of a PodGroup that does not exist yet has no queue: the error says so.
+// QueueOf names the queue of a pod. A pod the accounting counts already has its queue resolved, once,
+// and every reader gets that one; any other pod is resolved now: its PodGroup's queue; else the pod's
+// queue label; else the queue of the QueueUnit its owner is queued by; else its namespace's queue
+// annotation; else "default". A pod of a PodGroup that does not exist yet has no queue: the error
+// says so.
 func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
-	return a.queueOf(pod, a.UnitOf(pod))
+	if queue, ok := a.usage.queueOf(pod.UID); ok {
+		return queue, nil
+	}
+	return a.resolveQueue(pod, a.UnitOf(pod))
 }
 
-// queueOf is QueueOf for a pod whose QueueUnit (nil for none) is known already.
-func (a *Accounting) queueOf(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (string, error) {
+// resolveQueue is QueueOf for a pod not counted yet, whose QueueUnit (nil for none) is known already.
+func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (string, error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
 		if err != nil {

@@ -191,7 +191,7 @@ func (a *Accounting) shareTree() *fairshare.Queue {
 		visited[q.Name] = true
 		u := a.Usage(q.Name)
 		demand := a.demand(q.Name, u)
-		if q.SchedulingState() == schedulingv1beta1.QueueStateSuspended {
+		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
 		}
 		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,

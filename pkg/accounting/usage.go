@@ -1,7 +1,9 @@
 package accounting
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,15 +33,27 @@ type QueueUsage struct {
 
 // podUsage is one live pod's share of its queue.
 type podUsage struct {
+	// queue is resolved once, when the pod is first counted, and kept for the pod's life.
 	queue    string
 	requests v1.ResourceList
-	bound    bool
 	priority int32
 	// terminating: the pod is being deleted.
 	terminating bool
 	// unit is the key of the QueueUnit the pod runs under, or "".
 	unit string
+	// bound: the informer shows the pod on a node.
+	bound bool
+	// assumed: the scheduler reserved a node for the pod (Reserve) and the informer does not show it
+	// bound yet. It counts as bound until the binding arrives, Unreserve forgets it, or the pod is
+	// deleted, whatever other updates of the pod arrive meanwhile (the scheduler itself patches
+	// status.nominatedNodeName of a pod about to wait at Permit).
+	assumed bool
+	// informed: the informer delivered the pod. An entry that is only assumed goes with Forget.
+	informed bool
 }
+
+// holds says whether the pod counts as holding its requests: bound, or assumed to be.
+func (p podUsage) holds() bool { return p.bound || p.assumed }
 
 // usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
 // which filters them out, so they stop counting as soon as they finish.
@@ -52,26 +66,44 @@ type usage struct {
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	units     map[string]v1.ResourceList       // what each QueueUnit's bound pods hold, by unit key
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
-	listeners []func(queue string)
+	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
+	tree      ancestry
+	// sharesDirty marks the shares stale. It is called in the same critical section as the change,
+	// so that whoever sees a change in usage (a victim terminating, say) sees the shares stale too
+	// until they are recomputed with it.
+	sharesDirty func()
+	listeners   []func(queue string)
 }
 
-func newUsage(a *Accounting) *usage {
+func newUsage(a *Accounting, sharesDirty func()) *usage {
 	return &usage{
-		acct:      a,
-		allocated: v1.ResourceList{},
-		pods:      map[types.UID]podUsage{},
-		units:     map[string]v1.ResourceList{},
-		queues:    map[string]*QueueUsage{},
-		waiting:   map[string]map[types.UID]*v1.Pod{},
+		acct:        a,
+		sharesDirty: sharesDirty,
+		allocated:   v1.ResourceList{},
+		pods:        map[types.UID]podUsage{},
+		units:       map[string]v1.ResourceList{},
+		queues:      map[string]*QueueUsage{},
+		waiting:     map[string]map[types.UID]*v1.Pod{},
+		subtree:     map[string]v1.ResourceList{},
 	}
 }
 
-func (u *usage) watch(pods, podGroups cache.SharedIndexInformer) error {
+// watch counts the pods of queue-scheduler as the pod informer delivers them. A pod's queue is
+// resolved once, so the first pods wait until the namespaces, whose annotations name queues, are
+// known.
+func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInformer, namespacesSynced cache.InformerSynced) error {
+	var namespacesKnown atomic.Bool
+	upsert := func(obj any) {
+		if !namespacesKnown.Load() && cache.WaitForCacheSync(ctx.Done(), namespacesSynced) {
+			namespacesKnown.Store(true)
+		}
+		u.upsert(obj.(*v1.Pod))
+	}
 	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: isQueuePod,
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { u.upsert(obj.(*v1.Pod)) },
-			UpdateFunc: func(_, obj any) { u.upsert(obj.(*v1.Pod)) },
+			AddFunc:    upsert,
+			UpdateFunc: func(_, obj any) { upsert(obj) },
 			DeleteFunc: func(obj any) { u.remove(obj) },
 		},
 	}); err != nil {
@@ -116,6 +148,23 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
+// queueOf returns the queue a counted pod was resolved to.
+func (u *usage) queueOf(uid types.UID) (string, bool) {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	p, ok := u.pods[uid]
+	return p.queue, ok
+}
+
+// Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
+// then on the shares are stale until they are recomputed without it.
+func (a *Accounting) Leaving(pod *v1.Pod) bool {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	p, ok := a.usage.pods[pod.UID]
+	return !ok || p.terminating
+}
+
 // UnitAllocated returns what the bound live pods of the QueueUnit key ("namespace/name") hold.
 func (a *Accounting) UnitAllocated(key string) v1.ResourceList {
 	a.usage.mu.RLock()
@@ -140,49 +189,63 @@ func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
 	return false
 }
 
+// upsert counts a pod as the informer shows it. The pod keeps the queue and unit it was first
+// counted under, and an assumption made at Reserve stands until the informer shows the pod bound.
 func (u *usage) upsert(pod *v1.Pod) {
-	u.apply(pod, false)
-}
-
-// apply counts pod with its current binding; with onlyTracked, only if the pod is counted already, in
-// the same critical section, so that a pod deleted meanwhile is not brought back.
-func (u *usage) apply(pod *v1.Pod, onlyTracked bool) {
-	unit := u.acct.UnitOf(pod)
-	queue, err := u.acct.queueOf(pod, unit)
+	entry, err := u.entryFor(pod)
 	if err != nil {
-		if !onlyTracked {
-			u.remove(pod)
-			u.wait(pod)
-		}
+		u.remove(pod)
+		u.wait(pod)
 		return
 	}
+	entry.informed = true
+	u.mu.Lock()
+	old, existed := u.pods[pod.UID]
+	if existed {
+		entry.queue, entry.unit = old.queue, old.unit
+		entry.assumed = old.assumed && !entry.bound
+		u.subtract(old)
+	}
+	u.pods[pod.UID] = entry
+	u.add(entry)
+	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
+		!quota.Equals(old.requests, entry.requests)
+	if changed {
+		u.sharesDirty()
+	}
+	listeners := u.listeners
+	u.mu.Unlock()
+	if changed {
+		notify(listeners, entry.queue)
+	}
+}
+
+// entryFor describes a pod as it stands: its queue and unit as already counted, else resolved now.
+func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
+	u.mu.RLock()
+	old, existed := u.pods[pod.UID]
+	u.mu.RUnlock()
 	entry := podUsage{
-		queue:       queue,
+		queue:       old.queue,
+		unit:        old.unit,
 		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
 	}
+	if existed {
+		return entry, nil
+	}
+	unit := u.acct.UnitOf(pod)
+	queue, err := u.acct.resolveQueue(pod, unit)
+	if err != nil {
+		return podUsage{}, err
+	}
+	entry.queue = queue
 	if unit != nil {
 		entry.unit = UnitKey(unit)
 	}
-	u.mu.Lock()
-	old, existed := u.pods[pod.UID]
-	if onlyTracked && !existed {
-		u.mu.Unlock()
-		return
-	}
-	if existed {
-		u.subtract(old)
-	}
-	u.pods[pod.UID] = entry
-	u.add(entry)
-	listeners := u.listeners
-	u.mu.Unlock()
-	notify(listeners, entry.queue)
-	if existed && old.queue != entry.queue {
-		notify(listeners, old.queue)
-	}
+	return entry, nil
 }
 
 func (u *usage) remove(obj any) {
@@ -201,6 +264,7 @@ func (u *usage) remove(obj any) {
 	if existed {
 		delete(u.pods, pod.UID)
 		u.subtract(old)
+		u.sharesDirty()
 	}
 	listeners := u.listeners
 	u.mu.Unlock()
@@ -237,11 +301,12 @@ func (u *usage) add(p podUsage) {
 		u.queues[p.queue] = q
 	}
 	q.Pods++
-	if p.bound {
+	if p.holds() {
 		q.Bound++
 		q.boundPriorities[p.priority]++
 		q.Allocated = quota.Add(q.Allocated, p.requests)
 		u.allocated = quota.Add(u.allocated, p.requests)
+		u.addSubtree(p.queue, p.requests, 1)
 		if p.unit != "" {
 			u.units[p.unit] = quota.Add(u.units[p.unit], p.requests)
 		}
@@ -259,13 +324,14 @@ func (u *usage) subtract(p podUsage) {
 		return
 	}
 	q.Pods--
-	if p.bound {
+	if p.holds() {
 		q.Bound--
 		if q.boundPriorities[p.priority]--; q.boundPriorities[p.priority] <= 0 {
 			delete(q.boundPriorities, p.priority)
 		}
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
 		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
+		u.addSubtree(p.queue, p.requests, -1)
 		if p.unit != "" {
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(u.units[p.unit], p.requests)); len(left) > 0 {
 				u.units[p.unit] = left
@@ -290,24 +356,62 @@ func notify(listeners []func(string), queue string) {
 	}
 }
 
-// Assume counts pod as bound to nodeName from now on, before the binding reaches the informer; a
-// scheduler's Reserve calls it so that the next pods see the resources taken.
-func (a *Accounting) Assume(pod *v1.Pod, nodeName string) {
-	a.usage.setBound(pod, nodeName)
+// Assume counts pod as bound from now on, before the binding reaches the informer; a scheduler's
+// Reserve calls it so that the next pods see the resources taken. The assumption holds until the
+// informer shows the pod bound, Forget undoes it, or the pod is deleted.
+func (a *Accounting) Assume(pod *v1.Pod) {
+	if isQueuePod(pod) {
+		a.usage.assume(pod)
+	}
 }
 
-// Forget undoes Assume when the binding did not happen (Unreserve).
+// Forget undoes Assume when the binding did not happen (Unreserve). A pod the informer shows bound
+// already, or never assumed, is left as it is.
 func (a *Accounting) Forget(pod *v1.Pod) {
-	a.usage.setBound(pod, "")
+	a.usage.forget(pod.UID)
 }
 
-// setBound re-counts a tracked pod as bound to nodeName, or unbound when it is empty. A pod the
-// informer has not delivered, or has already deleted, is left alone: counting it would outlive it.
-func (u *usage) setBound(pod *v1.Pod, nodeName string) {
-	if !isQueuePod(pod) {
+func (u *usage) assume(pod *v1.Pod) {
+	entry, err := u.entryFor(pod)
+	if err != nil {
+		return // a pod without a queue is never scheduled: QueueState holds it
+	}
+	u.mu.Lock()
+	old, existed := u.pods[pod.UID]
+	if existed && old.holds() {
+		u.mu.Unlock()
 		return
 	}
-	copied := pod.DeepCopy()
-	copied.Spec.NodeName = nodeName
-	u.apply(copied, true)
+	if existed {
+		u.subtract(old)
+		entry = old
+	}
+	entry.assumed = true
+	u.pods[pod.UID] = entry
+	u.add(entry)
+	u.sharesDirty()
+	listeners := u.listeners
+	u.mu.Unlock()
+	notify(listeners, entry.queue)
+}
+
+func (u *usage) forget(uid types.UID) {
+	u.mu.Lock()
+	old, existed := u.pods[uid]
+	if !existed || !old.assumed {
+		u.mu.Unlock()
+		return
+	}
+	u.subtract(old)
+	if old.informed {
+		old.assumed = false
+		u.pods[uid] = old
+		u.add(old)
+	} else {
+		delete(u.pods, uid)
+	}
+	u.sharesDirty()
+	listeners := u.listeners
+	u.mu.Unlock()
+	notify(listeners, old.queue)
 }

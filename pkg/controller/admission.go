@@ -36,7 +36,7 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) (bool, string
 	if !ok {
 		return false, ""
 	}
-	if s := q.SchedulingState(); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
+	if s := c.acct.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
 		return false, ""
 	}
 	if len(pg.Spec.MinResources) == 0 {

@@ -133,7 +133,7 @@ func (c *Controller) queueHolds(queue string) string {
 	if !ok {
 		return fmt.Sprintf("queue %q does not exist", queue)
 	}
-	switch s := q.SchedulingState(); s {
+	switch s := c.acct.SchedulingState(q); s {
 	case schedulingv1beta1.QueueStateSuspended:
 		return fmt.Sprintf("queue %q is Suspended: units stay Enqueued until it is resumed", queue)
 	case schedulingv1beta1.QueueStateUnknown:

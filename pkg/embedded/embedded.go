@@ -1,5 +1,6 @@
 // Package embedded starts, once per scheduler process, what runs beside the scheduling framework:
-// the admission webhook server on every replica and the queue controller on the leader.
+// the admission webhook server on every replica and the queue controller on the leader. The binary
+// starts them once the scheduler is set up, whatever plugins its profiles enable.
 package embedded
 
 import (
@@ -10,7 +11,8 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
-	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -37,23 +39,23 @@ var (
 
 // Start starts the webhook server (unless disabled) and then the controller, once per API server.
 // The webhook comes first: the controller's first writes go through it.
-func Start(ctx context.Context, h fwk.Handle, acct *accounting.Accounting, args *config.QueueStateArgs) error {
+func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Interface, acct *accounting.Accounting, args *config.QueueStateArgs) error {
 	mu.Lock()
 	defer mu.Unlock()
-	key := h.KubeConfig().Host
+	key := kubeConfig.Host
 	if started[key] {
 		return nil
 	}
 	if !args.Webhook.Disabled {
-		if _, err := webhook.Start(ctx, h.ClientSet(), acct, args.Webhook); err != nil {
+		if _, err := webhook.Start(ctx, client, acct, args.Webhook); err != nil {
 			return err
 		}
 	}
-	dyn, err := dynamic.NewForConfig(h.KubeConfig())
+	dyn, err := dynamic.NewForConfig(kubeConfig)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	c, err := controller.New(h.ClientSet(), dyn, acct)
+	c, err := controller.New(client, dyn, acct)
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ type Holder struct {
 	Held *podindex.Index
 	// Reporter writes why each held pod waits.
 	Reporter *Reporter
-	// activate lets pods into the active queue; the scheduler framework's Activate.
-	activate func(logger klog.Logger, pods map[string]*v1.Pod)
+	// Activator lets pods into the active queue: the scheduler framework's Activate.
+	Activator func(logger klog.Logger, pods map[string]*v1.Pod)
 }
 
 // NewHolder builds the holder of a plugin on the scheduler handle, starts its reporter until ctx
@@ -27,9 +27,9 @@ type Holder struct {
 func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
 	pods := h.SharedInformerFactory().Core().V1().Pods()
 	x := &Holder{
-		Held:     podindex.New(),
-		Reporter: New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
-		activate: h.Activate,
+		Held:      podindex.New(),
+		Reporter:  New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		Activator: h.Activate,
 	}
 	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
@@ -67,8 +67,8 @@ func (x *Holder) Release(pod *v1.Pod) {
 
 // Activate lets the pods held for key into the active queue.
 func (x *Holder) Activate(key string) {
-	if pods := x.Held.Pods(key); len(pods) > 0 && x.activate != nil {
-		x.activate(klog.Background(), pods)
+	if pods := x.Held.Pods(key); len(pods) > 0 && x.Activator != nil {
+		x.Activator(klog.Background(), pods)
 	}
 }
 

@@ -46,6 +46,10 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhoo
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
 	}
+	if err := scheduler.StartEmbedded(ctx, cc); err != nil {
+		cancel()
+		return nil, fmt.Errorf("start the queue controller and webhook: %w", err)
+	}
 	return run(ctx, cancel, cc, sched), nil
 }
 

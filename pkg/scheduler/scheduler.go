@@ -4,7 +4,6 @@
 package scheduler
 
 import (
-	"github.com/spf13/cobra"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -27,12 +26,4 @@ func PluginOptions() []app.Option {
 		app.WithPlugin(reclaim.Name, reclaim.New),
 		app.WithPlugin(gang.Name, gang.New),
 	}
-}
-
-// NewCommand returns the queue-scheduler command: kube-scheduler's own flags and config file, with
-// the queue plugins available to its profiles.
-func NewCommand() *cobra.Command {
-	cmd := app.NewSchedulerCommand(PluginOptions()...)
-	cmd.Use = Name
-	return cmd
 }

@@ -5,10 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -114,38 +111,5 @@ func TestMembersCountAndDenial(t *testing.T) {
 	m.deny("ns/lapsed", -time.Second)
 	if m.isDenied("ns/lapsed") {
 		t.Error("a denial past its window still holds")
-	}
-}
-
-// The hint sees PodGroups as the scheduler's dynamic informer delivers them, unstructured. It queues a
-// held member when its own group is admitted, and skips events of other groups and writes that change
-// nothing for the gang.
-func TestIsSchedulableAfterPodGroupChange(t *testing.T) {
-	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] })}
-	asUnstructured := func(name string, phase schedulingv1beta1.PodGroupPhase) any {
-		pg := util.MakePodGroup("ns", name).MinMember(2).Obj()
-		pg.Status.Phase = phase
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &unstructured.Unstructured{Object: obj}
-	}
-	pending, inqueue := schedulingv1beta1.PodGroupPending, schedulingv1beta1.PodGroupInqueue
-	for _, tt := range []struct {
-		name     string
-		old, new any
-		want     fwk.QueueingHint
-	}{
-		{"own group admitted", asUnstructured("g", pending), asUnstructured("g", inqueue), fwk.Queue},
-		{"own group still pending", asUnstructured("g", pending), asUnstructured("g", pending), fwk.QueueSkip},
-		{"own group written again, already admitted", asUnstructured("g", inqueue), asUnstructured("g", inqueue), fwk.QueueSkip},
-		{"another group admitted", asUnstructured("other", pending), asUnstructured("other", inqueue), fwk.QueueSkip},
-	} {
-		got, err := g.isSchedulableAfterPodGroupChange(klog.Background(), pods["ns/g"][0], tt.old, tt.new)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: got %v (err %v), want %v", tt.name, got, err, tt.want)
-		}
 	}
 }

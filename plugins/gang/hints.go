@@ -10,22 +10,13 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/eventobj"
 )
 
-// podGroupsResource is the PodGroup resource as the scheduler's dynamic informers spell it.
-const podGroupsResource fwk.EventResource = "podgroups.v1beta1." + schedulingv1beta1.GroupName
-
-// EventsToRegister lists the events that can let a gang in or give it room. A new member, which is
-// an unscheduled pod's arrival, activates the gang's held pods directly (see watch).
+// EventsToRegister lists the cluster events that can give a rejected gang room. What lets a held gang
+// in (its PodGroup admitted, a new member) reaches it through the accounting's PodGroup informer and
+// the pod informer (see watch): the scheduler keeps no watch of its own on PodGroups.
 func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		// A PodGroup admitted to its queue, or with a smaller minMember, lets its pods in.
-		{
-			Event:             fwk.ClusterEvent{Resource: podGroupsResource, ActionType: fwk.Add | fwk.Update},
-			QueueingHintFn:    g.isSchedulableAfterPodGroupChange,
-			PreQueueingHintFn: g.podsOfPodGroup,
-		},
 		// A bound pod that goes away, or a node that appears or grows, may make room for a gang that
 		// did not fit.
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: isSchedulableAfterPodDelete},
@@ -40,33 +31,6 @@ func isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
-}
-
-// isSchedulableAfterPodGroupChange queues pod when the PodGroup is its own and no longer holds it.
-// Status writes to a group that was not holding its pods (its failure reports, its counts) are
-// skipped.
-func (g *Gang) isSchedulableAfterPodGroupChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
-	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
-	if err != nil {
-		return fwk.Queue, err
-	}
-	key := schedulingv1beta1.PodGroupKey(pod)
-	if key != pg.Namespace+"/"+pg.Name || g.gateMessage(pg, key) != "" {
-		return fwk.QueueSkip, nil
-	}
-	if old, err := eventobj.As[schedulingv1beta1.PodGroup](oldObj); err == nil && old.Generation == pg.Generation && g.gateMessage(old, key) == "" {
-		return fwk.QueueSkip, nil
-	}
-	return fwk.Queue, nil
-}
-
-// podsOfPodGroup narrows a PodGroup event to the pods held for that group.
-func (g *Gang) podsOfPodGroup(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
-	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
-	if err != nil {
-		return fwk.PreQueueingHintResult{AllPods: true}, err
-	}
-	return fwk.PreQueueingHintResult{Pods: g.held.Names(pg.Namespace + "/" + pg.Name)}, nil
 }
 
 // watch lets a gang's held pods in when a member arrives or the PodGroup changes, and forgets what

@@ -13,7 +13,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 )
 
@@ -116,7 +115,7 @@ func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
 // PostFilter runs when a member could not be placed and nothing was preempted for it: unless its
 // gang already has minMember assigned, the siblings waiting at Permit are rejected so that they
 // release what they reserved.
-func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	pg := g.podGroup(pod)
 	if pg == nil || pg.MinMemberOrOne() <= 1 {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
@@ -125,8 +124,8 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, m 
 	if g.members.count(key).assigned >= pg.MinMemberOrOne() {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
-	reason, byQueue := g.fitSummary(m)
-	if byQueue && strings.HasPrefix(reason, accounting.WaitingForShares) {
+	reason := g.fitSummary(m)
+	if proportion.WaitsForShares(state) {
 		// The member is back as soon as the shares are fresh: its siblings keep waiting.
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
 	}
@@ -173,11 +172,12 @@ func (g *Gang) failureMessage(key, reason string) string {
 }
 
 // fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...",
-// and says whether the member's queue turned it away (Proportion's PreFilter) rather than the nodes.
-func (g *Gang) fitSummary(m fwk.NodeToStatusReader) (string, bool) {
+// or gives the queue's reason when the member's queue turned it away (Proportion's PreFilter) rather
+// than the nodes.
+func (g *Gang) fitSummary(m fwk.NodeToStatusReader) string {
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil || m == nil {
-		return "no node fits", false
+		return "no node fits"
 	}
 	counts := map[string]int{}
 	byQueue := len(nodes) > 0
@@ -194,12 +194,12 @@ func (g *Gang) fitSummary(m fwk.NodeToStatusReader) (string, bool) {
 		}
 	}
 	if byQueue {
-		return m.Get(nodes[0].Node().Name).Message(), true
+		return m.Get(nodes[0].Node().Name).Message()
 	}
 	reasons := make([]string, 0, len(counts))
 	for r, n := range counts {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
 	}
 	sort.Strings(reasons)
-	return fmt.Sprintf("0/%d nodes are available: %s", len(nodes), strings.Join(reasons, ", ")), false
+	return fmt.Sprintf("0/%d nodes are available: %s", len(nodes), strings.Join(reasons, ", "))
 }

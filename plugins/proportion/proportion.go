@@ -9,12 +9,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
@@ -55,7 +55,32 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	}); err != nil {
 		return nil, err
 	}
+	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
+	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// onQueueUpdate brings back the rejected pods of a queue whose spec changed, and of the queues below
+// it; status writes, which are most queue updates, change nothing this plugin checks.
+func (p *Proportion) onQueueUpdate(oldObj, obj any) {
+	old, okOld := oldObj.(*schedulingv1beta1.Queue)
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	if okOld && ok && old.Generation != q.Generation {
+		p.activateSubtree(q.Name, map[string]bool{})
+	}
+}
+
+// activateSubtree brings back the rejected pods of a queue and of the queues below it.
+func (p *Proportion) activateSubtree(queue string, seen map[string]bool) {
+	seen[queue] = true
+	p.activate(queue)
+	for _, child := range p.acct.Children(queue) {
+		if !seen[child.Name] {
+			p.activateSubtree(child.Name, seen)
+		}
+	}
 }
 
 // Name returns the plugin's name.
@@ -72,12 +97,14 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	refusal := p.acct.Admit(queue, req)
-	state.Write(stateKey, &cycleState{queue: queue, req: req, refusal: refusal, freed: v1.ResourceList{}})
+	s := &cycleState{queue: queue, refusal: refusal}
+	state.Write(stateKey, s)
 	if refusal == nil {
 		p.rejected.Remove(pod)
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
+	s.headroom, s.freed = p.acct.HeadroomOf(queue, req), accounting.Amounts{}
 	if refusal.WaitsForShares {
 		p.waitForShares(pod)
 	} else {
@@ -89,16 +116,14 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 
 // Filter runs only for a pod PreFilter refused (an admitted pod skips it), that is in a preemption
 // dry run, where the queue's pods taken off the node free their share: the pod passes once that is
-// enough.
+// enough. It compares the freed amounts with the headroom PreFilter computed; the message is
+// PreFilter's.
 func (p *Proportion) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, _ fwk.NodeInfo) *fwk.Status {
 	s, err := readState(state)
-	if err != nil || s.refusal == nil {
+	if err != nil || s.refusal == nil || s.headroom.Fits(s.freed) {
 		return nil
 	}
-	if refusal := p.acct.AdmitFreed(s.queue, s.req, positive(s.freed)); refusal != nil {
-		return fwk.NewStatus(fwk.Unschedulable, refusal.Message)
-	}
-	return nil
+	return fwk.NewStatus(fwk.Unschedulable, s.refusal.Message)
 }
 
 // PreFilterExtensions keeps track, during a preemption dry run, of what the pod's queue would free.
@@ -114,26 +139,20 @@ func (p *Proportion) RemovePod(_ context.Context, state fwk.CycleState, _ *v1.Po
 	return p.shift(state, removed.GetPod(), 1)
 }
 
-func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int) *fwk.Status {
+func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int64) *fwk.Status {
 	s, err := readState(state)
-	if err != nil {
-		return nil // PreFilter left no verdict: the pod has no queue.
+	if err != nil || s.refusal == nil {
+		return nil // PreFilter left no verdict (the pod has no queue), or admitted the pod.
 	}
-	if q, err := p.acct.QueueOf(other); err != nil || q != s.queue {
-		return nil
-	}
-	req := resourcehelper.PodRequests(other, resourcehelper.PodResourcesOptions{})
-	if sign > 0 {
-		s.freed = quota.Add(s.freed, req)
-	} else {
-		s.freed = quota.Subtract(s.freed, req)
+	if q, requests, ok := p.acct.Holding(other); ok && q == s.queue {
+		s.freed.Add(requests, sign)
 	}
 	return nil
 }
 
 // Reserve counts the pod against its queue at once, so the next pods in this cycle see it.
-func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	p.acct.Assume(pod, nodeName)
+func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	p.acct.Assume(pod)
 	return nil
 }
 

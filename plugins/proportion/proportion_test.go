@@ -2,10 +2,13 @@ package proportion
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -42,28 +45,50 @@ func TestIsSchedulableAfterPodDelete(t *testing.T) {
 	}
 }
 
-func TestIsSchedulableAfterQueueSpecChange(t *testing.T) {
+// newTestAccounting starts an accounting on fake clients holding the queue objects and waits until
+// its shares are fresh.
+func newTestAccounting(t *testing.T, objs ...runtime.Object) *accounting.Accounting {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	kube.WaitForCacheSync(ctx.Done())
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !acct.SharesStale(), nil
+	}); err != nil {
+		t.Fatal("the shares never turned fresh")
+	}
+	return acct
+}
+
+// A queue's spec change brings back the pods rejected in it and in the queues below it; a status
+// write brings back nothing.
+func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
+	acct := newTestAccounting(t, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
+		util.MakeQueue("b").Parent("a").Obj(), util.MakeQueue("c").Obj())
+	handle := &activations{}
+	p := &Proportion{handle: handle, acct: acct, rejected: podindex.New()}
+	for _, queue := range []string{"a", "b", "c"} {
+		p.rejected.Add(util.MakePod("ns", "in-"+queue).Obj(), queue)
+	}
 	withGeneration := func(g int64) *schedulingv1beta1.Queue {
-		q := util.MakeQueue("q").Obj()
+		q := util.MakeQueue("a").Obj()
 		q.Generation = g
 		return q
 	}
-	tests := []struct {
-		name     string
-		old, new any
-		want     fwk.QueueingHint
-	}{
-		{name: "spec changed", old: withGeneration(1), new: withGeneration(2), want: fwk.Queue},
-		{name: "status only", old: withGeneration(2), new: withGeneration(2), want: fwk.QueueSkip},
+	p.onQueueUpdate(withGeneration(2), withGeneration(2))
+	if len(handle.pods) != 0 {
+		t.Errorf("status write: activated %v", handle.pods)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			got, err := isSchedulableAfterQueueSpecChange(logger, util.MakePod("ns", "p").Obj(), tt.old, tt.new)
-			if err != nil || got != tt.want {
-				t.Errorf("hint: got %v, %v; want %v", got, err, tt.want)
-			}
-		})
+	p.onQueueUpdate(withGeneration(2), withGeneration(3))
+	sort.Strings(handle.pods)
+	if diff := cmp.Diff([]string{"in-a", "in-b"}, handle.pods); diff != "" {
+		t.Errorf("spec change (-want,+got):\n%s", diff)
 	}
 }
 
@@ -83,20 +108,7 @@ func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 // the recomputation's announcement may have come before the pod was indexed, and no other one may
 // follow.
 func TestWaitForSharesThatTurnedFresh(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("root").Obj()), kube)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube.Start(ctx.Done())
-	kube.WaitForCacheSync(ctx.Done())
-	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !acct.SharesStale(), nil
-	}); err != nil {
-		t.Fatal("the shares never turned fresh")
-	}
+	acct := newTestAccounting(t, util.MakeQueue("root").Obj())
 	handle := &activations{}
 	p := &Proportion{handle: handle, acct: acct, rejected: podindex.New()}
 	p.waitForShares(util.MakePod("ns", "late").Obj())

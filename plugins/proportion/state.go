@@ -2,8 +2,8 @@ package proportion
 
 import (
 	"fmt"
+	"maps"
 
-	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -15,16 +15,17 @@ const stateKey fwk.StateKey = Name
 // cycleState is PreFilter's verdict on a pod, and what a preemption dry run frees of its queue.
 type cycleState struct {
 	queue   string
-	req     v1.ResourceList
 	refusal *accounting.Refusal
+	// headroom is what the queue must free for a refused pod to pass.
+	headroom accounting.Headroom
 	// freed is what the queue's pods taken off nodes in a dry run hold, less those put back.
-	freed v1.ResourceList
+	freed accounting.Amounts
 }
 
 // Clone copies the state; a dry run works on copies, one per node.
 func (s *cycleState) Clone() fwk.StateData {
 	c := *s
-	c.freed = s.freed.DeepCopy()
+	c.freed = maps.Clone(s.freed)
 	return &c
 }
 
@@ -40,13 +41,10 @@ func readState(state fwk.CycleState) (*cycleState, error) {
 	return s, nil
 }
 
-// positive keeps the quantities above zero.
-func positive(list v1.ResourceList) v1.ResourceList {
-	out := v1.ResourceList{}
-	for name, q := range list {
-		if q.Sign() > 0 {
-			out[name] = q
-		}
-	}
-	return out
+// WaitsForShares says whether Proportion turned the pod away in this cycle only because the shares
+// were being recomputed: the pod comes back as soon as they are fresh. Other plugins read the verdict
+// here, typed, rather than from the message.
+func WaitsForShares(state fwk.CycleState) bool {
+	s, err := readState(state)
+	return err == nil && s.refusal != nil && s.refusal.WaitsForShares
 }

@@ -3,83 +3,76 @@ package queuestate
 import (
 	"context"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/eventobj"
 )
 
-// The resources whose events can let a held pod in, spelled as the scheduler's dynamic informers
-// expect: <plural>.<version>.<group>.
-const (
-	queuesResource    fwk.EventResource = "queues.v1beta1." + schedulingv1beta1.GroupName
-	podGroupsResource fwk.EventResource = "podgroups.v1beta1." + schedulingv1beta1.GroupName
-)
-
-// EventsToRegister lists the events that can end a hold, each with a hint that checks whether it
-// ends this pod's.
+// EventsToRegister registers no cluster event: what ends a hold is a change of a queue or a PodGroup,
+// which the accounting's informers deliver (watch), and the scheduler keeps no watch of its own on
+// them. Returning an empty list, rather than not implementing EnqueueExtensions, keeps other events
+// from waking held pods for nothing.
 func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return []fwk.ClusterEventWithHint{
-		// A queue created, resumed, opened, or whose state became known can let its held pods in.
-		{
-			Event:             fwk.ClusterEvent{Resource: queuesResource, ActionType: fwk.Add | fwk.Update},
-			QueueingHintFn:    p.isSchedulableAfterQueueChange,
-			PreQueueingHintFn: p.podsHeldByQueue,
+	return nil, nil
+}
+
+// watch follows the accounting's informers on queues and PodGroups, the one watch of each kind in
+// the process. Their stores are current before any handler runs, and PreEnqueue indexes a pod before
+// it reads them, so a change either is seen by the check or finds the pod in the index.
+func (p *QueueState) watch() error {
+	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if q, ok := obj.(*schedulingv1beta1.Queue); ok {
+				p.onQueue(q, true, true)
+			}
 		},
-		// A PodGroup created gives the pods that name it a queue.
-		{
-			Event:             fwk.ClusterEvent{Resource: podGroupsResource, ActionType: fwk.Add},
-			QueueingHintFn:    p.isSchedulableAfterPodGroupAdd,
-			PreQueueingHintFn: p.podsHeldByPodGroup,
+		UpdateFunc: func(oldObj, obj any) {
+			old, okOld := oldObj.(*schedulingv1beta1.Queue)
+			q, ok := obj.(*schedulingv1beta1.Queue)
+			if okOld && ok {
+				p.onQueue(q, p.holdMessage(old.Name, old) != p.holdMessage(q.Name, q), false)
+			}
 		},
-	}, nil
+	}); err != nil {
+		return err
+	}
+	_, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+				p.Activate(podGroupBucket(pg.Namespace, pg.Name))
+			}
+		},
+	})
+	return err
 }
 
-// isSchedulableAfterQueueChange queues pod when the changed queue is the pod's and no longer holds it.
-func (p *QueueState) isSchedulableAfterQueueChange(logger klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
-	q, err := eventobj.As[schedulingv1beta1.Queue](newObj)
-	if err != nil {
-		return fwk.Queue, err
+// onQueue settles the pods held for a queue whose hold changed, and, for a queue just added, those
+// of its children: a parent that appears gives them a known state.
+func (p *QueueState) onQueue(q *schedulingv1beta1.Queue, changed, added bool) {
+	if changed {
+		p.settleQueue(q.Name, q)
 	}
-	name, err := p.acct.QueueOf(pod)
-	if err != nil || name != q.Name {
-		return fwk.QueueSkip, nil
+	if added {
+		for _, child := range p.acct.Children(q.Name) {
+			p.settleQueue(child.Name, child)
+		}
 	}
-	if message := p.holdMessage(q.Name, q); message != "" {
-		logger.V(5).Info("Queue still holds the pod", "pod", klog.KObj(pod), "reason", message)
-		return fwk.QueueSkip, nil
-	}
-	return fwk.Queue, nil
 }
 
-// isSchedulableAfterPodGroupAdd queues pod when the new PodGroup is the one it names.
-func (p *QueueState) isSchedulableAfterPodGroupAdd(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
-	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
-	if err != nil {
-		return fwk.Queue, err
+// settleQueue lets in the pods a queue no longer holds, its own and those of its PodGroups, or tells
+// them the new reason they wait (a queue that now exists but is Suspended, say).
+func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
+	buckets := []string{queueBucket(name)}
+	for _, pg := range p.acct.PodGroupsOf(name) {
+		buckets = append(buckets, podGroupBucket(pg.Namespace, pg.Name))
 	}
-	if pg.Namespace != pod.Namespace || pg.Name != pod.Labels[schedulingv1beta1.PodGroupLabel] {
-		return fwk.QueueSkip, nil
+	message := p.holdMessage(name, q)
+	for _, b := range buckets {
+		if message == "" {
+			p.Activate(b)
+		} else {
+			p.Tell(b, message)
+		}
 	}
-	return fwk.Queue, nil
-}
-
-// podsHeldByQueue narrows a queue event to the pods held for that queue.
-func (p *QueueState) podsHeldByQueue(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
-	q, err := eventobj.As[schedulingv1beta1.Queue](newObj)
-	if err != nil {
-		return fwk.PreQueueingHintResult{AllPods: true}, err
-	}
-	return fwk.PreQueueingHintResult{Pods: p.Held.Names(queueBucket(q.Name))}, nil
-}
-
-// podsHeldByPodGroup narrows a PodGroup event to the pods waiting for that PodGroup.
-func (p *QueueState) podsHeldByPodGroup(_ klog.Logger, _, newObj any) (fwk.PreQueueingHintResult, error) {
-	pg, err := eventobj.As[schedulingv1beta1.PodGroup](newObj)
-	if err != nil {
-		return fwk.PreQueueingHintResult{AllPods: true}, err
-	}
-	return fwk.PreQueueingHintResult{Pods: p.Held.Names(podGroupBucket(pg.Namespace, pg.Name))}, nil
 }

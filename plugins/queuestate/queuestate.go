@@ -36,8 +36,6 @@ func podGroupBucket(namespace, name string) string {
 type QueueState struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
-	// reason is holdReason; a test puts a changing world in its place.
-	reason func(*v1.Pod) (string, string)
 }
 
 var (
@@ -45,18 +43,15 @@ var (
 	_ fwk.EnqueueExtensions = &QueueState{}
 )
 
-// New builds the plugin on the process's shared accounting, starts its held-pod reporter, and starts
-// the embedded webhook server and controller once per process.
+// New builds the plugin on the process's shared accounting and starts its held-pod reporter. Its args
+// configure the embedded webhook server and controller, which the binary starts (see
+// pkg/scheduler); they are checked here too, so that a bad profile fails at start.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	args, err := config.Decode(obj, embedded.DefaultNamespace())
-	if err != nil {
+	if _, err := config.Decode(obj, embedded.DefaultNamespace()); err != nil {
 		return nil, err
 	}
 	acct, err := accounting.ForHandle(ctx, h)
 	if err != nil {
-		return nil, err
-	}
-	if err := embedded.Start(ctx, h, acct, args); err != nil {
 		return nil, err
 	}
 	holder, err := holdreport.NewHolder(ctx, h)
@@ -64,7 +59,6 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	p := &QueueState{acct: acct, Holder: holder}
-	p.reason = p.holdReason
 	if err := p.watch(); err != nil {
 		return nil, err
 	}
@@ -76,54 +70,41 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 func (p *QueueState) Name() string { return Name }
 
 // PreEnqueue lets a pod into the active queue unless its queue holds it; a held pod gets a report
-// saying why, written asynchronously.
+// saying why, written asynchronously. The pod is indexed under what it waits for before the check,
+// so that a change after the check finds it.
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	message := p.holdUntilSettled(pod)
+	message := p.hold(pod)
 	if message == "" {
 		p.Release(pod)
 		return nil
 	}
+	p.Reporter.Held(pod, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
 
-// holdUntilSettled holds the pod for what it waits for, and checks again once it is held: the change
-// that lets it in (a PodGroup or queue reaching the accounting's cache, whose handlers activate the
-// pods held for it) may have come between the first check and the hold, and would have found no pod
-// to activate. It returns why the pod stays held, or "" when it may go on.
-func (p *QueueState) holdUntilSettled(pod *v1.Pod) string {
-	b, message := p.reason(pod)
-	for range 3 {
-		if message == "" {
-			return ""
-		}
-		p.Hold(pod, b, message)
-		again, why := p.reason(pod)
-		if again == b && why != "" {
-			if why != message {
-				p.Hold(pod, b, why)
-			}
-			return why
-		}
-		b, message = again, why
-	}
-	if message != "" {
-		p.Hold(pod, b, message)
-	}
-	return message
-}
-
-// holdReason says what a pod waits for and why, or returns an empty message when it may be scheduled.
-func (p *QueueState) holdReason(pod *v1.Pod) (string, string) {
+// hold indexes the pod under what can end its hold, then says why it is held, or "" when it is not.
+// Until the namespaces are known, that is the namespace cache; then the pod's PodGroup if it names
+// one (a queue's change reaches the pods of its PodGroups); else the pod's queue.
+func (p *QueueState) hold(pod *v1.Pod) string {
 	if !p.acct.NamespacesSynced() {
-		return namespacesBucket, "waiting for the scheduler's namespace cache to learn the pod's queue"
+		p.Held.Add(pod, namespacesBucket)
+		if !p.acct.NamespacesSynced() {
+			return "waiting for the scheduler's namespace cache to learn the pod's queue"
+		}
+	}
+	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
+		p.Held.Add(pod, podGroupBucket(pod.Namespace, group))
 	}
 	name, err := p.acct.QueueOf(pod)
 	if err != nil {
-		return podGroupBucket(pod.Namespace, pod.Labels[schedulingv1beta1.PodGroupLabel]), err.Error()
+		return err.Error()
+	}
+	if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+		p.Held.Add(pod, queueBucket(name))
 	}
 	q, _ := p.acct.Queue(name)
-	return queueBucket(name), p.holdMessage(name, q)
+	return p.holdMessage(name, q)
 }
 
 // holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.
@@ -133,55 +114,14 @@ func (p *QueueState) holdMessage(name string, q *schedulingv1beta1.Queue) string
 		return fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)
 	case q == nil:
 		return fmt.Sprintf("queue %q does not exist", name)
-	case q.Spec.Parent != "" && q.SchedulingState() != schedulingv1beta1.QueueStateSuspended:
-		if _, ok := p.acct.Queue(q.Spec.Parent); !ok {
-			return fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist", name, q.Spec.Parent)
-		}
 	}
-	switch q.SchedulingState() {
+	switch p.acct.SchedulingState(q) {
 	case schedulingv1beta1.QueueStateSuspended:
 		return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)
 	case schedulingv1beta1.QueueStateUnknown:
-		return fmt.Sprintf("queue %q is Unknown: no new work is scheduled until its state is known", name)
+		return fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist", name, q.Spec.Parent)
 	default:
 		return ""
-	}
-}
-
-// watch closes the race between the scheduler's own informer on queues (which drives the
-// QueueingHints) and the accounting's: whichever sees a change last, the held pods are brought back
-// once the accounting reflects it.
-func (p *QueueState) watch() error {
-	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onQueue(obj) },
-		UpdateFunc: func(_, obj any) { p.onQueue(obj) },
-	}); err != nil {
-		return err
-	}
-	_, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: p.onPodGroupAdd,
-	})
-	return err
-}
-
-// onQueue lets in the pods a queue no longer holds, and tells those it still holds the new reason
-// (a queue that now exists but is Suspended, say).
-func (p *QueueState) onQueue(obj any) {
-	q, ok := obj.(*schedulingv1beta1.Queue)
-	if !ok {
-		return
-	}
-	message := p.holdMessage(q.Name, q)
-	if message == "" {
-		p.Activate(queueBucket(q.Name))
-		return
-	}
-	p.Tell(queueBucket(q.Name), message)
-}
-
-func (p *QueueState) onPodGroupAdd(obj any) {
-	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
-		p.Activate(podGroupBucket(pg.Namespace, pg.Name))
 	}
 }
 

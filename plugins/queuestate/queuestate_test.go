@@ -2,18 +2,19 @@ package queuestate
 
 import (
 	"context"
+	"sort"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2/ktesting"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -39,7 +40,6 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	factory.WaitForCacheSync(ctx.Done())
 	pods := factory.Core().V1().Pods().Lister()
 	p := &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
-	p.reason = p.holdReason
 	return p
 }
 
@@ -58,7 +58,8 @@ func TestPreEnqueue(t *testing.T) {
 		util.MakeQueue("suspended").State(schedulingv1beta1.QueueStateSuspended).Obj(),
 		util.MakeQueue("closed").State(schedulingv1beta1.QueueStateClosed).Obj(),
 		util.MakeQueue("closing").State(schedulingv1beta1.QueueStateClosed).StatusState(schedulingv1beta1.QueueStateClosing).Obj(),
-		util.MakeQueue("unknown").StatusState(schedulingv1beta1.QueueStateUnknown).Obj(),
+		util.MakeQueue("unknown").Parent("gone").Obj(),
+		util.MakeQueue("stale").StatusState(schedulingv1beta1.QueueStateUnknown).Obj(),
 		util.MakeQueue("resumed").State(schedulingv1beta1.QueueStateOpen).StatusState(schedulingv1beta1.QueueStateOpen).Obj(),
 		util.MakePodGroup("ns", "pg-suspended").Queue("suspended").Obj(),
 		util.MakePodGroup("team", "pg-namespace-queue").Obj(),
@@ -97,8 +98,10 @@ func TestPreEnqueue(t *testing.T) {
 		{
 			name:       "unknown queue",
 			pod:        util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "unknown").Obj(),
-			wantReason: `queue "unknown" is Unknown: no new work is scheduled until its state is known`,
+			wantReason: `queue "unknown" is Unknown: its parent queue "gone" does not exist`,
 		},
+		// Status is a view of the accounting, never its input.
+		{name: "Unknown in status only", pod: util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "stale").Obj()},
 		{
 			name:       "missing queue",
 			pod:        util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "nope").Obj(),
@@ -153,121 +156,94 @@ func TestPreEnqueueTracksHeldPods(t *testing.T) {
 	}
 }
 
-// A PodGroup that reaches the accounting's cache between PreEnqueue's check and the hold finds no pod
-// to activate: PreEnqueue checks again once the pod is held, and lets it in.
-func TestPreEnqueueChecksAgainOnceHeld(t *testing.T) {
-	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")}, util.MakeQueue("open").Obj())
-	pod := util.MakePod("ns", "p").Label(schedulingv1beta1.PodGroupLabel, "late").Obj()
-	checks := 0
-	p.reason = func(pod *v1.Pod) (string, string) {
-		checks++
-		if checks == 1 {
-			return podGroupBucket("ns", "late"), `PodGroup "late" of pod ns/p does not exist`
+// activations records the pods a plugin activates.
+type activations struct {
+	mu   sync.Mutex
+	pods []string
+}
+
+func (a *activations) activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name := range pods {
+		a.pods = append(a.pods, name)
+	}
+}
+
+func (a *activations) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.pods
+	a.pods = nil
+	sort.Strings(out)
+	return out
+}
+
+// TestPreEnqueueIndexesBeforeItChecks checks that a held pod is found under what can end its hold,
+// whatever the check found: its PodGroup for a gang member (missing group or held queue alike), its
+// queue otherwise.
+func TestPreEnqueueIndexesBeforeItChecks(t *testing.T) {
+	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")},
+		util.MakeQueue("suspended").State(schedulingv1beta1.QueueStateSuspended).Obj(),
+		util.MakePodGroup("ns", "held").Queue("suspended").Obj())
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want string
+	}{
+		{"PodGroup missing", util.MakePod("ns", "a").Label(schedulingv1beta1.PodGroupLabel, "late").Obj(), podGroupBucket("ns", "late")},
+		{"PodGroup of a suspended queue", util.MakePod("ns", "b").Label(schedulingv1beta1.PodGroupLabel, "held").Obj(), podGroupBucket("ns", "held")},
+		{"suspended queue", util.MakePod("ns", "c").Label(schedulingv1beta1.QueueLabel, "suspended").Obj(), queueBucket("suspended")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if status := p.PreEnqueue(context.Background(), tt.pod); status.IsSuccess() {
+				t.Fatal("PreEnqueue let the pod in")
+			}
+			want := []types.NamespacedName{{Namespace: "ns", Name: tt.pod.Name}}
+			if diff := cmp.Diff(want, p.Held.Names(tt.want)); diff != "" {
+				t.Errorf("held under %s (-want,+got):\n%s", tt.want, diff)
+			}
+		})
+	}
+}
+
+// TestQueueChangesActivateHeldPods checks what the accounting's queue and PodGroup events bring
+// back: a queue resumed brings its pods and its PodGroups' pods; a queue created brings its
+// children's pods; a queue whose hold did not change, nothing.
+func TestQueueChangesActivateHeldPods(t *testing.T) {
+	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")},
+		util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj(),
+		util.MakeQueue("child").Parent("parent").Obj(),
+		util.MakePodGroup("ns", "pg").Queue("team").Obj())
+	var got activations
+	p.Activator = got.activate
+	for _, pod := range []*v1.Pod{
+		util.MakePod("ns", "plain").Label(schedulingv1beta1.QueueLabel, "team").Obj(),
+		util.MakePod("ns", "member").Label(schedulingv1beta1.PodGroupLabel, "pg").Obj(),
+		util.MakePod("ns", "orphan").Label(schedulingv1beta1.QueueLabel, "child").Obj(),
+		util.MakePod("ns", "missing").Label(schedulingv1beta1.PodGroupLabel, "later").Obj(),
+	} {
+		if status := p.PreEnqueue(context.Background(), pod); status.IsSuccess() {
+			t.Fatalf("PreEnqueue let %s in", pod.Name)
 		}
-		return queueBucket("open"), ""
 	}
-	if status := p.PreEnqueue(context.Background(), pod); !status.IsSuccess() {
-		t.Fatalf("PreEnqueue: got %v, want success once the PodGroup is there", status)
+	suspended := util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj()
+	p.onQueue(suspended, false, false)
+	if diff := cmp.Diff([]string(nil), got.take()); diff != "" {
+		t.Errorf("queue still suspended (-want,+got):\n%s", diff)
 	}
-	if got := p.Held.Names(podGroupBucket("ns", "late")); len(got) != 0 {
-		t.Errorf("still held for the PodGroup: %v", got)
+	p.onQueue(util.MakeQueue("team").Obj(), true, false)
+	if diff := cmp.Diff([]string{"ns/member", "ns/plain"}, got.take()); diff != "" {
+		t.Errorf("queue resumed (-want,+got):\n%s", diff)
 	}
-}
-
-// toUnstructured gives an object the form the scheduler's dynamic informers deliver.
-func toUnstructured(t *testing.T, obj any) *unstructured.Unstructured {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
+	parent := util.MakeQueue("parent").Obj()
+	if err := p.acct.QueueInformer().GetIndexer().Add(parent); err != nil {
 		t.Fatal(err)
 	}
-	return &unstructured.Unstructured{Object: content}
-}
-
-func TestIsSchedulableAfterQueueChange(t *testing.T) {
-	p := newTestPlugin(t, []runtime.Object{namespace("ns", "team")})
-	pod := util.MakePod("ns", "p").Obj()
-	labelled := util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "other").Obj()
-	tests := []struct {
-		name    string
-		pod     *v1.Pod
-		newObj  any
-		want    fwk.QueueingHint
-		wantErr bool
-	}{
-		{name: "own queue resumed", pod: pod, newObj: util.MakeQueue("team").Obj(), want: fwk.Queue},
-		{name: "own queue resumed, unstructured", pod: pod, newObj: toUnstructured(t, util.MakeQueue("team").Obj()), want: fwk.Queue},
-		{name: "own queue closed", pod: pod, newObj: util.MakeQueue("team").State(schedulingv1beta1.QueueStateClosed).Obj(), want: fwk.Queue},
-		{name: "own queue still suspended", pod: pod, newObj: util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj(), want: fwk.QueueSkip},
-		{name: "own queue unknown", pod: pod, newObj: util.MakeQueue("team").StatusState(schedulingv1beta1.QueueStateUnknown).Obj(), want: fwk.QueueSkip},
-		{name: "another queue", pod: labelled, newObj: util.MakeQueue("team").Obj(), want: fwk.QueueSkip},
-		{name: "not a queue", pod: pod, newObj: &v1.Node{}, want: fwk.Queue, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			got, err := p.isSchedulableAfterQueueChange(logger, tt.pod, nil, tt.newObj)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("error: got %v, want error %v", err, tt.wantErr)
-			}
-			if got != tt.want {
-				t.Errorf("hint: got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestIsSchedulableAfterPodGroupAdd(t *testing.T) {
-	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")})
-	member := util.MakePod("ns", "p").Label(schedulingv1beta1.PodGroupLabel, "pg").Obj()
-	tests := []struct {
-		name   string
-		newObj any
-		want   fwk.QueueingHint
-	}{
-		{name: "its PodGroup", newObj: util.MakePodGroup("ns", "pg").Obj(), want: fwk.Queue},
-		{name: "its PodGroup, unstructured", newObj: toUnstructured(t, util.MakePodGroup("ns", "pg").Obj()), want: fwk.Queue},
-		{name: "same name in another namespace", newObj: util.MakePodGroup("other", "pg").Obj(), want: fwk.QueueSkip},
-		{name: "another PodGroup", newObj: util.MakePodGroup("ns", "other").Obj(), want: fwk.QueueSkip},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			got, err := p.isSchedulableAfterPodGroupAdd(logger, member, nil, tt.newObj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("hint: got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestPreQueueingHintsNarrowToHeldPods(t *testing.T) {
-	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")})
-	p.Held.Add(util.MakePod("ns", "a").Obj(), queueBucket("team"))
-	p.Held.Add(util.MakePod("ns", "b").Obj(), queueBucket("other"))
-	p.Held.Add(util.MakePod("ns", "c").Obj(), podGroupBucket("ns", "pg"))
-	logger, _ := ktesting.NewTestContext(t)
-
-	byQueue, err := p.podsHeldByQueue(logger, nil, toUnstructured(t, util.MakeQueue("team").Obj()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(fwk.PreQueueingHintResult{Pods: []types.NamespacedName{{Namespace: "ns", Name: "a"}}}, byQueue); diff != "" {
-		t.Errorf("queue event (-want,+got):\n%s", diff)
-	}
-	byGroup, err := p.podsHeldByPodGroup(logger, nil, util.MakePodGroup("ns", "pg").Obj())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(fwk.PreQueueingHintResult{Pods: []types.NamespacedName{{Namespace: "ns", Name: "c"}}}, byGroup); diff != "" {
-		t.Errorf("PodGroup event (-want,+got):\n%s", diff)
-	}
-	all, err := p.podsHeldByQueue(logger, nil, "garbage")
-	if err == nil || !all.AllPods {
-		t.Errorf("unreadable object: got %+v, %v; want all pods and an error", all, err)
+	p.onQueue(parent, true, true)
+	if diff := cmp.Diff([]string{"ns/orphan"}, got.take()); diff != "" {
+		t.Errorf("parent created (-want,+got):\n%s", diff)
 	}
 }
 
@@ -277,18 +253,7 @@ func TestEventsToRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[fwk.EventResource]fwk.ActionType{}
-	for _, e := range events {
-		if e.QueueingHintFn == nil || e.PreQueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got[e.Event.Resource] = e.Event.ActionType
-	}
-	want := map[fwk.EventResource]fwk.ActionType{
-		"queues.v1beta1.scheduling.queue-scheduler.io":    fwk.Add | fwk.Update,
-		"podgroups.v1beta1.scheduling.queue-scheduler.io": fwk.Add,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want,+got):\n%s", diff)
+	if len(events) != 0 {
+		t.Errorf("events: got %v, want none: the accounting's informers bring held pods back", events)
 	}
 }

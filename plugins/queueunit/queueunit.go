@@ -52,15 +52,22 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 // Name returns the plugin's name.
 func (p *QueueUnit) Name() string { return Name }
 
-// PreEnqueue lets a pod into the active queue unless the QueueUnit of its job is still Enqueued.
+// PreEnqueue lets a pod into the active queue unless the QueueUnit of its job is still Enqueued. The
+// pod is indexed under its unit before the unit's phase is read, so that a unit dequeued after the
+// check finds the pod.
 func (p *QueueUnit) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	u := p.acct.UnitOf(pod)
-	if u == nil || u.Dequeued() {
+	if u == nil {
+		p.Release(pod)
+		return nil
+	}
+	p.Held.Add(pod, accounting.UnitKey(u))
+	if u = p.current(u); u == nil || u.Dequeued() {
 		p.Release(pod)
 		return nil
 	}
 	message := holdMessage(u)
-	p.Hold(pod, accounting.UnitKey(u), message)
+	p.Reporter.Held(pod, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its QueueUnit", "pod", klog.KObj(pod), "queueUnit", klog.KObj(u))
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
@@ -74,8 +81,7 @@ func holdMessage(u *schedulingv1beta1.QueueUnit) string {
 	return message
 }
 
-// onUnit lets held pods in when the accounting sees their unit Dequeued or deleted, whichever of
-// the scheduler's informer (which drives the QueueingHints) and the accounting's sees it last.
+// onUnit lets held pods in when their unit is Dequeued or deleted, or tells them its new message.
 func (p *QueueUnit) onUnit(obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
@@ -85,15 +91,18 @@ func (p *QueueUnit) onUnit(obj any) {
 		return
 	}
 	key := accounting.UnitKey(u)
-	if u.Dequeued() || p.deleted(u) {
+	if u.Dequeued() || p.current(u) == nil {
 		p.Activate(key)
 		return
 	}
 	p.Tell(key, holdMessage(u))
 }
 
-// deleted says whether the unit is gone from the accounting's cache.
-func (p *QueueUnit) deleted(u *schedulingv1beta1.QueueUnit) bool {
+// current returns the unit as the accounting's cache holds it now, or nil when it is gone.
+func (p *QueueUnit) current(u *schedulingv1beta1.QueueUnit) *schedulingv1beta1.QueueUnit {
 	cur, err := p.acct.QueueUnits().QueueUnits(u.Namespace).Get(u.Name)
-	return err != nil || cur.UID != u.UID
+	if err != nil || cur.UID != u.UID {
+		return nil
+	}
+	return cur
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -88,34 +90,29 @@ func TestPreEnqueue(t *testing.T) {
 	}
 }
 
-func TestQueueingHint(t *testing.T) {
+// TestUnitEventsActivateHeldPods checks what the accounting's QueueUnit events bring back: the
+// pods of a unit dequeued or deleted, and nothing while it stays Enqueued.
+func TestUnitEventsActivateHeldPods(t *testing.T) {
 	p := newTestPlugin(t, unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "no room"))
-	held := jobPod("held", "waiting")
-	other := jobPod("other", "elsewhere")
-	if status := p.PreEnqueue(context.Background(), held); status.IsSuccess() {
-		t.Fatal("the pod of an Enqueued unit was let in")
-	}
-	enqueued := unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "still no room")
-	dequeued := unitFor("waiting", schedulingv1beta1.QueueUnitDequeued, "dequeued")
-	logger, _ := ktesting.NewTestContext(t)
-	for _, tt := range []struct {
-		name           string
-		pod            *v1.Pod
-		oldObj, newObj any
-		want           fwk.QueueingHint
-	}{
-		{"unit dequeued: its pod goes", held, enqueued, dequeued, fwk.Queue},
-		{"unit still Enqueued: skip", held, enqueued, enqueued, fwk.QueueSkip},
-		{"unit deleted: its pod goes", held, enqueued, nil, fwk.Queue},
-		{"another unit dequeued: skip", other, enqueued, dequeued, fwk.QueueSkip},
-	} {
-		got, err := p.isSchedulableAfterUnitChange(logger, tt.pod, tt.oldObj, tt.newObj)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: hint = %v (err %v), want %v", tt.name, got, err, tt.want)
+	var activated []string
+	p.Activator = func(_ klog.Logger, pods map[string]*v1.Pod) {
+		for name := range pods {
+			activated = append(activated, name)
 		}
 	}
-	pre, err := p.podsHeldByUnit(logger, enqueued, dequeued)
-	if err != nil || len(pre.Pods) != 1 || pre.Pods[0].Name != "held" {
-		t.Errorf("PreQueueingHint = %+v (err %v), want only the held pod", pre, err)
+	if status := p.PreEnqueue(context.Background(), jobPod("held", "waiting")); status.IsSuccess() {
+		t.Fatal("the pod of an Enqueued unit was let in")
+	}
+	p.onUnit(unitFor("waiting", schedulingv1beta1.QueueUnitEnqueued, "still no room"))
+	if len(activated) != 0 {
+		t.Errorf("unit still Enqueued: activated %v", activated)
+	}
+	p.onUnit(unitFor("elsewhere", schedulingv1beta1.QueueUnitDequeued, ""))
+	if len(activated) != 0 {
+		t.Errorf("another unit dequeued: activated %v", activated)
+	}
+	p.onUnit(unitFor("waiting", schedulingv1beta1.QueueUnitDequeued, ""))
+	if diff := cmp.Diff([]string{"ns/held"}, activated); diff != "" {
+		t.Errorf("unit dequeued (-want,+got):\n%s", diff)
 	}
 }

@@ -114,7 +114,7 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 		return nil, err.Error()
 	}
 	q, ok := r.acct.Queue(queue)
-	if !ok || q.SchedulingState() == schedulingv1beta1.QueueStateSuspended {
+	if !ok || r.acct.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 		return nil, fmt.Sprintf("queue %q is Suspended: its pods neither reclaim nor preempt", queue)
 	}
 	p := &plan{
@@ -139,10 +139,11 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 	return p, ""
 }
 
-// live says whether a victim has not begun to go yet.
+// live says whether a victim has not begun to go yet, as the accounting sees it: the shares are
+// stale from the moment it sees a victim go until they are recomputed without it, so a victim is
+// counted either as under way or by the shares' reclaimable spare, never by neither.
 func (r *Reclaim) live(pod *v1.Pod) bool {
-	current, err := r.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).Get(pod.Name)
-	return err == nil && current.UID == pod.UID && current.DeletionTimestamp == nil
+	return !r.acct.Leaving(pod)
 }
 
 // GetOffsetAndNumCandidates starts the dry run at a random node and tries at least

@@ -180,7 +180,7 @@ func badRequests(t *testing.T) []badRequest {
 		{name: "opening a child of a Closed parent", send: patchQueueErr("adm-closed-child", `{"spec":{"state":"Open"}}`),
 			want: []string{"spec.state", `parent queue "adm-closed-parent" is Closed: a child cannot be opened`}, check: queueUnchanged("adm-closed-child", specOf("adm-closed-child"))},
 		{name: "pod for an Unknown queue", send: createPodErr("p5", qLabel("adm-unknown")),
-			want: []string{`queue "adm-unknown" is Unknown: it accepts no new work`}, check: podAbsent("p5")},
+			want: []string{`queue "adm-unknown" is Unknown: its parent queue "missing-adm-unknown" does not exist`}, check: podAbsent("p5")},
 		{name: "deleting an Open queue", send: deleteQueueErr("adm-busy"),
 			want: []string{"metadata.name", `queue "adm-busy" is Open: close it first`}, check: queueUnchanged("adm-busy", specOf("adm-busy"))},
 		{name: "deleting a Closing queue", send: deleteQueueErr("adm-closing"),

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -109,4 +111,66 @@ func TestClosedQueueSchedulesItsPendingPods(t *testing.T) {
 
 	setQueueState(t, queue, schedulingv1beta1.QueueStateClosed)
 	waitBound(t, ns, pending)
+}
+
+// A namespace whose queue annotation changes sends its new pods to the new queue, without a restart;
+// its pods already counted stay in the queue they were resolved to, and each queue's status shows
+// what its own pods hold.
+func TestNamespaceQueueAnnotationChange(t *testing.T) {
+	createQueue(t, util.MakeQueue("ns-before").Obj())
+	createQueue(t, util.MakeQueue("ns-after").State(schedulingv1beta1.QueueStateSuspended).Obj())
+	ns := newNamespace(t, "moving", map[string]string{schedulingv1beta1.QueueAnnotation: "ns-before"})
+	first := createPods(t, ns, "first", 1, queuePod(ns, ""))
+	waitBound(t, ns, first)
+
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"ns-after"}}}`, schedulingv1beta1.QueueAnnotation)
+	if _, err := cluster.Kube.CoreV1().Namespaces().Patch(context.Background(), ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler's namespace cache may learn of the change a moment after the patch: a pod created
+	// before it does joins the old queue. Pods are created one at a time until one is held by the new,
+	// Suspended queue.
+	var before, after []string
+	for i := 0; len(after) == 0; i++ {
+		if i == 20 {
+			t.Fatalf("20 pods created after the annotation changed, none held by its new queue")
+		}
+		name := createPods(t, ns, fmt.Sprintf("later-%d", i), 1, queuePod(ns, ""))
+		err := util.WaitForPods(context.Background(), cluster.Kube, ns, name, settle, "bound or held by ns-after",
+			func(p *v1.Pod) bool {
+				return util.IsBound(p) || util.HasUnschedulableMessage(`queue "ns-after" is Suspended`)(p)
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if util.IsBound(getPod(t, ns, name[0])) {
+			before = append(before, name...)
+		} else {
+			after = append(after, name...)
+		}
+	}
+	if pod := getPod(t, ns, first[0]); !util.IsBound(pod) {
+		t.Fatalf("pod %s of the old queue lost its node", first[0])
+	}
+	setQueueState(t, "ns-after", schedulingv1beta1.QueueStateOpen)
+	waitBound(t, ns, after)
+	waitQueueAllocated(t, "ns-before", int64(1+len(before)))
+	waitQueueAllocated(t, "ns-after", 1)
+}
+
+// waitQueueAllocated waits until the queue's status shows cpus CPUs allocated.
+func waitQueueAllocated(t *testing.T, queue string, cpus int64) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = q.Status.Allocated.Cpu().String()
+		return q.Status.Allocated.Cpu().Value() == cpus, nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s: allocated cpu %s, want %d", queue, last, cpus)
+	}
 }

@@ -14,22 +14,6 @@ func (q *Queue) EffectiveState() QueueState {
 	return QueueStateOpen
 }
 
-// SchedulingState is the state that decides whether a queue's pending pods may be scheduled now. A
-// request to suspend takes effect at once, before the controller reports it in status, and Unknown
-// comes from status, where the controller reports a missing parent.
-func (q *Queue) SchedulingState() QueueState {
-	switch {
-	case q.Spec.State == QueueStateSuspended:
-		return QueueStateSuspended
-	case q.Status.State == QueueStateUnknown:
-		return QueueStateUnknown
-	case q.Spec.State == "":
-		return QueueStateOpen
-	default:
-		return q.Spec.State
-	}
-}
-
 // PodGroupKey is "namespace/name" of the PodGroup a pod belongs to, or "" for a pod without one.
 func PodGroupKey(pod *corev1.Pod) string {
 	if name := pod.Labels[PodGroupLabel]; name != "" {

@@ -158,7 +158,7 @@ func TestAcceptsWork(t *testing.T) {
 		util.MakeQueue("suspended").State("Suspended").StatusState("Suspended").Obj(),
 		util.MakeQueue("closing").State("Closed").StatusState("Closing").Obj(),
 		util.MakeQueue("closed").State("Closed").StatusState("Closed").Obj(),
-		util.MakeQueue("unknown").StatusState("Unknown").Obj(),
+		util.MakeQueue("unknown").Parent("gone").Obj(),
 		util.MakeQueue("inner").Obj(),
 		util.MakeQueue("leaf").Parent("inner").Obj(),
 	)

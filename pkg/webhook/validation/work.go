@@ -24,8 +24,8 @@ func AcceptsWork(path *field.Path, queue string, joining bool, view View) field.
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q has child queues: only leaf queues take work", queue))}
 	}
 	switch {
-	case q.Status.State == schedulingv1beta1.QueueStateUnknown:
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: it accepts no new work", queue))}
+	case q.Spec.Parent != "" && !exists(view, q.Spec.Parent):
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist; it accepts no new work", queue, q.Spec.Parent))}
 	case q.Spec.State != schedulingv1beta1.QueueStateClosed:
 		return nil
 	case joining && q.Status.State != schedulingv1beta1.QueueStateClosed:
@@ -66,4 +66,9 @@ func ValidateCommand(cmd *busv1alpha1.Command, view View) field.ErrorList {
 		return field.ErrorList{field.NotFound(specPath.Child("target", "name"), cmd.Spec.Target.Name)}
 	}
 	return nil
+}
+
+func exists(view View, queue string) bool {
+	_, ok := view.Queue(queue)
+	return ok
 }

@@ -1,0 +1,109 @@
+package accounting
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Amounts are resource quantities in milli-units, so that a check on a hot path compares integers.
+type Amounts map[v1.ResourceName]int64
+
+// AmountsOf converts a resource list.
+func AmountsOf(list v1.ResourceList) Amounts {
+	out := make(Amounts, len(list))
+	for name, q := range list {
+		out[name] = q.MilliValue()
+	}
+	return out
+}
+
+// Add adds list times sign.
+func (m Amounts) Add(list v1.ResourceList, sign int64) {
+	for name, q := range list {
+		m[name] += sign * q.MilliValue()
+	}
+}
+
+// Headroom is what a refused pod's queue would have to free, of its own pods, for the pod to pass:
+// computed once per scheduling cycle from the accounting, so that each node and victim step of a
+// preemption dry run compares a few integers.
+type Headroom struct {
+	// capability: per resource, the least that must be freed for the queue and its ancestors to stay
+	// within their capabilities.
+	capability Amounts
+	// share: per resource, the queue's excess over its deserved share; more than it must be freed.
+	share Amounts
+	// borrows: the pod fits in idle room nobody below their share can claim: the share is no bar.
+	borrows bool
+	// shareless: the queue deserves nothing of a resource the pod asks for: no freeing helps.
+	shareless bool
+}
+
+// HeadroomOf computes the headroom of a pod of queue that requests req: the check Admit makes, as a
+// function of what the queue frees.
+func (a *Accounting) HeadroomOf(queue string, req v1.ResourceList) Headroom {
+	h := Headroom{capability: Amounts{}, share: Amounts{}}
+	q, ok := a.Queue(queue)
+	if !ok {
+		return h
+	}
+	a.tree().walk(q.Name, func(name string) {
+		cur, ok := a.Queue(name)
+		if !ok {
+			return
+		}
+		used := AmountsOf(a.subtreeAllocated(name))
+		for r, limit := range cur.Spec.Capability {
+			if want, asked := req[r]; asked && !want.IsZero() {
+				h.capability[r] = max(h.capability[r], used[r]+want.MilliValue()-limit.MilliValue())
+			}
+		}
+	})
+	deserved, allocated := a.Deserved(queue), a.Usage(queue).Allocated
+	for r, want := range req {
+		if want.IsZero() {
+			continue
+		}
+		d, ok := deserved[r]
+		if !ok {
+			h.shareless = true
+			continue
+		}
+		al := allocated[r]
+		h.share[r] = al.MilliValue() - d.MilliValue()
+	}
+	h.borrows = !a.SharesStale() && a.borrowable(req)
+	return h
+}
+
+// Fits says whether the pod passes once the queue frees freed.
+func (h Headroom) Fits(freed Amounts) bool {
+	for r, need := range h.capability {
+		if max(freed[r], 0) < need {
+			return false
+		}
+	}
+	if h.borrows {
+		return true
+	}
+	if h.shareless {
+		return false
+	}
+	for r, over := range h.share {
+		if max(freed[r], 0) <= over {
+			return false
+		}
+	}
+	return true
+}
+
+// tree follows the queue tree upwards.
+func (a *Accounting) tree() ancestry { return a.usage.tree }
+
+// Holding returns the queue and the requests of a pod the accounting counts, read without
+// resolving or recomputing anything.
+func (a *Accounting) Holding(pod *v1.Pod) (string, v1.ResourceList, bool) {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	p, ok := a.usage.pods[pod.UID]
+	return p.queue, p.requests, ok
+}

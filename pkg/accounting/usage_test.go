@@ -1,0 +1,179 @@
+package accounting
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// TestAssumedPodStaysCounted follows one pod through the updates a scheduling cycle and its binding
+// bring, and checks after each step what its queue counts as allocated.
+func TestAssumedPodStaysCounted(t *testing.T) {
+	nominated := func(p *v1.Pod) { p.Status.NominatedNodeName = "n" }
+	conditioned := func(p *v1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse})
+	}
+	labelled := func(p *v1.Pod) { p.Labels["extra"] = "x" }
+	bound := func(p *v1.Pod) { p.Spec.NodeName = "n" }
+	type step struct {
+		name string
+		do   func(a *Accounting, p *v1.Pod)
+		want string // allocated cpu of queue a afterwards
+	}
+	update := func(change func(*v1.Pod)) func(*Accounting, *v1.Pod) {
+		return func(a *Accounting, p *v1.Pod) {
+			change(p)
+			a.usage.upsert(p.DeepCopy())
+		}
+	}
+	assume := func(a *Accounting, p *v1.Pod) { a.Assume(p) }
+	forget := func(a *Accounting, p *v1.Pod) { a.Forget(p) }
+	remove := func(a *Accounting, p *v1.Pod) { a.usage.remove(p.DeepCopy()) }
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"unrelated updates keep the assumption", []step{
+			{"assume", assume, "2"},
+			{"nominatedNodeName", update(nominated), "2"},
+			{"condition", update(conditioned), "2"},
+			{"label", update(labelled), "2"},
+			{"forget", forget, "0"},
+			{"forget again", forget, "0"},
+			{"update after forget", update(labelled), "0"},
+		}},
+		{"binding confirms it once", []step{
+			{"assume", assume, "2"},
+			{"nominatedNodeName", update(nominated), "2"},
+			{"bound", update(bound), "2"},
+			{"late forget", forget, "2"},
+			{"delete", remove, "0"},
+			{"delete again", remove, "0"},
+		}},
+		{"deletion releases it once", []step{
+			{"assume", assume, "2"},
+			{"delete", remove, "0"},
+			{"forget after delete", forget, "0"},
+		}},
+		{"assumed before the informer delivered it", []step{
+			{"assume", assume, "2"},
+			{"informer add", update(nominated), "2"},
+			{"forget", forget, "0"},
+			{"informer update", update(labelled), "0"},
+		}},
+		{"assumed, never delivered, forgotten", []step{
+			{"assume", assume, "2"},
+			{"forget", forget, "0"},
+			{"forget again", forget, "0"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
+				util.MakeNode("n", "10", "10Gi"))
+			p := pod("a", "p", "2", "")
+			if tt.name != "assumed before the informer delivered it" && tt.name != "assumed, never delivered, forgotten" {
+				a.usage.upsert(p.DeepCopy())
+			}
+			for _, s := range tt.steps {
+				s.do(a, p)
+				if got := allocatedCPU(a, "a"); got != s.want {
+					t.Fatalf("after %s: allocated %s, want %s", s.name, got, s.want)
+				}
+			}
+			if total := a.totalAllocated(); tt.steps[len(tt.steps)-1].want == "0" && !total.Cpu().IsZero() {
+				t.Errorf("cluster total after the last step: %s, want 0", total.Cpu())
+			}
+		})
+	}
+}
+
+// TestQueueResolvedOnce checks that a counted pod keeps the queue it was first counted under when
+// what named it changes, and that every reader gets that queue.
+func TestQueueResolvedOnce(t *testing.T) {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{"scheduling.queue-scheduler.io/queue": "a"}}}
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()}, ns)
+	p := util.MakePod("ns", "p").UID("p").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	p.Spec.NodeName = "n"
+	a.usage.upsert(p.DeepCopy())
+	// A label the pod did not have when it was counted does not move it.
+	p.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "b"}
+	a.usage.upsert(p.DeepCopy())
+	if got, err := a.QueueOf(p); err != nil || got != "a" {
+		t.Errorf("QueueOf: got %q, %v; want a", got, err)
+	}
+	if got := allocatedCPU(a, "a"); got != "1" {
+		t.Errorf("allocated of a: %s, want 1", got)
+	}
+	if got := a.Usage("b").Pods; got != 0 {
+		t.Errorf("pods of b: %d, want 0", got)
+	}
+	// A pod not counted yet is resolved as it stands.
+	fresh := p.DeepCopy()
+	fresh.UID = "fresh"
+	if got, err := a.QueueOf(fresh); err != nil || got != "b" {
+		t.Errorf("QueueOf of an uncounted pod: got %q, %v; want b", got, err)
+	}
+}
+
+// TestSubtreeTotals checks the running totals of each queue and the queues below it as pods come
+// and go and a queue moves under another parent.
+func TestSubtreeTotals(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("p").Obj(),
+		util.MakeQueue("c").Parent("p").Obj(), util.MakeQueue("other").Obj()}, util.MakeNode("n", "10", "10Gi"))
+	subtree := func(name string) string {
+		total := a.subtreeAllocated(name)
+		return total.Cpu().String()
+	}
+	bound, pending := pod("c", "bound", "2", "n"), pod("c", "pending", "3", "")
+	a.usage.upsert(bound)
+	a.usage.upsert(pending)
+	a.usage.upsert(pod("other", "elsewhere", "1", "n"))
+	for name, want := range map[string]string{"c": "2", "p": "2", "root": "3", "other": "1"} {
+		if got := subtree(name); got != want {
+			t.Errorf("subtree of %s: %s, want %s", name, got, want)
+		}
+	}
+	moved := util.MakeQueue("c").Obj()
+	if err := a.QueueInformer().GetIndexer().Update(moved); err != nil {
+		t.Fatal(err)
+	}
+	a.usage.rebuildSubtrees()
+	a.usage.remove(bound)
+	a.Assume(pending)
+	for name, want := range map[string]string{"c": "3", "p": "0", "root": "4"} {
+		if got := subtree(name); got != want {
+			t.Errorf("after the move: subtree of %s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestLeavingMarksTheSharesStale checks that whoever sees a pod go sees the shares stale with it: a
+// victim is never counted neither as under way nor by the shares' reclaimable spare.
+func TestLeavingMarksTheSharesStale(t *testing.T) {
+	victim := pod("a", "victim", "2", "n")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
+		util.MakeNode("n", "10", "10Gi"), victim)
+	if a.Leaving(victim) || a.SharesStale() {
+		t.Fatalf("before the eviction: leaving %t, shares stale %t", a.Leaving(victim), a.SharesStale())
+	}
+	terminating := victim.DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	a.usage.upsert(terminating)
+	if !a.Leaving(victim) || !a.SharesStale() {
+		t.Errorf("after the eviction: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
+	}
+	a.recomputeShares()
+	if a.SharesStale() {
+		t.Error("shares still stale after a recomputation")
+	}
+	a.usage.remove(terminating)
+	if !a.Leaving(victim) || !a.SharesStale() {
+		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
+	}
+}

@@ -1,0 +1,78 @@
+package fairshare
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// Gang members waiting at Permit hold their queue's room while the scheduler patches their
+// nominatedNodeName: pods of the same queue that compete for its last capability get only what the
+// waiting members leave, and the gang runs whole once its last member comes.
+func TestMembersWaitingAtPermitKeepTheirQueueRoom(t *testing.T) {
+	onGangNodes(t)
+	withQueues(t, util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "waits").MinMember(4).Queue("capped").ScheduleTimeout(120).Obj())
+	members := make([]string, 0, 3)
+	for i := range 4 {
+		pod := gangPod("waits", i)
+		if i == 3 {
+			// The last member exists, so the gang may start, but is not scheduled yet: the others wait.
+			pod.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "test/hold"}}
+		} else {
+			members = append(members, pod.Name)
+		}
+		createPod(t, pod)
+	}
+	err := util.WaitForPods(context.Background(), cluster.Kube, ns, members, settle, "nominated while waiting at Permit",
+		func(p *v1.Pod) bool { return p.Spec.NodeName == "" && p.Status.NominatedNodeName != "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// 7.5 of the queue's 10 CPUs are reserved by the waiting members: one competitor of 2.5 fits.
+	competitors := make([]string, 0, 4)
+	for i := range 4 {
+		pod := util.MakePod(ns, fmt.Sprintf("competitor-%d", i)).Label(schedulingv1beta1.QueueLabel, "capped").
+			NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "2500m"}).Obj()
+		createPod(t, pod)
+		competitors = append(competitors, pod.Name)
+	}
+	err = util.WaitForPods(context.Background(), cluster.Kube, ns, competitors, settle, "bound or refused by the capability",
+		func(p *v1.Pod) bool {
+			c := util.PodScheduledCondition(p)
+			return p.Spec.NodeName != "" || (c != nil && c.Status == v1.ConditionFalse && strings.Contains(c.Message, "capability"))
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound := boundMembers(t)[""]; bound != 1 {
+		t.Fatalf("%d competitors bound while 3 gang members hold 7.5 of the queue's 10 CPUs; want 1", bound)
+	}
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, members, settle, "still waiting at Permit",
+		func(p *v1.Pod) bool { return p.Spec.NodeName == "" }); err != nil {
+		t.Fatal(err)
+	}
+
+	// The competitors go; the last member comes: the gang binds whole, within the capability.
+	pods := cluster.Kube.CoreV1().Pods(ns)
+	for _, name := range competitors {
+		if err := pods.Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pods.Patch(context.Background(), "waits-3", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAllocationOf(t, "the whole gang bound", func(b map[string]int) bool { return b["waits"] == 4 && b[""] == 0 })
+}
