@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -47,6 +49,8 @@ type Accounting struct {
 	shares           *shares
 	pods             cache.Indexer
 	units            units
+	reservations     reservations
+	pins             pins
 }
 
 var (
@@ -106,6 +110,8 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		commands:         factory.Bus().V1alpha1().Commands().Lister(),
 		namespaces:       nsInformer.Lister(),
 		namespacesSynced: nsInformer.Informer().HasSynced,
+		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
+		pins:             pins{byUID: map[types.UID]string{}},
 	}
 	if err := a.addIndexers(); err != nil {
 		return nil, err

@@ -29,9 +29,19 @@ func refuse(format string, args ...any) *Refusal {
 // queue and each of its ancestors must stay within capability; and the queue must be below its
 // deserved share in every resource the pod requests, unless the pod fits in what is idle and claimed
 // by no queue below its share (borrowing, so that queues that each want more than their share do not
-// leave the cluster idle). It reads the accounting only: no API calls.
-func (a *Accounting) Admit(queue string, req v1.ResourceList) *Refusal {
-	return a.admit(queue, req, admitOptions{})
+// leave the cluster idle). The capabilities count what the queue's admitted PodGroups reserve
+// beyond what their members hold, but own (the pod's own group, "" for none): a gang's room is not
+// taken by other pods of its queue. It reads the accounting only: no API calls.
+func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refusal {
+	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, own, false)})
+}
+
+// PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
+func PodWork(pod *v1.Pod) WorkKey {
+	if key := schedulingv1beta1.PodGroupKey(pod); key != "" {
+		return WorkKey("PodGroup/" + key)
+	}
+	return ""
 }
 
 // AdmitUnit says why a unit of work (a PodGroup's minResources, a QueueUnit's resource) may not be
@@ -48,6 +58,8 @@ type admitOptions struct {
 	reserved v1.ResourceList
 	// whole requires allocation + request within deserved, not only allocation below it.
 	whole bool
+	// heldBack is added to the queue's allocation for the capability checks only.
+	heldBack v1.ResourceList
 }
 
 func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions) *Refusal {
@@ -55,7 +67,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if !ok {
 		return nil
 	}
-	if r := a.withinCapability(q, req, opts.reserved); r != nil {
+	if r := a.withinCapability(q, req, quota.Add(opts.reserved, opts.heldBack)); r != nil {
 		return r
 	}
 	deserved := a.Deserved(queue)
@@ -80,20 +92,16 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 // withinCapability checks the queue and its ancestors against their capabilities, with what the
 // queue's admitted work reserves added to what they hold.
 func (a *Accounting) withinCapability(q *schedulingv1beta1.Queue, req, reserved v1.ResourceList) *Refusal {
-	seen := map[string]bool{}
-	for cur := q; cur != nil && !seen[cur.Name]; {
-		seen[cur.Name] = true
-		if len(cur.Spec.Capability) > 0 {
-			if r := exceeds(cur, a.subtreeAllocated(cur.Name), reserved, req); r != nil {
-				return r
-			}
+	var refusal *Refusal
+	a.tree().walk(q.Name, func(name string) {
+		if refusal != nil {
+			return
 		}
-		if cur.Spec.Parent == "" {
-			break
+		if cur, ok := a.Queue(name); ok && len(cur.Spec.Capability) > 0 {
+			refusal = exceeds(cur, a.subtreeAllocated(name), reserved, req)
 		}
-		cur, _ = a.Queue(cur.Spec.Parent)
-	}
-	return nil
+	})
+	return refusal
 }
 
 // exceeds says which capability of q used + reserved + req would exceed, or nil.

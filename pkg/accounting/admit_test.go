@@ -87,7 +87,7 @@ func TestAdmit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := message(a.Admit(tt.queue, cpu(tt.cpu)))
+			got := message(a.Admit(tt.queue, "", cpu(tt.cpu)))
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("Admit: got %q, want %q", got, tt.want)
 			}
@@ -103,14 +103,14 @@ func TestAdmitBorrowsIdleCapacity(t *testing.T) {
 		kube = append(kube, pod("a", fmt.Sprint("a-", i), "1", "n"))
 	}
 	a := newTestAccounting(t, queues, kube...)
-	if got := a.Admit("a", cpu("6")); got != nil {
+	if got := a.Admit("a", "", cpu("6")); got != nil {
 		t.Errorf("borrowing 6 idle CPUs nobody claims: got %q, want admitted", got.Message)
 	}
-	if got := a.Admit("a", cpu("7")); got == nil || got.WaitsForShares {
+	if got := a.Admit("a", "", cpu("7")); got == nil || got.WaitsForShares {
 		t.Errorf("borrowing 7 CPUs with 6 idle: got %+v, want refused on the share", got)
 	}
 	a.shares.markDirty()
-	if got := a.Admit("a", cpu("1")); got == nil || !got.WaitsForShares {
+	if got := a.Admit("a", "", cpu("1")); got == nil || !got.WaitsForShares {
 		t.Errorf("borrowing while the shares are stale: got %+v, want a wait for the shares", got)
 	}
 }

@@ -38,20 +38,22 @@ type Headroom struct {
 	shareless bool
 }
 
-// HeadroomOf computes the headroom of a pod of queue that requests req: the check Admit makes, as a
-// function of what the queue frees.
-func (a *Accounting) HeadroomOf(queue string, req v1.ResourceList) Headroom {
+// HeadroomOf computes the headroom of a pod of queue, of the work own, that requests req: the check
+// Admit makes, as a function of what the queue frees.
+func (a *Accounting) HeadroomOf(queue string, own WorkKey, req v1.ResourceList) Headroom {
 	h := Headroom{capability: Amounts{}, share: Amounts{}}
 	q, ok := a.Queue(queue)
 	if !ok {
 		return h
 	}
+	reserved := a.reserved(queue, own, false)
 	a.tree().walk(q.Name, func(name string) {
 		cur, ok := a.Queue(name)
 		if !ok {
 			return
 		}
 		used := AmountsOf(a.subtreeAllocated(name))
+		used.Add(reserved, 1)
 		for r, limit := range cur.Spec.Capability {
 			if want, asked := req[r]; asked && !want.IsZero() {
 				h.capability[r] = max(h.capability[r], used[r]+want.MilliValue()-limit.MilliValue())

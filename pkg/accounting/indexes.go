@@ -3,7 +3,9 @@ package accounting
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -13,6 +15,9 @@ import (
 const (
 	byParent = "parent"
 	byQueue  = "queue"
+	// byQueuePhase indexes PodGroups with minResources by "queue/phase", so that the reservations
+	// of a queue cost its admitted groups, not all its groups.
+	byQueuePhase = "queue-phase"
 )
 
 // addIndexers indexes queues by parent, PodGroups and QueueUnits by queue, and QueueUnits by
@@ -22,13 +27,39 @@ func (a *Accounting) addIndexers() error {
 	if err := v1beta1.Queues().Informer().AddIndexers(cache.Indexers{byParent: parentIndex}); err != nil {
 		return fmt.Errorf("index queues: %w", err)
 	}
-	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.podGroupQueueIndex}); err != nil {
+	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.podGroupQueueIndex, byQueuePhase: a.podGroupQueuePhaseIndex}); err != nil {
 		return fmt.Errorf("index PodGroups: %w", err)
 	}
 	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
 		return fmt.Errorf("index QueueUnits: %w", err)
 	}
-	return nil
+	uidOf := func(obj any) (types.UID, bool) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return "", false
+		}
+		return m.GetUID(), true
+	}
+	if err := a.pins.unpinOnDelete(v1beta1.PodGroups().Informer(), uidOf); err != nil {
+		return err
+	}
+	if err := a.pins.unpinOnDelete(v1beta1.QueueUnits().Informer(), uidOf); err != nil {
+		return err
+	}
+	if err := a.forgetOnDelete(v1beta1.PodGroups().Informer(), func(obj any) (WorkKey, bool) {
+		if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+			return PodGroupWork(pg), true
+		}
+		return "", false
+	}); err != nil {
+		return err
+	}
+	return a.forgetOnDelete(v1beta1.QueueUnits().Informer(), func(obj any) (WorkKey, bool) {
+		if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
+			return UnitWork(u), true
+		}
+		return "", false
+	})
 }
 
 func parentIndex(obj any) ([]string, error) {
@@ -44,7 +75,15 @@ func (a *Accounting) podGroupQueueIndex(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	return []string{a.QueueOfPodGroup(pg)}, nil
+	return []string{a.pinnedQueueOfPodGroup(pg)}, nil
+}
+
+func (a *Accounting) podGroupQueuePhaseIndex(obj any) ([]string, error) {
+	pg, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok || len(pg.Spec.MinResources) == 0 {
+		return nil, nil
+	}
+	return []string{queuePhaseKey(a.pinnedQueueOfPodGroup(pg), string(pg.Status.Phase))}, nil
 }
 
 func (a *Accounting) queueUnitQueueIndex(obj any) ([]string, error) {
@@ -52,7 +91,7 @@ func (a *Accounting) queueUnitQueueIndex(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	return []string{a.QueueOfQueueUnit(u)}, nil
+	return []string{a.pinnedQueueOfQueueUnit(u)}, nil
 }
 
 // ParentOf names a queue's parent: spec.parent, else the root.

@@ -91,7 +91,7 @@ func TestAdmitUnit(t *testing.T) {
 // at an ancestor's capability, at least what the request would exceed it by.
 func TestHeadroom(t *testing.T) {
 	overShare := newReclaimAccounting(t, 0)
-	if r := overShare.Admit("a", cpu("1")); r == nil {
+	if r := overShare.Admit("a", "", cpu("1")); r == nil {
 		t.Fatal("a is above its share: want refused")
 	}
 	capped := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
@@ -119,7 +119,7 @@ func TestHeadroom(t *testing.T) {
 			if tt.queue == "child" {
 				req = cpu("2")
 			}
-			h := tt.acct.HeadroomOf(tt.queue, req)
+			h := tt.acct.HeadroomOf(tt.queue, "", req)
 			if got := h.Fits(AmountsOf(cpu(tt.freed))); got != tt.want {
 				t.Errorf("Fits(%s freed) = %t, want %t (headroom %+v)", tt.freed, got, tt.want, h)
 			}

@@ -43,14 +43,34 @@ func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit
 }
 
 // QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else
-// "default".
+// "default"; for a PodGroup the informer holds, the queue it was pinned to when first seen.
 func (a *Accounting) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
+	if q, ok := a.pins.lookup(pg.UID); ok {
+		return q
+	}
 	return schedulingv1beta1.QueueFor(pg.Spec.Queue, a.namespaceAnnotation(pg.Namespace))
 }
 
 // QueueOfQueueUnit names the queue of a QueueUnit, as QueueOfPodGroup does for PodGroups.
 func (a *Accounting) QueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
+	if q, ok := a.pins.lookup(u.UID); ok {
+		return q
+	}
 	return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
+}
+
+// pinnedQueueOfPodGroup is QueueOfPodGroup for a PodGroup in the informer's store: it pins the queue.
+func (a *Accounting) pinnedQueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
+	return a.pins.queue(pg.UID, func() string {
+		return schedulingv1beta1.QueueFor(pg.Spec.Queue, a.namespaceAnnotation(pg.Namespace))
+	})
+}
+
+// pinnedQueueOfQueueUnit is QueueOfQueueUnit for a unit in the informer's store: it pins the queue.
+func (a *Accounting) pinnedQueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
+	return a.pins.queue(u.UID, func() string {
+		return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
+	})
 }
 
 func (a *Accounting) namespaceQueue(namespace string) string {

@@ -25,14 +25,18 @@ const sharesInterval = 100 * time.Millisecond
 type shares struct {
 	capacityOf *clusterCapacity
 	dirty      chan struct{}
-	stale      atomic.Bool // something changed since the last computation began
-	mu         sync.RWMutex
-	deserved   map[string]v1.ResourceList
-	capacity   v1.ResourceList
-	claimable  v1.ResourceList
-	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
-	listeners  []func(queue string)
-	computed   []func()
+	// dirtyGen counts the changes; computedGen is the count the published shares include. The shares
+	// are stale while they differ, so a reader that checks staleness after reading the shares knows
+	// whether what it read includes every change it may have seen.
+	dirtyGen    atomic.Uint64
+	computedGen uint64 // under mu
+	mu          sync.RWMutex
+	deserved    map[string]v1.ResourceList
+	capacity    v1.ResourceList
+	claimable   v1.ResourceList
+	spare       map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
+	listeners   []func(queue string)
+	computed    []func()
 }
 
 func newShares() *shares {
@@ -43,7 +47,7 @@ func newShares() *shares {
 
 // markDirty asks for a recomputation; it never blocks.
 func (s *shares) markDirty() {
-	s.stale.Store(true)
+	s.dirtyGen.Add(1)
 	select {
 	case s.dirty <- struct{}{}:
 	default:
@@ -73,14 +77,14 @@ func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) ([]cache.
 	return synced, nil
 }
 
-// movesShares says whether an update can change the shares: a queue's spec or its state (Unknown
-// holds its demand back), a QueueUnit's spec or phase (only Enqueued units add to the demand). The
-// controller's writes of allocation and counts to a queue's status do not, and are many.
+// movesShares says whether an update can change the shares: a queue's spec (weight, capability,
+// guarantee, parent, a Suspended state), a QueueUnit's spec or phase (only Enqueued units add to the
+// demand). The controller's writes to a queue's status do not, and are many.
 func movesShares(old, obj any) bool {
 	switch o := old.(type) {
 	case *schedulingv1beta1.Queue:
 		n, ok := obj.(*schedulingv1beta1.Queue)
-		return !ok || o.Generation != n.Generation || o.Status.State != n.Status.State
+		return !ok || o.Generation != n.Generation
 	case *schedulingv1beta1.QueueUnit:
 		n, ok := obj.(*schedulingv1beta1.QueueUnit)
 		return !ok || o.Generation != n.Generation || o.Status.Phase != n.Status.Phase
@@ -120,7 +124,7 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 }
 
 func (a *Accounting) recomputeShares() {
-	a.shares.stale.Store(false)
+	gen := a.shares.dirtyGen.Load()
 	capacity := a.shares.capacityOf.get()
 	root := a.shareTree()
 	deserved := fairshare.Compute(root, capacity)
@@ -142,6 +146,7 @@ func (a *Accounting) recomputeShares() {
 		}
 	}
 	a.shares.deserved = deserved
+	a.shares.computedGen = gen
 	listeners, computed := a.shares.listeners, a.shares.computed
 	a.shares.mu.Unlock()
 	for _, name := range changed {
@@ -159,9 +164,24 @@ func (a *Accounting) OnSharesComputed(f func()) {
 	a.shares.computed = append(a.shares.computed, f)
 }
 
-// SharesStale says whether capacity, demand or the queue tree changed since the shares were last
-// computed.
-func (a *Accounting) SharesStale() bool { return a.shares.stale.Load() }
+// SharesStale says whether capacity, demand or the queue tree changed since what the published shares
+// include. Checked after reading the shares, it says whether what was read is current.
+func (a *Accounting) SharesStale() bool {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.dirtyGen.Load() != a.shares.computedGen
+}
+
+// SharesGeneration identifies the published shares: read it before reading the shares, and ask
+// SharesCurrent afterwards whether nothing changed since.
+func (a *Accounting) SharesGeneration() uint64 {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.computedGen
+}
+
+// SharesCurrent says whether no change happened since the shares of generation gen were computed.
+func (a *Accounting) SharesCurrent(gen uint64) bool { return a.shares.dirtyGen.Load() == gen }
 
 // shareSnapshot returns the capacity and what queues below their share can still claim, as of the
 // last computation.

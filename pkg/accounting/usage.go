@@ -41,6 +41,8 @@ type podUsage struct {
 	terminating bool
 	// unit is the key of the QueueUnit the pod runs under, or "".
 	unit string
+	// group is the key of the pod's PodGroup, or "".
+	group string
 	// bound: the informer shows the pod on a node.
 	bound bool
 	// assumed: the scheduler reserved a node for the pod (Reserve) and the informer does not show it
@@ -65,6 +67,7 @@ type usage struct {
 	queues    map[string]*QueueUsage
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	units     map[string]v1.ResourceList       // what each QueueUnit's bound pods hold, by unit key
+	groups    map[string]v1.ResourceList       // what each PodGroup's bound pods hold, by group key
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
 	tree      ancestry
@@ -82,6 +85,7 @@ func newUsage(a *Accounting, sharesDirty func()) *usage {
 		allocated:   v1.ResourceList{},
 		pods:        map[types.UID]podUsage{},
 		units:       map[string]v1.ResourceList{},
+		groups:      map[string]v1.ResourceList{},
 		queues:      map[string]*QueueUsage{},
 		waiting:     map[string]map[types.UID]*v1.Pod{},
 		subtree:     map[string]v1.ResourceList{},
@@ -165,6 +169,13 @@ func (a *Accounting) Leaving(pod *v1.Pod) bool {
 	return !ok || p.terminating
 }
 
+// groupAllocated returns what the bound or assumed live pods of a PodGroup hold.
+func (a *Accounting) groupAllocated(pg *schedulingv1beta1.PodGroup) v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	return a.usage.groups[pg.Namespace+"/"+pg.Name].DeepCopy()
+}
+
 // UnitAllocated returns what the bound live pods of the QueueUnit key ("namespace/name") hold.
 func (a *Accounting) UnitAllocated(key string) v1.ResourceList {
 	a.usage.mu.RLock()
@@ -196,6 +207,13 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if err != nil {
 		u.remove(pod)
 		u.wait(pod)
+		// Waiting before looking again: a PodGroup added meanwhile either finds the pod waiting, or
+		// is found here.
+		if group := schedulingv1beta1.PodGroupKey(pod); group != "" {
+			if _, ok := u.acct.PodGroupByKey(group); ok {
+				u.podGroupAdded(group)
+			}
+		}
 		return
 	}
 	entry.informed = true
@@ -232,6 +250,7 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
+		group:       schedulingv1beta1.PodGroupKey(pod),
 	}
 	if existed {
 		return entry, nil
@@ -290,8 +309,25 @@ func (u *usage) podGroupAdded(group string) {
 	delete(u.waiting, group)
 	u.mu.Unlock()
 	for _, pod := range pods {
-		u.upsert(pod)
+		// The waiting copy may be older than what the pod handler has seen since: count the pod as
+		// the informer's store holds it now, if it is still there.
+		if current, ok := u.current(pod); ok {
+			u.upsert(current)
+		}
 	}
+}
+
+// current returns the pod as the pod informer's store holds it, if it is still the same pod.
+func (u *usage) current(pod *v1.Pod) (*v1.Pod, bool) {
+	if u.acct.pods == nil {
+		return pod, true
+	}
+	obj, ok, err := u.acct.pods.GetByKey(pod.Namespace + "/" + pod.Name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	current, ok := obj.(*v1.Pod)
+	return current, ok && current.UID == pod.UID
 }
 
 func (u *usage) add(p podUsage) {
@@ -307,9 +343,8 @@ func (u *usage) add(p podUsage) {
 		q.Allocated = quota.Add(q.Allocated, p.requests)
 		u.allocated = quota.Add(u.allocated, p.requests)
 		u.addSubtree(p.queue, p.requests, 1)
-		if p.unit != "" {
-			u.units[p.unit] = quota.Add(u.units[p.unit], p.requests)
-		}
+		addTo(u.units, p.unit, p.requests)
+		addTo(u.groups, p.group, p.requests)
 		if p.terminating {
 			q.Terminating = quota.Add(q.Terminating, p.requests)
 		}
@@ -332,13 +367,8 @@ func (u *usage) subtract(p podUsage) {
 		q.Allocated = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Allocated, p.requests))
 		u.allocated = quota.SubtractWithNonNegativeResult(u.allocated, p.requests)
 		u.addSubtree(p.queue, p.requests, -1)
-		if p.unit != "" {
-			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(u.units[p.unit], p.requests)); len(left) > 0 {
-				u.units[p.unit] = left
-			} else {
-				delete(u.units, p.unit)
-			}
-		}
+		takeFrom(u.units, p.unit, p.requests)
+		takeFrom(u.groups, p.group, p.requests)
 		if p.terminating {
 			q.Terminating = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Terminating, p.requests))
 		}
@@ -347,6 +377,25 @@ func (u *usage) subtract(p podUsage) {
 	}
 	if q.Pods == 0 {
 		delete(u.queues, p.queue)
+	}
+}
+
+// addTo adds requests to what key holds, unless key is empty.
+func addTo(held map[string]v1.ResourceList, key string, requests v1.ResourceList) {
+	if key != "" {
+		held[key] = quota.Add(held[key], requests)
+	}
+}
+
+// takeFrom takes requests off what key holds, forgetting key once it holds nothing.
+func takeFrom(held map[string]v1.ResourceList, key string, requests v1.ResourceList) {
+	if key == "" {
+		return
+	}
+	if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(held[key], requests)); len(left) > 0 {
+		held[key] = left
+	} else {
+		delete(held, key)
 	}
 }
 

@@ -42,8 +42,6 @@ type Controller struct {
 	kube     kubernetes.Interface
 	acct     *accounting.Accounting
 	recorder record.EventRecorder
-	// admission admits Pending PodGroups to their queues.
-	admission *admission
 	// usageWrites spaces the status writes that usage changes cause.
 	usageWrites *throttle
 	// consumers watches the jobs QueueUnits queue.
@@ -102,12 +100,12 @@ func New(kube kubernetes.Interface, dyn dynamic.Interface, acct *accounting.Acco
 		kube:            kube,
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
-		admission:       newAdmission(),
 		usageWrites:     newThrottle(usageWriteInterval, usageWritesPerSecond),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
 	c.consumers = newConsumers(dyn, kube.Discovery(), c.onConsumer)
+	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -145,13 +144,8 @@ func (c *Controller) queueHolds(queue string) string {
 // dequeue admits one unit when its resource fits: it un-suspends the consumer, then records the unit
 // Dequeued. A unit that does not fit stays Enqueued with the reason.
 func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1beta1.QueueUnit) error {
-	key := unitAdmissionKey(u)
-	c.admission.mu.Lock()
-	refusal := c.acct.AdmitUnit(queue, u.Spec.Resource, c.reservedIn(queue, key))
-	if refusal == nil {
-		c.admission.admitted[key] = u.Spec.Resource
-	}
-	c.admission.mu.Unlock()
+	key := accounting.UnitWork(u)
+	refusal := c.acct.AdmitWork(key, queue, u.Spec.Resource)
 	switch {
 	case refusal != nil && refusal.WaitsForShares:
 		c.enqueueDequeueAfter(retryAfterShares)
@@ -160,7 +154,7 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 		return c.stillEnqueued(ctx, u, "resource does not fit: "+refusal.Message)
 	}
 	if _, err := c.consumers.unsuspend(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil {
-		c.admission.forget(key)
+		c.acct.ForgetWork(key)
 		if errors.As(err, new(errNoConsumer)) {
 			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
 		}
@@ -218,7 +212,7 @@ func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (
 	if err = ignoreNotFound(err); err != nil {
 		return false, err
 	}
-	c.admission.forget(unitAdmissionKey(u))
+	c.acct.ForgetWork(accounting.UnitWork(u))
 	klog.FromContext(ctx).V(2).Info("QueueUnit deleted: its consumer is gone", "queueUnit", klog.KObj(u))
 	return true, nil
 }
@@ -243,40 +237,13 @@ func (c *Controller) ownedBy(ctx context.Context, u *schedulingv1beta1.QueueUnit
 	return err == nil, ignoreGoneOrStale(err)
 }
 
-// unitAdmissionKey keeps units apart from PodGroups in the admission's memory.
-func unitAdmissionKey(u *schedulingv1beta1.QueueUnit) string {
-	return "QueueUnit/" + accounting.UnitKey(u)
-}
-
-// unitReservation is what a Dequeued unit holds on to beyond its pods: its resource less what its
-// bound pods hold, until its consumer finishes or is gone.
-func (c *Controller) unitReservation(u *schedulingv1beta1.QueueUnit) v1.ResourceList {
+// consumerDone says whether a unit's consumer finished or is gone: its reservation ends.
+func (c *Controller) consumerDone(u *schedulingv1beta1.QueueUnit) bool {
 	switch c.consumers.state(u.Namespace, u.Spec.ConsumerRef) {
 	case consumerMissing, consumerFinished:
-		return nil
+		return true
 	}
-	return quota.SubtractWithNonNegativeResult(u.Spec.Resource, c.acct.UnitAllocated(accounting.UnitKey(u)))
-}
-
-// unitsReservedIn sums what the queue's units admitted and not finished reserve, but self. Call
-// with the admission lock held.
-func (c *Controller) unitsReservedIn(queue, self string) v1.ResourceList {
-	total := v1.ResourceList{}
-	for _, u := range c.acct.QueueUnitsOf(queue) {
-		key := unitAdmissionKey(u)
-		if key == self {
-			continue
-		}
-		_, pendingHere := c.admission.admitted[key]
-		switch {
-		case u.Dequeued():
-			delete(c.admission.admitted, key)
-			total = quota.Add(total, c.unitReservation(u))
-		case pendingHere:
-			total = quota.Add(total, u.Spec.Resource)
-		}
-	}
-	return total
+	return false
 }
 
 // onConsumer runs a pass, and syncs the queues, when a consumer that has units changes: it may have

@@ -74,7 +74,11 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	status := c.desiredPodGroupStatus(pg)
+	admitted, refusal := pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, ""
+	if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
+		admitted, refusal = c.admitPodGroup(pg)
+	}
+	status := desiredPodGroupStatus(pg, c.membersOf(pg), admitted, refusal)
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}
@@ -84,7 +88,8 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	return ignoreGoneOrStale(err)
 }
 
-func (c *Controller) desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup) schedulingv1beta1.PodGroupStatus {
+// membersOf returns the PodGroup's pods, finished ones included.
+func (c *Controller) membersOf(pg *schedulingv1beta1.PodGroup) []*v1.Pod {
 	objs, _ := c.membersIndexer.ByIndex(byGroup, pg.Namespace+"/"+pg.Name)
 	pods := make([]*v1.Pod, 0, len(objs))
 	for _, o := range objs {
@@ -92,11 +97,13 @@ func (c *Controller) desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup) sched
 			pods = append(pods, pod)
 		}
 	}
+	return pods
+}
+
+// desiredPodGroupStatus is the status a PodGroup should have, given its members and whether it is
+// admitted to its queue (refusal says why not): a pure function of its inputs.
+func desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup, pods []*v1.Pod, admitted bool, refusal string) schedulingv1beta1.PodGroupStatus {
 	m := countMembers(pods)
-	admitted, refusal := pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, ""
-	if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
-		admitted, refusal = c.admitPodGroup(pg)
-	}
 	status := schedulingv1beta1.PodGroupStatus{
 		Phase:              podGroupPhase(pg, m, admitted),
 		Running:            m.running,

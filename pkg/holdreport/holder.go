@@ -53,12 +53,6 @@ func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
 	return x, nil
 }
 
-// Hold records that pod waits for key, and why.
-func (x *Holder) Hold(pod *v1.Pod, key, message string) {
-	x.Held.Add(pod, key)
-	x.Reporter.Held(pod, message)
-}
-
 // Release forgets pod: it no longer waits, is bound, or is gone.
 func (x *Holder) Release(pod *v1.Pod) {
 	x.Held.Remove(pod)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -14,6 +15,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
 	"k8s.io/component-base/version/verflag"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 )
@@ -35,8 +37,10 @@ spec.schedulerName: queue-scheduler.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, opts) },
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), args)
+			for _, arg := range args {
+				if arg != "" {
+					return fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), args)
+				}
 			}
 			return nil
 		},
@@ -49,6 +53,9 @@ spec.schedulerName: queue-scheduler.`,
 	}
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *nfs, cols)
+	if err := cmd.MarkFlagFilename("config", "yaml", "yml", "json"); err != nil {
+		klog.Background().Error(err, "Failed to mark flag filename")
+	}
 	return cmd
 }
 
@@ -58,7 +65,8 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 	verflag.PrintAndExitIfRequested()
 	fg := opts.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	if err := logsapi.ValidateAndApply(opts.Logs, fg); err != nil {
-		return err
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
 	}
 	cliflag.PrintFlags(cmd.Flags())
 	if opts.InformerName == nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
+	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -17,7 +19,7 @@ import (
 // the first profile that has some, else by the defaults: a profile without QueueState still gets
 // both.
 func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig) error {
-	args, err := config.Decode(queueStateArgs(cc), embedded.DefaultNamespace())
+	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), embedded.DefaultNamespace())
 	if err != nil {
 		return err
 	}
@@ -28,14 +30,20 @@ func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfi
 	return embedded.Start(ctx, cc.KubeConfig, cc.Client, acct, args)
 }
 
-// queueStateArgs returns the QueueState args of the first profile that configures them, or nil.
-func queueStateArgs(cc *schedulerserverconfig.CompletedConfig) runtime.Object {
-	for _, profile := range cc.ComponentConfig.Profiles {
+// queueStateArgs returns the QueueState args of the first profile that configures them, or nil; the
+// args of later profiles are logged as unused.
+func queueStateArgs(profiles []kubeschedulerconfig.KubeSchedulerProfile) runtime.Object {
+	var found runtime.Object
+	for _, profile := range profiles {
 		for _, pc := range profile.PluginConfig {
-			if pc.Name == queuestate.Name && pc.Args != nil {
-				return pc.Args
+			switch {
+			case pc.Name != queuestate.Name || pc.Args == nil:
+			case found == nil:
+				found = pc.Args
+			default:
+				klog.Background().Info("QueueState args of a later profile are not used: the controller and the webhook take the first profile's", "profile", profile.SchedulerName)
 			}
 		}
 	}
-	return nil
+	return found
 }

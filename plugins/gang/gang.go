@@ -106,13 +106,17 @@ func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
 // PreEnqueue keeps a gang's pods out of the active queue until the group is admitted to its queue
 // and has at least minMember pods.
 func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	pg := g.podGroup(pod)
-	if pg == nil {
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key == "" {
 		return nil
 	}
-	key := schedulingv1beta1.PodGroupKey(pod)
-	// Indexed before the check, so that a change after the check finds the pod.
+	// Indexed before the group is read, so that a change after the read finds the pod.
 	g.held.Add(pod, key)
+	pg := g.podGroup(pod)
+	if pg == nil {
+		g.held.Remove(pod)
+		return nil
+	}
 	message := g.gateMessage(pg, key)
 	if message == "" {
 		g.held.Remove(pod)

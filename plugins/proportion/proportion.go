@@ -96,7 +96,10 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	refusal := p.acct.Admit(queue, req)
+	own := accounting.PodWork(pod)
+	// Indexed before the check, so that a larger share announced after the check finds the pod.
+	p.rejected.Add(pod, queue)
+	refusal := p.acct.Admit(queue, own, req)
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
 	if refusal == nil {
@@ -104,11 +107,9 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	s.headroom, s.freed = p.acct.HeadroomOf(queue, req), accounting.Amounts{}
+	s.headroom, s.freed = p.acct.HeadroomOf(queue, own, req), accounting.Amounts{}
 	if refusal.WaitsForShares {
 		p.waitForShares(pod)
-	} else {
-		p.rejected.Add(pod, queue)
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)

@@ -2,15 +2,18 @@ package queuestate
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
@@ -255,5 +258,47 @@ func TestEventsToRegister(t *testing.T) {
 	}
 	if len(events) != 0 {
 		t.Errorf("events: got %v, want none: the accounting's informers bring held pods back", events)
+	}
+}
+
+// The accounting's informers drive the activation: a queue resumed through the API brings back its
+// held pods, and a PodGroup created brings back the pods that named it.
+func TestInformerEventsActivateHeldPods(t *testing.T) {
+	p := newTestPlugin(t, []runtime.Object{namespace("ns", "")},
+		util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj())
+	var got activations
+	p.Activator = got.activate
+	if err := p.watch(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range []*v1.Pod{
+		util.MakePod("ns", "plain").Label(schedulingv1beta1.QueueLabel, "team").Obj(),
+		util.MakePod("ns", "member").Label(schedulingv1beta1.PodGroupLabel, "later").Obj(),
+	} {
+		if status := p.PreEnqueue(context.Background(), pod); status.IsSuccess() {
+			t.Fatalf("PreEnqueue let %s in", pod.Name)
+		}
+	}
+	ctx := context.Background()
+	api := p.acct.Client.SchedulingV1beta1()
+	if _, err := api.Queues().Update(ctx, util.MakeQueue("team").Obj(), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitActivated(t, &got, "ns/plain")
+	if _, err := api.PodGroups("ns").Create(ctx, util.MakePodGroup("ns", "later").Queue("team").Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitActivated(t, &got, "ns/member")
+}
+
+func waitActivated(t *testing.T, got *activations, pod string) {
+	t.Helper()
+	var seen []string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		seen = append(seen, got.take()...)
+		return slices.Contains(seen, pod), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never activated; activated %v", pod, seen)
 	}
 }

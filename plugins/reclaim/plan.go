@@ -26,6 +26,8 @@ type plan struct {
 	spare map[string]v1.ResourceList
 	// gangsEvicting counts per gang the members chosen as victims and not gone yet.
 	gangsEvicting map[string]int
+	// sharesGen is the generation of the shares spare was read from.
+	sharesGen uint64
 }
 
 // Clone returns the plan itself: it does not change.

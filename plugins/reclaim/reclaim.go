@@ -81,16 +81,14 @@ func (r *Reclaim) activateWaiting() {
 // alone, pods that may neither reclaim nor preempt, then lets the Evaluator dry-run the nodes.
 func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	if r.acct.SharesStale() {
-		// Evicting on shares that miss the latest demand could take what is not spare. The shares may
-		// have turned fresh, and said so, before the pod was indexed: then it is let in at once.
-		r.waiting.Add(pod, staleBucket)
-		if !r.acct.SharesStale() {
-			r.activateWaiting()
-		}
-		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
+		return r.waitForShares(pod)
+	}
+	p, why := r.newPlan(pod)
+	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
+		// A victim may have left the in-flight list for shares that do not leave it out yet.
+		return r.waitForShares(pod)
 	}
 	r.waiting.Remove(pod)
-	p, why := r.newPlan(pod)
 	if p == nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
 	}
@@ -125,6 +123,8 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
 	evicting, p.gangsEvicting = r.inflight.pending(r.live, r.acct.QueueOf)
+	// Read after the victims under way, before the spare: see PostFilter.
+	p.sharesGen = r.acct.SharesGeneration()
 	if r.acct.UnderShare(queue, p.req) {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range r.acct.ReclaimableSpare(queue) {
@@ -137,6 +137,17 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 		return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
 	}
 	return p, ""
+}
+
+// waitForShares turns the pod away until the shares are fresh: evicting on shares that miss the
+// latest demand, or a victim that went, could take what is not spare. The shares may have turned
+// fresh, and said so, before the pod was indexed: then it is let in at once.
+func (r *Reclaim) waitForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
+	r.waiting.Add(pod, staleBucket)
+	if !r.acct.SharesStale() {
+		r.activateWaiting()
+	}
+	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
 }
 
 // live says whether a victim has not begun to go yet, as the accounting sees it: the shares are

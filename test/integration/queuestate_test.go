@@ -122,6 +122,11 @@ func TestNamespaceQueueAnnotationChange(t *testing.T) {
 	ns := newNamespace(t, "moving", map[string]string{schedulingv1beta1.QueueAnnotation: "ns-before"})
 	first := createPods(t, ns, "first", 1, queuePod(ns, ""))
 	waitBound(t, ns, first)
+	groups := cluster.Queues.SchedulingV1beta1().PodGroups(ns)
+	if _, err := groups.Create(context.Background(), util.MakePodGroup(ns, "early").Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitQueueCounts(t, "ns-before", func(s schedulingv1beta1.QueueStatus) bool { return s.Inqueue == 1 })
 
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"ns-after"}}}`, schedulingv1beta1.QueueAnnotation)
 	if _, err := cluster.Kube.CoreV1().Namespaces().Patch(context.Background(), ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -152,10 +157,37 @@ func TestNamespaceQueueAnnotationChange(t *testing.T) {
 	if pod := getPod(t, ns, first[0]); !util.IsBound(pod) {
 		t.Fatalf("pod %s of the old queue lost its node", first[0])
 	}
+	// The PodGroup created before the change stays in the old queue when it changes; one created
+	// after goes to the new, Suspended queue and waits there (Pending).
+	if _, err := groups.Patch(context.Background(), "early", types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := groups.Create(context.Background(), util.MakePodGroup(ns, "late").Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitQueueCounts(t, "ns-after", func(s schedulingv1beta1.QueueStatus) bool { return s.Pending == 1 && s.Inqueue == 0 })
+	waitQueueCounts(t, "ns-before", func(s schedulingv1beta1.QueueStatus) bool { return s.Inqueue == 1 && s.Pending == 0 })
 	setQueueState(t, "ns-after", schedulingv1beta1.QueueStateOpen)
 	waitBound(t, ns, after)
 	waitQueueAllocated(t, "ns-before", int64(1+len(before)))
 	waitQueueAllocated(t, "ns-after", 1)
+}
+
+// waitQueueCounts waits until the queue's status satisfies ok.
+func waitQueueCounts(t *testing.T, queue string, ok func(schedulingv1beta1.QueueStatus) bool) {
+	t.Helper()
+	var last schedulingv1beta1.QueueStatus
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = q.Status
+		return ok(last), nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s: status never as wanted; last pending %d, inqueue %d", queue, last.Pending, last.Inqueue)
+	}
 }
 
 // waitQueueAllocated waits until the queue's status shows cpus CPUs allocated.

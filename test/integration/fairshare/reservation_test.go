@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -75,4 +76,38 @@ func TestMembersWaitingAtPermitKeepTheirQueueRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAllocationOf(t, "the whole gang bound", func(b map[string]int) bool { return b["waits"] == 4 && b[""] == 0 })
+}
+
+// An admitted PodGroup holds its minResources in its queue until its members hold them: another pod
+// of the queue that would need the room waits, with a message naming the reservation, and gets it
+// once the group is gone.
+func TestAdmittedPodGroupKeepsItsRoom(t *testing.T) {
+	onGangNodes(t)
+	withQueues(t, util.MakeQueue("keeps").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "big").MinMember(2).Queue("keeps").
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "big", metav1.GetOptions{})
+		return err == nil && pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, nil
+	})
+	if err != nil {
+		t.Fatal("the PodGroup was never admitted")
+	}
+	other := util.MakePod(ns, "other").Label(schedulingv1beta1.QueueLabel, "keeps").
+		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	createPod(t, other)
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"other"}, settle, "refused for the reservation",
+		util.HasUnschedulableMessage("8 reserved by admitted work")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("big-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "big").
+			NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj())
+	}
+	waitAllocationOf(t, "the gang bound, the other pod not", func(b map[string]int) bool { return b["big"] == 2 && b[""] == 0 })
+	deleteMembers(t, "big")
+	if err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Delete(context.Background(), "big", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAllocationOf(t, "the other pod bound", func(b map[string]int) bool { return b[""] == 1 })
 }

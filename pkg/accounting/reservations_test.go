@@ -1,0 +1,74 @@
+package accounting
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// An admitted PodGroup's room is held back from other pods of its queue at its capability, less what
+// its bound members hold; its own members are not held back by it.
+func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
+	gang := util.MakePodGroup("ns", "gang").Queue("capped").MinMember(2).
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	gang.Status.Phase = schedulingv1beta1.PodGroupInqueue
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
+		util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj(), gang},
+		util.MakeNode("n", "20", "20Gi"))
+	member := func(name, cpu string) *v1.Pod {
+		p := pod("capped", name, cpu, "")
+		p.Labels[schedulingv1beta1.PodGroupLabel] = "gang"
+		return p
+	}
+	if r := a.Admit("capped", "", cpu("5")); r == nil || !strings.Contains(r.Message, "6 reserved by admitted work") {
+		t.Errorf("another pod, 5 of 10 with 6 reserved: got %+v, want refused", r)
+	}
+	if r := a.Admit("capped", PodWork(member("m-0", "3")), cpu("3")); r != nil {
+		t.Errorf("a member of the gang: %q", r.Message)
+	}
+	bound := member("m-0", "3")
+	bound.Spec.NodeName = "n"
+	a.usage.upsert(bound)
+	a.recomputeShares()
+	// 3 held by the member, 3 still reserved: 4 more fit.
+	if r := a.Admit("capped", "", cpu("4")); r != nil {
+		t.Errorf("another pod once a member holds 3: %q", r.Message)
+	}
+	if r := a.Admit("capped", "", cpu("5")); r == nil {
+		t.Error("another pod of 5 once a member holds 3: want refused")
+	}
+	h := a.HeadroomOf("capped", "", cpu("5"))
+	if h.Fits(AmountsOf(cpu("999m"))) || !h.Fits(AmountsOf(cpu("1"))) {
+		t.Errorf("headroom of a pod of 5: %+v, want 1 cpu to free", h)
+	}
+}
+
+// Work admitted a moment ago holds its room before the informer shows it admitted, and gives it back
+// when its admission does not go through.
+func TestAdmitWorkReservesAtOnce(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
+		util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()},
+		util.MakeNode("n", "20", "20Gi"))
+	first := util.MakeQueueUnit("ns", "first", "capped", "job-1").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	second := util.MakeQueueUnit("ns", "second", "capped", "job-2").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	for _, u := range []*schedulingv1beta1.QueueUnit{first, second} {
+		if err := a.Informers.Scheduling().V1beta1().QueueUnits().Informer().GetIndexer().Add(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := a.AdmitWork(UnitWork(first), "capped", first.Spec.Resource); r != nil {
+		t.Fatalf("first unit: %q", r.Message)
+	}
+	if r := a.AdmitWork(UnitWork(second), "capped", second.Spec.Resource); r == nil {
+		t.Fatal("second unit admitted on the room the first holds")
+	}
+	a.ForgetWork(UnitWork(first))
+	if r := a.AdmitWork(UnitWork(second), "capped", second.Spec.Resource); r != nil {
+		t.Errorf("second unit once the first gave its room back: %q", r.Message)
+	}
+}
