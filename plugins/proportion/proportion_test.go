@@ -2,6 +2,7 @@ package proportion
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -114,5 +116,52 @@ func TestWaitForSharesThatTurnedFresh(t *testing.T) {
 	p.waitForShares(util.MakePod("ns", "late").Obj())
 	if len(handle.pods) != 1 || handle.pods[0] != "late" {
 		t.Errorf("activated %v, want the pod that came after the shares turned fresh", handle.pods)
+	}
+}
+
+// BenchmarkDryRunStep measures what one victim step of a preemption dry run costs Proportion: the
+// cycle state cloned for a node, a pod of the same queue taken off it (RemovePod) and the Filter of
+// a pod PreFilter refused at its queue's capability.
+func BenchmarkDryRunStep(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	const victims = 10
+	objs := []runtime.Object{util.MakeNode("n", "100", "100Gi")}
+	for i := range victims {
+		objs = append(objs, util.MakePod("ns", fmt.Sprintf("v-%d", i)).UID(fmt.Sprintf("v-%d", i)).
+			Label(schedulingv1beta1.QueueLabel, "a").Node("n").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(objs...), 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("root").Obj(),
+		util.MakeQueue("a").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()), kube)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	kube.WaitForCacheSync(ctx.Done())
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Usage("a").Bound == victims, nil
+	}); err != nil {
+		b.Fatal("the victims were never counted")
+	}
+	p := &Proportion{handle: &activations{}, acct: acct, rejected: podindex.New()}
+	preemptor := util.MakePod("ns", "preemptor").UID("preemptor").Label(schedulingv1beta1.QueueLabel, "a").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	state := framework.NewCycleState()
+	if _, status := p.PreFilter(ctx, state, preemptor, nil); status.IsSuccess() {
+		b.Fatal("the preemptor was admitted: want it refused at the capability")
+	}
+	infos := make([]fwk.PodInfo, victims)
+	for i, obj := range objs[1:] {
+		if infos[i], err = framework.NewPodInfo(obj.(*v1.Pod)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		s := state.Clone()
+		p.RemovePod(ctx, s, preemptor, infos[i%victims], nil)
+		p.Filter(ctx, s, preemptor, nil)
 	}
 }
