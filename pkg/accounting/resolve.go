@@ -18,28 +18,33 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 	if queue, ok := a.usage.queueOf(pod.UID); ok {
 		return queue, nil
 	}
-	return a.resolveQueue(pod, a.UnitOf(pod))
+	queue, _, err := a.resolveQueue(pod, a.UnitOf(pod))
+	return queue, err
 }
 
 // resolveQueue is QueueOf for a pod not counted yet, whose QueueUnit (nil for none) is known already.
-func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (string, error) {
+// It says whether the answer is settled: named by the pod's PodGroup, its label or its unit, which do
+// not change; a queue that comes from the namespace is resolved again at each of the pod's updates.
+func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (queue string, settled bool, err error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("PodGroup %q of pod %s/%s does not exist", group, pod.Namespace, pod.Name)
+				return "", false, fmt.Errorf("PodGroup %q of pod %s/%s does not exist", group, pod.Namespace, pod.Name)
 			}
-			return "", err
+			return "", false, err
 		}
-		return a.QueueOfPodGroup(pg), nil
+		return a.QueueOfPodGroup(pg), true, nil
 	}
 	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
-		return q, nil
+		return q, true, nil
 	}
 	if unit != nil {
-		return a.QueueOfQueueUnit(unit), nil
+		return a.QueueOfQueueUnit(unit), true, nil
 	}
-	return a.namespaceQueue(pod.Namespace), nil
+	// Not settled: the pod's unit, or the Job between it and its unit, may reach the caches after
+	// the pod, and the namespace's annotation may change.
+	return a.namespaceQueue(pod.Namespace), false, nil
 }
 
 // QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else

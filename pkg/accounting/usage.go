@@ -33,8 +33,10 @@ type QueueUsage struct {
 
 // podUsage is one live pod's share of its queue.
 type podUsage struct {
-	// queue is resolved once, when the pod is first counted, and kept for the pod's life.
+	// queue is resolved once, when the pod is first counted, and kept for the pod's life once
+	// settled (see resolveQueue).
 	queue    string
+	settled  bool
 	requests v1.ResourceList
 	priority int32
 	// terminating: the pod is being deleted.
@@ -152,12 +154,12 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
-// queueOf returns the queue a counted pod was resolved to.
+// queueOf returns the queue a counted pod was resolved to, once settled.
 func (u *usage) queueOf(uid types.UID) (string, bool) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	p, ok := u.pods[uid]
-	return p.queue, ok
+	return p.queue, ok && p.settled
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
@@ -220,14 +222,13 @@ func (u *usage) upsert(pod *v1.Pod) {
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
 	if existed {
-		entry.queue, entry.unit = old.queue, old.unit
 		entry.assumed = old.assumed && !entry.bound
 		u.subtract(old)
 	}
 	u.pods[pod.UID] = entry
 	u.add(entry)
 	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
-		!quota.Equals(old.requests, entry.requests)
+		!quota.Equals(old.requests, entry.requests) || old.queue != entry.queue
 	if changed {
 		u.sharesDirty()
 	}
@@ -236,9 +237,13 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if changed {
 		notify(listeners, entry.queue)
 	}
+	if existed && old.queue != entry.queue {
+		notify(listeners, old.queue)
+	}
 }
 
-// entryFor describes a pod as it stands: its queue and unit as already counted, else resolved now.
+// entryFor describes a pod as it stands: its queue and unit as already counted and settled, else
+// resolved now.
 func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 	u.mu.RLock()
 	old, existed := u.pods[pod.UID]
@@ -246,21 +251,23 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 	entry := podUsage{
 		queue:       old.queue,
 		unit:        old.unit,
+		settled:     old.settled,
 		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
 		group:       schedulingv1beta1.PodGroupKey(pod),
 	}
-	if existed {
+	if existed && old.settled {
 		return entry, nil
 	}
 	unit := u.acct.UnitOf(pod)
-	queue, err := u.acct.resolveQueue(pod, unit)
+	queue, settled, err := u.acct.resolveQueue(pod, unit)
 	if err != nil {
 		return podUsage{}, err
 	}
-	entry.queue = queue
+	// A pod on a node keeps its queue: what it holds stays where it was counted.
+	entry.queue, entry.settled, entry.unit = queue, settled || entry.bound, ""
 	if unit != nil {
 		entry.unit = UnitKey(unit)
 	}
@@ -433,15 +440,19 @@ func (u *usage) assume(pod *v1.Pod) {
 	}
 	if existed {
 		u.subtract(old)
-		entry = old
+		entry.informed = old.informed
 	}
-	entry.assumed = true
+	// Assumed on a node, the pod keeps the queue it was scheduled for.
+	entry.assumed, entry.settled = true, true
 	u.pods[pod.UID] = entry
 	u.add(entry)
 	u.sharesDirty()
 	listeners := u.listeners
 	u.mu.Unlock()
 	notify(listeners, entry.queue)
+	if existed && old.queue != entry.queue {
+		notify(listeners, old.queue)
+	}
 }
 
 func (u *usage) forget(uid types.UID) {

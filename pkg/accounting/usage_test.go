@@ -186,3 +186,34 @@ func TestLeavingMarksTheSharesStale(t *testing.T) {
 		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
 	}
 }
+
+// A pod resolved only by its namespace, and not on a node yet, is resolved again at its updates (its
+// unit, or the Job between it and its unit, may reach the caches after it); once on a node it keeps
+// its queue.
+func TestQueueSettlesOnceBound(t *testing.T) {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{"scheduling.queue-scheduler.io/queue": "a"}}}
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
+		util.MakeQueue("b").Obj(), util.MakeQueue("c").Obj()}, ns)
+	p := util.MakePod("ns", "p").UID("p").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	a.usage.upsert(p.DeepCopy())
+	p.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "b"}
+	a.usage.upsert(p.DeepCopy())
+	if got := a.Usage("b").Pods; got != 1 {
+		t.Fatalf("pods of b after the pending pod's update: %d, want 1", got)
+	}
+	if got := a.Usage("a").Pods; got != 0 {
+		t.Fatalf("pods of a after the pending pod moved: %d, want 0", got)
+	}
+	q := util.MakePod("ns", "q").UID("q").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	a.usage.upsert(q.DeepCopy())
+	a.Assume(q)
+	q.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "c"}
+	q.Spec.NodeName = "n"
+	a.usage.upsert(q.DeepCopy())
+	if got, err := a.QueueOf(q); err != nil || got != "a" {
+		t.Errorf("QueueOf of a pod assumed in a: %q, %v; want a", got, err)
+	}
+	if got := allocatedCPU(a, "a"); got != "1" {
+		t.Errorf("allocated of a: %s, want 1", got)
+	}
+}

@@ -113,9 +113,9 @@ func TestClosedQueueSchedulesItsPendingPods(t *testing.T) {
 	waitBound(t, ns, pending)
 }
 
-// A namespace whose queue annotation changes sends its new pods to the new queue, without a restart;
-// its pods already counted stay in the queue they were resolved to, and each queue's status shows
-// what its own pods hold.
+// A namespace whose queue annotation changes sends its new pods and PodGroups to the new queue,
+// without a restart; a pod on a node and a PodGroup created before stay in the queue they were
+// resolved to, and each queue's status shows what its own work holds.
 func TestNamespaceQueueAnnotationChange(t *testing.T) {
 	createQueue(t, util.MakeQueue("ns-before").Obj())
 	createQueue(t, util.MakeQueue("ns-after").State(schedulingv1beta1.QueueStateSuspended).Obj())
