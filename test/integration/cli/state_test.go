@@ -66,14 +66,15 @@ queue/short-lived is Closed
 queue/short-lived deleted`[1:])
 }
 
-// A wait that cannot succeed times out with the state it saw.
+// A wait that cannot succeed times out with the state it saw: a child cannot be opened while its
+// parent is Closed, so the controller refuses the Command and the child stays Closed.
 func TestWaitTimesOut(t *testing.T) {
-	removeQueues(t, "stuck")
-	mustRun(t, "create", "stuck", "--state", "Suspended")
-	waitQueue(t, "stuck", "Suspended", func(q *queue) bool { return q.Status.State == "Suspended" })
-	// A Command the controller cannot act on yet: the queue's status will not show Open within 1ns.
-	_, err := run(t, "resume", "stuck", "--wait=1ns")
-	if err == nil || !strings.Contains(err.Error(), `timed out after 1ns waiting for queue "stuck" to be Open: it is Suspended`) {
-		t.Errorf("resume --wait=1ns: got %v, want a time-out naming the state reached", err)
+	removeQueues(t, "stuck-parent", "stuck")
+	mustRun(t, "create", "stuck-parent", "--state", "Closed")
+	mustRun(t, "create", "stuck", "--parent", "stuck-parent", "--state", "Closed")
+	waitQueue(t, "stuck", "Closed", func(q *queue) bool { return q.Status.State == "Closed" })
+	_, err := run(t, "open", "stuck", "--wait=1s")
+	if err == nil || !strings.Contains(err.Error(), `timed out after 1s waiting for queue "stuck" to be Open: it is Closed`) {
+		t.Errorf("open --wait=1s under a Closed parent: got %v, want a time-out naming the state reached", err)
 	}
 }
