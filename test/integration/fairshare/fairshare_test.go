@@ -54,6 +54,17 @@ func withQueues(t *testing.T, queues ...*schedulingv1beta1.Queue) {
 			t.Fatalf("create queue %s: %v", q.Name, err)
 		}
 	}
+	// A queue of the same name deleted by an earlier test may still be in the scheduler's cache, where
+	// the webhook would find it Closed: the controller's first status write shows the new one is in.
+	for _, q := range queues {
+		err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+			got, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, q.Name, metav1.GetOptions{})
+			return err == nil && got.Status.State != "", nil
+		})
+		if err != nil {
+			t.Fatalf("queue %s never got a status", q.Name)
+		}
+	}
 	t.Cleanup(func() {
 		deleteAllPods(t)
 		for i := len(queues) - 1; i >= 0; i-- {
