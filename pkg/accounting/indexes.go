@@ -3,9 +3,7 @@ package accounting
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -33,33 +31,10 @@ func (a *Accounting) addIndexers() error {
 	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
 		return fmt.Errorf("index QueueUnits: %w", err)
 	}
-	uidOf := func(obj any) (types.UID, bool) {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return "", false
-		}
-		return m.GetUID(), true
-	}
-	if err := a.pins.unpinOnDelete(v1beta1.PodGroups().Informer(), uidOf); err != nil {
+	if err := a.forgetOnDelete(v1beta1.PodGroups().Informer()); err != nil {
 		return err
 	}
-	if err := a.pins.unpinOnDelete(v1beta1.QueueUnits().Informer(), uidOf); err != nil {
-		return err
-	}
-	if err := a.forgetOnDelete(v1beta1.PodGroups().Informer(), func(obj any) (WorkKey, bool) {
-		if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
-			return PodGroupWork(pg), true
-		}
-		return "", false
-	}); err != nil {
-		return err
-	}
-	return a.forgetOnDelete(v1beta1.QueueUnits().Informer(), func(obj any) (WorkKey, bool) {
-		if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
-			return UnitWork(u), true
-		}
-		return "", false
-	})
+	return a.forgetOnDelete(v1beta1.QueueUnits().Informer())
 }
 
 func parentIndex(obj any) ([]string, error) {
@@ -136,4 +111,24 @@ func byIndex[T any](indexer cache.Indexer, index, value string) []*T {
 		}
 	}
 	return out
+}
+
+// forgetOnDelete drops what the accounting keeps of a deleted PodGroup or QueueUnit beyond the
+// informer's store: its pinned queue and its reservation. Indexes are updated before any handler runs,
+// so the pin serves them to the end.
+func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		switch o := obj.(type) {
+		case *schedulingv1beta1.PodGroup:
+			a.pins.unpin(o.UID)
+			a.ForgetWork(PodGroupWork(o))
+		case *schedulingv1beta1.QueueUnit:
+			a.pins.unpin(o.UID)
+			a.ForgetWork(UnitWork(o))
+		}
+	}})
+	return err
 }

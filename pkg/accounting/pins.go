@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 )
 
 // pins remembers the queue each PodGroup and QueueUnit in the informers' stores was first resolved
@@ -43,20 +42,9 @@ func (p *pins) lookup(uid types.UID) (string, bool) {
 	return q, ok
 }
 
-// unpinOnDelete forgets the pin of an object once the informer deleted it (its indexes are updated
-// before any handler runs).
-func (p *pins) unpinOnDelete(informer cache.SharedIndexInformer, uidOf func(any) (types.UID, bool)) error {
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if uid, ok := uidOf(obj); ok {
-				p.mu.Lock()
-				delete(p.byUID, uid)
-				p.mu.Unlock()
-			}
-		},
-	})
-	return err
+// unpin forgets the pin of a deleted object.
+func (p *pins) unpin(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.byUID, uid)
 }

@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	quota "k8s.io/apiserver/pkg/quota/v1"
-	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -113,6 +112,9 @@ func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.Resou
 func (a *Accounting) admittedSnapshot() (map[WorkKey]v1.ResourceList, func(*schedulingv1beta1.QueueUnit) bool) {
 	a.reservations.mu.Lock()
 	defer a.reservations.mu.Unlock()
+	if len(a.reservations.admitted) == 0 {
+		return nil, a.reservations.consumerDone
+	}
 	return maps.Clone(a.reservations.admitted), a.reservations.consumerDone
 }
 
@@ -126,21 +128,6 @@ func (a *Accounting) forgetAdmitted(keys []WorkKey) {
 	for _, key := range keys {
 		delete(a.reservations.admitted, key)
 	}
-}
-
-// forgetOnDelete drops the reservation of deleted work, whatever the informer last showed of it.
-func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer, keyOf func(any) (WorkKey, bool)) error {
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if key, ok := keyOf(obj); ok {
-				a.ForgetWork(key)
-			}
-		},
-	})
-	return err
 }
 
 // admittedPodGroupsOf returns the queue's PodGroups that may reserve room: Pending (admitted a
