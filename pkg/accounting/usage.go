@@ -171,6 +171,14 @@ func (a *Accounting) Leaving(pod *v1.Pod) bool {
 	return !ok || p.terminating
 }
 
+// Holds says whether the accounting counts pod against its queue: bound, or assumed at Reserve.
+func (a *Accounting) Holds(pod *v1.Pod) bool {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	p, ok := a.usage.pods[pod.UID]
+	return ok && p.holds()
+}
+
 // groupAllocated returns what the bound or assumed live pods of a PodGroup hold.
 func (a *Accounting) groupAllocated(pg *schedulingv1beta1.PodGroup) v1.ResourceList {
 	a.usage.mu.RLock()

@@ -1,7 +1,6 @@
 package kubectlqueue
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -124,23 +123,4 @@ func parseResources(flag, s string) (v1.ResourceList, error) {
 		list[v1.ResourceName(name)] = q
 	}
 	return list, nil
-}
-
-// formatResources prints a resource list as Kubernetes prints quantities, sorted by name:
-// "cpu=8,memory=16Gi"; "<none>" when empty.
-func formatResources(list v1.ResourceList) string {
-	if len(list) == 0 {
-		return "<none>"
-	}
-	names := make([]string, 0, len(list))
-	for name := range list {
-		names = append(names, string(name))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		q := list[v1.ResourceName(name)]
-		parts = append(parts, name+"="+q.String())
-	}
-	return strings.Join(parts, ",")
 }

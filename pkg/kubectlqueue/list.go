@@ -145,7 +145,7 @@ func writeTable(out io.Writer, queues []*schedulingv1beta1.Queue, wide, tree boo
 		row := fmt.Sprintf("%s%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d", prefixes[q.Name], q.Name, q.EffectiveState(),
 			q.Spec.Weight, parentColumn(q), s.Inqueue, s.Pending, s.Running, s.Unknown, s.Completed)
 		if wide {
-			row += "\t" + formatResources(s.Allocated) + "\t" + formatResources(s.Deserved)
+			row += "\t" + textout.Resources(s.Allocated) + "\t" + textout.Resources(s.Deserved)
 		}
 		l.Printf("%s\n", row)
 	}

@@ -17,6 +17,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -189,6 +190,15 @@ func (c *Cluster) connect(ctx context.Context) error {
 		return fmt.Errorf("install CRDs: %w", err)
 	}
 	return nil
+}
+
+// SchedulerInformers returns the queue-scheduler's informers, for a test that must know what the
+// scheduler's caches hold; nil when the cluster runs no scheduler.
+func (c *Cluster) SchedulerInformers() informers.SharedInformerFactory {
+	if c.scheduler == nil {
+		return nil
+	}
+	return c.scheduler.informers
 }
 
 // Stop stops the scheduler, the API server and etcd, and removes the directory it made.

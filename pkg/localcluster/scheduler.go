@@ -8,6 +8,7 @@ import (
 
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -31,6 +32,8 @@ const (
 type runningScheduler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	// informers are the scheduler's own, as its plugins read them.
+	informers informers.SharedInformerFactory
 }
 
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
@@ -102,7 +105,7 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 // registering the process-wide configz endpoint, so that several schedulers (of several local
 // clusters) can run in one process: events, informers, cache sync, then scheduling.
 func run(ctx context.Context, cancel context.CancelFunc, cc *schedulerserverconfig.CompletedConfig, sched *kubescheduler.Scheduler) *runningScheduler {
-	s := &runningScheduler{cancel: cancel, done: make(chan struct{})}
+	s := &runningScheduler{cancel: cancel, done: make(chan struct{}), informers: cc.InformerFactory}
 	cc.EventBroadcaster.StartRecordingToSink(ctx.Done())
 	cc.InformerFactory.Start(ctx.Done())
 	if cc.DynInformerFactory != nil {

@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
+	"github.com/queue-scheduler/queue-scheduler/plugins/reclaim"
 )
 
 // PreFilter turns away a gang member whose gang has fewer than minMember pods left.
@@ -124,7 +125,15 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	if g.members.count(key).assigned >= pg.MinMemberOrOne() {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
+	if g.members.isDenied(key) {
+		// Turned away by the gang's own denial: the waiting siblings were rejected, and the report
+		// of the failure that denied the gang stands.
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
+	}
 	reason := g.fitSummary(m)
+	if why, ok := reclaim.Refusal(state); ok {
+		reason += "; reclaim cannot help: " + why
+	}
 	if proportion.WaitsForShares(state) {
 		// The member is back as soon as the shares are fresh: its siblings keep waiting.
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)

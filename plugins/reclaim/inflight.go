@@ -54,6 +54,15 @@ func (f *inflight) settle(preemptor types.UID, node string) {
 	}
 }
 
+// add records victims chosen for a preemption under way.
+func (f *inflight) add(victims []*v1.Pod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, v := range victims {
+		f.victims[v.UID] = v
+	}
+}
+
 // evicting says whether the pod is the victim of a preemption under way.
 func (f *inflight) evicting(uid types.UID) bool {
 	f.mu.Lock()

@@ -1,7 +1,10 @@
 package reclaim
 
 import (
+	"maps"
+
 	v1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -81,34 +84,56 @@ func (p *plan) classify(pod *v1.Pod, queueOf func(*v1.Pod) (string, error)) (vic
 	return notAVictim, ""
 }
 
-// tally is what one node's evaluation has taken so far from each queue and gang.
+// tally is what a dry run has taken so far from each queue, gang and disruption budget.
 type tally struct {
 	plan      *plan
 	taken     map[string]v1.ResourceList
 	fromGangs map[string]int
+	budgets   *budgets
 }
 
-func newTally(p *plan) *tally {
-	return &tally{plan: p, taken: map[string]v1.ResourceList{}, fromGangs: map[string]int{}}
+func newTally(p *plan, pdbs []*policy.PodDisruptionBudget) *tally {
+	return &tally{plan: p, taken: map[string]v1.ResourceList{}, fromGangs: map[string]int{}, budgets: newBudgets(pdbs)}
 }
 
-// allows says whether v may be taken on top of what was taken: a reclaimed queue keeps its share.
+// clone returns a tally that may take more without changing t.
+func (t *tally) clone() *tally {
+	c := &tally{plan: t.plan, taken: make(map[string]v1.ResourceList, len(t.taken)), fromGangs: make(map[string]int, len(t.fromGangs)),
+		budgets: t.budgets.clone()}
+	maps.Copy(c.taken, t.taken)
+	maps.Copy(c.fromGangs, t.fromGangs)
+	return c
+}
+
+// allows says whether v may be taken on top of what was taken: no disruption budget is exceeded,
+// and a reclaimed queue keeps its share in every resource it holds above it. The resources it is
+// at or below its share in are not counted: its victims may hold a little of those too, and
+// counting them would keep a queue that borrowed memory from giving any back while it holds less
+// cpu than its share. A victim must free some of a resource its queue holds above its share and
+// the preemptor asks for: else it gives back nothing the preemptor may take back.
 func (t *tally) allows(v *victim) bool {
+	if !t.budgets.allows(v.all()) {
+		return false
+	}
 	if v.kind != reclaimable {
 		return true
 	}
 	after := quota.Add(t.taken[v.queue], v.requests)
-	spare := t.plan.spare[v.queue]
-	for name, q := range after {
-		if s := spare[name]; q.Cmp(s) > 0 {
+	frees := false
+	for name, s := range t.plan.spare[v.queue] {
+		q := after[name]
+		if q.Cmp(s) > 0 {
 			return false
 		}
+		r, freed := t.plan.req[name], v.requests[name]
+		frees = frees || (!r.IsZero() && !freed.IsZero())
 	}
-	return true
+	return frees
 }
 
 func (t *tally) take(v *victim) {
 	t.taken[v.queue] = quota.Add(t.taken[v.queue], v.requests)
+	t.budgets.take(v.all(), 1)
 	if v.gang != "" {
 		t.fromGangs[v.gang] += len(v.pods) + len(v.others)
 	}
@@ -116,9 +141,18 @@ func (t *tally) take(v *victim) {
 
 func (t *tally) giveBack(v *victim) {
 	t.taken[v.queue] = quota.SubtractWithNonNegativeResult(t.taken[v.queue], v.requests)
+	t.budgets.take(v.all(), -1)
 	if v.gang != "" {
 		t.fromGangs[v.gang] -= len(v.pods) + len(v.others)
 	}
+}
+
+// all returns the victim's pods, on the node evaluated and elsewhere.
+func (v *victim) all() []fwk.PodInfo {
+	if len(v.others) == 0 {
+		return v.pods
+	}
+	return append(append([]fwk.PodInfo(nil), v.pods...), v.others...)
 }
 
 func requestsOf(pods []fwk.PodInfo) v1.ResourceList {

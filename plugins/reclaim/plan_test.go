@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -53,8 +54,8 @@ func TestClassify(t *testing.T) {
 }
 
 func TestTallyKeepsVictimQueuesAtTheirShare(t *testing.T) {
-	p := &plan{spare: map[string]v1.ResourceList{"over": cpu("2")}}
-	tally := newTally(p)
+	p := &plan{spare: map[string]v1.ResourceList{"over": cpu("2")}, req: cpu("3")}
+	tally := newTally(p, nil)
 	one := &victim{kind: reclaimable, queue: "over", requests: cpu("1")}
 	if !tally.allows(one) {
 		t.Fatal("first CPU of 2 spare refused")
@@ -82,5 +83,34 @@ func TestVictimOrder(t *testing.T) {
 	sort.SliceStable(vs, func(i, j int) bool { return lessImportant(vs[i], vs[j]) })
 	if vs[0].priority != 1 || vs[0].started != 9 || vs[2].priority != 5 {
 		t.Errorf("order: want lowest priority first, later start first; got %+v %+v %+v", *vs[0], *vs[1], *vs[2])
+	}
+}
+
+// The two-resource case: queue X holds memory above its share and less cpu than its share;
+// the victims' little cpu does not keep X from giving memory back, but memory never goes below X's
+// share, and a victim freeing only what the preemptor does not ask for is not taken.
+func TestTallyCountsTheResourcesAQueueHoldsAboveItsShare(t *testing.T) {
+	memory := func(q string) v1.ResourceList {
+		return util.ResourceList(map[v1.ResourceName]string{v1.ResourceMemory: q})
+	}
+	both := func(c, m string) v1.ResourceList {
+		return util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: c, v1.ResourceMemory: m})
+	}
+	p := &plan{spare: map[string]v1.ResourceList{"x": memory("50Gi"), "gpus": {"nvidia.com/gpu": resource.MustParse("2")}}, req: both("10m", "25Gi")}
+	tally := newTally(p, nil)
+	small := &victim{kind: reclaimable, queue: "x", requests: both("10m", "25Gi")}
+	for i := range 2 {
+		if !tally.allows(small) {
+			t.Fatalf("victim %d of 25Gi within X's 50Gi above its share refused for its 10m cpu", i)
+		}
+		tally.take(small)
+	}
+	if tally.allows(small) {
+		t.Error("a third victim taken: X would go below its memory share")
+	}
+	gpuHolder := &victim{kind: reclaimable, queue: "gpus", requests: both("4", "16Gi")}
+	gpuHolder.requests["nvidia.com/gpu"] = resource.MustParse("1")
+	if tally.allows(gpuHolder) {
+		t.Error("a victim of a queue above its share only in GPUs taken for a preemptor that asks for none")
 	}
 }

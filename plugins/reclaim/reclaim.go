@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -26,6 +28,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -43,10 +46,20 @@ type Reclaim struct {
 	waiting *podindex.Index
 	// inflight holds the victims chosen and not gone yet.
 	inflight *inflight
+	// attempts holds the gangs whose victims are on their way out.
+	attempts *attempts
+	// preFilter runs the profile's PreFilter plugins for the members of a gang other than the pod
+	// of the cycle; nil when the framework does not offer it, and then gangs preempt pod by pod.
+	preFilter preFilterRunner
+	pdbs      policylisters.PodDisruptionBudgetLister
 }
 
-// staleBucket holds the pods that wait for fresh shares.
-const staleBucket = "stale-shares"
+// staleBucket holds the pods that wait for fresh shares; refusedBucket, those reclaim could not
+// help, until a queue's spec changes what it may take (reclaimable, weight, guarantee, capability).
+const (
+	staleBucket   = "stale-shares"
+	refusedBucket = "refused"
+)
 
 var (
 	_ fwk.PostFilterPlugin = &Reclaim{}
@@ -59,8 +72,13 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight()}
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts()}
+	r.preFilter, _ = h.(preFilterRunner)
+	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	acct.OnSharesComputed(r.activateWaiting)
+	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
+		return nil, err
+	}
 	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
 	executor.PreemptPod = r.evict
 	r.evaluator = preemption.NewEvaluator(Name, h, r, executor)
@@ -77,21 +95,37 @@ func (r *Reclaim) activateWaiting() {
 	}
 }
 
+// onQueueUpdate brings back the pods reclaim could not help when a queue's spec changed: a queue
+// turned reclaimable, or a new weight, guarantee or capability, may let them take back what they
+// could not. Status writes, which are most queue updates, change nothing here.
+func (r *Reclaim) onQueueUpdate(oldObj, obj any) {
+	old, okOld := oldObj.(*schedulingv1beta1.Queue)
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	if okOld && ok && old.Generation != q.Generation {
+		if pods := r.waiting.Take(refusedBucket); len(pods) > 0 {
+			r.handle.Activate(klog.Background(), pods)
+		}
+	}
+}
+
 // PostFilter looks for pods to evict so that pod fits: it first rules out, from the accounting
 // alone, pods that may neither reclaim nor preempt, then lets the Evaluator dry-run the nodes.
 func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if g := r.gangOf(pod); g != nil && r.preFilter != nil {
+		return r.postFilterGang(ctx, state, pod, m, g)
+	}
 	if r.acct.SharesStale() {
 		return r.waitForShares(pod)
 	}
-	p, why := r.newPlan(pod)
+	p, why := r.newPlan(pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
 		// A victim may have left the in-flight list for shares that do not leave it out yet.
 		return r.waitForShares(pod)
 	}
-	r.waiting.Remove(pod)
 	if p == nil {
-		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
+		return r.refuse(state, pod, why)
 	}
+	r.waiting.Remove(pod)
 	state.Write(planKey, p)
 	result, status := r.evaluator.Preempt(ctx, state, pod, m)
 	node := ""
@@ -99,14 +133,18 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		node = result.NominatedNodeName
 	}
 	r.inflight.settle(pod.UID, node)
+	if !status.IsSuccess() {
+		r.waiting.Add(pod, refusedBucket)
+	}
 	if msg := status.Message(); msg != "" {
 		return result, fwk.NewStatus(status.Code(), "reclaim: "+msg)
 	}
 	return result, status
 }
 
-// newPlan gathers what the dry run needs to know of the queues, or says why no eviction can help.
-func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
+// newPlan gathers what the dry run needs to know of the queues for pod, or for the gang of pod
+// when req is what its missing members request, or says why no eviction can help.
+func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	queue, err := r.acct.QueueOf(pod)
 	if err != nil {
 		return nil, err.Error()
@@ -118,14 +156,15 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 	p := &plan{
 		queue:    queue,
 		priority: corev1helpers.PodPriority(pod),
-		req:      resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		req:      req,
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
 	evicting, p.gangsEvicting = r.inflight.pending(r.live, r.acct.QueueOf)
 	// Read after the victims under way, before the spare: see PostFilter.
 	p.sharesGen = r.acct.SharesGeneration()
-	if r.acct.UnderShare(queue, p.req) {
+	under := r.acct.UnderShare(queue, p.req)
+	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range r.acct.ReclaimableSpare(queue) {
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
@@ -133,10 +172,15 @@ func (r *Reclaim) newPlan(pod *v1.Pod) (*plan, string) {
 			}
 		}
 	}
-	if !p.preempt && len(p.spare) == 0 {
-		return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
+	switch {
+	case p.preempt || len(p.spare) > 0:
+		return p, ""
+	case !under:
+		return nil, fmt.Sprintf("queue %q holds %s of its deserved share %s: with %s more it would hold more than its share, and reclaim takes back no more than that; it has no lower-priority pods to preempt",
+			queue, textout.Resources(within(r.acct.Usage(queue).Allocated, p.req)), textout.Resources(within(r.acct.Deserved(queue), p.req)),
+			textout.Resources(p.req))
 	}
-	return p, ""
+	return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
 }
 
 // waitForShares turns the pod away until the shares are fresh: evicting on shares that miss the
@@ -199,4 +243,13 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 // violations, then the lowest-priority, fewest victims.
 func (r *Reclaim) OrderedScoreFuncs(context.Context, map[string]*extenderv1.Victims) []func(string) int64 {
 	return nil
+}
+
+// within returns the amounts of list in the resources of req, zero where list has none.
+func within(list, req v1.ResourceList) v1.ResourceList {
+	out := make(v1.ResourceList, len(req))
+	for name := range req {
+		out[name] = list[name]
+	}
+	return out
 }

@@ -37,7 +37,7 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 		// The pods nominated here already count on the room; what is left needs no eviction.
 		return nil, 0, fwk.NewStatus(fwk.Unschedulable, "the node has room once the pods terminating on it are gone")
 	}
-	t := newTally(p)
+	t := newTally(p, pdbs)
 	taken, err := n.takeUntilFits(t, candidates)
 	if err != nil {
 		return nil, 0, fwk.AsStatus(err)
@@ -238,7 +238,7 @@ func victimPods(chosen []*victim, pdbs []*policy.PodDisruptionBudget) ([]*v1.Pod
 	var pods []*v1.Pod
 	units := make([]preemption.Victim, 0, len(chosen))
 	for _, v := range chosen {
-		all := append(append([]fwk.PodInfo(nil), v.pods...), v.others...)
+		all := v.all()
 		for _, pi := range all {
 			pods = append(pods, pi.GetPod())
 		}

@@ -1,0 +1,153 @@
+package reclaim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// gangPreemptor is a gang that misses members to reach minMember, taken as one preemptor: the
+// members it misses are placed together on one copy of the snapshot, and their victims are chosen
+// together.
+type gangPreemptor struct {
+	key string
+	pg  *schedulingv1beta1.PodGroup
+	// missing are the members to place, the pod of the cycle first.
+	missing []*v1.Pod
+	// req is what the missing members request together.
+	req v1.ResourceList
+}
+
+// gangOf returns the gang of pod when it misses members to reach minMember, else nil: a gang that
+// has its minimum bound or reserved lets its further members preempt one by one.
+func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
+	key := schedulingv1beta1.PodGroupKey(pod)
+	if key == "" {
+		return nil
+	}
+	pg, ok := r.acct.PodGroupByKey(key)
+	if !ok || pg.MinMemberOrOne() <= 1 {
+		return nil
+	}
+	var placed int32
+	var others []*v1.Pod
+	for _, m := range r.acct.GangMembers(key) {
+		switch {
+		case r.acct.Holds(m):
+			placed++
+		case m.UID != pod.UID:
+			others = append(others, m)
+		}
+	}
+	need := int(pg.MinMemberOrOne() - placed)
+	if need <= 0 || need > len(others)+1 {
+		return nil
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].Name < others[j].Name })
+	g := &gangPreemptor{key: key, pg: pg, missing: append([]*v1.Pod{pod}, others[:need-1]...), req: v1.ResourceList{}}
+	for _, m := range g.missing {
+		g.req = quota.Add(g.req, resourcehelper.PodRequests(m, resourcehelper.PodResourcesOptions{}))
+	}
+	return g
+}
+
+// postFilterGang looks for victims whose eviction lets every missing member of the gang fit, and
+// evicts them together. While an earlier attempt's victims are on their way out it evicts nothing
+// more. It answers UnschedulableAndUnresolvable when the gang should keep its reserved members
+// (an attempt under way, shares being recomputed), which ends the PostFilter chain before Gang's
+// rejects them; Unschedulable when reclaim cannot help, and then says why in the cycle state.
+func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader, g *gangPreemptor) (*fwk.PostFilterResult, *fwk.Status) {
+	if node, why, ok := r.attempts.underWay(g.key, pod.UID, r.acct.Holds); ok {
+		return nominating(node), fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "reclaim: "+why)
+	}
+	if nodes, err := m.NodesForStatusCode(r.handle.SnapshotSharedLister().NodeInfos(), fwk.Unschedulable); err != nil || len(nodes) == 0 {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
+	}
+	if r.acct.SharesStale() {
+		return r.gangWaitsForShares(pod)
+	}
+	p, why := r.newPlan(pod, g.req)
+	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
+		return r.gangWaitsForShares(pod)
+	}
+	if p == nil {
+		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
+	}
+	r.waiting.Remove(pod)
+	pdbs, err := r.pdbs.List(labels.Everything())
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	run, err := r.newGangRun(ctx, p, pdbs)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	placements, why := run.place(g.missing, m)
+	if placements == nil {
+		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
+	}
+	r.start(ctx, g, placements, run.victims)
+	return nominating(placements[pod.UID]), nil
+}
+
+// gangWaitsForShares keeps the gang's reserved members while the shares are recomputed.
+func (r *Reclaim) gangWaitsForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
+	_, s := r.waitForShares(pod)
+	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
+}
+
+// start evicts the victims of a gang's dry run, nominates each missing member to its node so that
+// the room freed is held for it, and remembers the attempt until the victims are gone.
+func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[types.UID]string, victims []*v1.Pod) {
+	r.inflight.add(victims)
+	r.attempts.begin(g.key, placements, victims, r.expire)
+	for _, m := range g.missing[1:] {
+		r.nominate(ctx, m, placements[m.UID])
+	}
+	preemptor := g.missing[0]
+	queue, _ := r.acct.QueueOf(preemptor)
+	go r.evictAll(context.WithoutCancel(ctx), victims, preemptor, fmt.Sprintf("podgroup %s of queue %q", g.key, queue))
+	klog.FromContext(ctx).V(2).Info("Gang reclaiming", "podGroup", g.key, "members", len(g.missing), "victims", len(victims))
+}
+
+// refuse says why reclaim cannot help, in the message and, for Gang's report, in the cycle state;
+// the pod comes back when a queue's spec changes.
+func (r *Reclaim) refuse(state fwk.CycleState, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
+	r.waiting.Add(pod, refusedBucket)
+	state.Write(refusalKey, refusal(why))
+	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
+}
+
+func nominating(node string) *fwk.PostFilterResult {
+	if node == "" {
+		return nil
+	}
+	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatedNodeName: node, NominatingMode: fwk.ModeOverride}}
+}
+
+// refusalKey is where PostFilter leaves why reclaim could not help a gang.
+const refusalKey fwk.StateKey = Name + "/refusal"
+
+type refusal string
+
+func (r refusal) Clone() fwk.StateData { return r }
+
+// Refusal returns why reclaim could not help the gang of the cycle's pod, if it said so.
+func Refusal(state fwk.CycleState) (string, bool) {
+	data, err := state.Read(refusalKey)
+	if err != nil {
+		return "", false
+	}
+	why, ok := data.(refusal)
+	return string(why), ok
+}

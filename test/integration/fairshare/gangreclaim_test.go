@@ -1,0 +1,248 @@
+package fairshare
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// gangReclaimWithin is how soon a gang of exactly its queue's deserved share runs after submission.
+const gangReclaimWithin = 30 * time.Second
+
+// submitGang creates a PodGroup of minMember members of 5 CPUs each in queue, members labelled with
+// the queue too so that boundCPU counts them.
+func submitGang(t *testing.T, queue, group string, members int) {
+	t.Helper()
+	createPodGroup(t, util.MakePodGroup(ns, group).MinMember(int32(members)).Queue(queue).Obj())
+	for i := range members {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("%s-%d", group, i)).Label(schedulingv1beta1.PodGroupLabel, group).
+			Label(schedulingv1beta1.QueueLabel, queue).Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	}
+}
+
+// bindings watches the namespace's pods and records, in order, the members of group as they bind.
+type bindings struct {
+	group string
+	bound chan string
+}
+
+func watchBindings(t *testing.T, group string) *bindings {
+	t.Helper()
+	w, err := cluster.Kube.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bindings{group: group, bound: make(chan string, 1000)}
+	go func() {
+		seen := map[string]bool{}
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok || ev.Type != watch.Modified || pod.Spec.NodeName == "" || seen[pod.Name] ||
+				pod.Labels[schedulingv1beta1.PodGroupLabel] != group {
+				continue
+			}
+			seen[pod.Name] = true
+			b.bound <- pod.Name
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return b
+}
+
+// The issue's scenario on the test cluster: two queues of weight 1 share 60 CPUs; the borrower's
+// 1-CPU pods fill the whole idle cluster; the owner then submits one gang of 6 × 5 CPUs, exactly
+// its deserved 30. The gang runs whole within 30 s, no member is bound before minMember are placed,
+// the borrower is left at its deserved 30, and no more than the 30 CPUs the gang needs are evicted.
+func TestGangReclaimsItsShare(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	submit(t, "borrower", nodes*nodeCPU, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	evicted := watchEvictions(t)
+	bound := watchBindings(t, "trainer")
+
+	start := time.Now()
+	submitGang(t, "owner", "trainer", 6)
+	var order []string
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, gangReclaimWithin, true, func(context.Context) (bool, error) {
+		for {
+			select {
+			case name := <-bound.bound:
+				order = append(order, name)
+			default:
+				return len(order) == 6, nil
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("the gang had %d of 6 members bound %s after submission; allocation %v; waiting %v",
+			len(order), gangReclaimWithin, boundCPU(t), waitingReasons(t))
+	}
+	t.Logf("gang bound whole %s after submission", time.Since(start).Round(time.Millisecond))
+	waitAllocation(t, "30/30", func(a map[string]int64) bool { return a["borrower"] == 30 && a["owner"] == 30 })
+	victims := evicted.drain()
+	if len(victims) > 30 {
+		t.Errorf("%d pods evicted for a gang of 30 CPUs: %v", len(victims), victims)
+	}
+	for _, name := range victims {
+		if !strings.HasPrefix(name, "borrower-") {
+			t.Errorf("evicted %s; only the borrower's pods should go", name)
+		}
+	}
+}
+
+// Two queues below their share each submit a gang against one borrower: both gangs run, and the
+// evictions are no more than 1.05 × the pods the two gangs take back.
+func TestTwoGangsReclaimFromOneBorrower(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj(), util.MakeQueue("second").Obj())
+	submit(t, "borrower", nodes*nodeCPU, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	evicted := watchEvictions(t)
+	// Three queues of weight 1 on 60 CPUs: each deserves 20, each gang is 4 × 5 CPUs.
+	submitGang(t, "owner", "first-gang", 4)
+	submitGang(t, "second", "second-gang", 4)
+	waitAllocationOf(t, "both gangs running", func(b map[string]int) bool { return b["first-gang"] == 4 && b["second-gang"] == 4 })
+	waitAllocation(t, "20/20/20", func(a map[string]int64) bool { return a["borrower"] == 20 && a["owner"] == 20 && a["second"] == 20 })
+	if victims := evicted.drain(); len(victims) > 42 {
+		t.Errorf("%d pods evicted to take back 40: %v", len(victims), victims)
+	}
+}
+
+// A gang that asks for more than its queue's deserved share evicts nothing and says why, with the
+// numbers, on its PodGroup.
+func TestGangAboveItsShareEvictsNothing(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	submit(t, "borrower", nodes*nodeCPU, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	evicted := watchEvictions(t)
+
+	submitGang(t, "owner", "too-big", 8)
+	waitUnschedulable(t, "too-big", `reclaim cannot help: podgroup fairshare/too-big: queue "owner" holds cpu=0 of its deserved share cpu=30: with cpu=40 more`)
+	if victims := evicted.drain(); len(victims) > 0 {
+		t.Fatalf("a gang above its share evicted %v", victims)
+	}
+	if a := boundCPU(t); a["borrower"] != nodes*nodeCPU || a["owner"] != 0 {
+		t.Fatalf("allocation moved: %v", a)
+	}
+}
+
+// gangMember is member i of group in queue, of cpu CPUs, with the priority class, on the gang nodes.
+func gangMember(queue, group, class string, i int, cpu string) *v1.Pod {
+	pod := util.MakePod(ns, fmt.Sprintf("%s-%d", group, i)).Label(schedulingv1beta1.PodGroupLabel, group).
+		Label(schedulingv1beta1.QueueLabel, queue).NodeSelector(map[string]string{gangLabel: "true"}).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+	pod.Spec.PriorityClassName = class
+	return pod
+}
+
+// Over-eviction: two tight low-priority gangs fill the two gang nodes; a high-priority gang of 2 of
+// the same queue takes exactly one of them, whole, leaves the other untouched, and nothing idles.
+func TestHighPriorityGangTakesOneWholeGang(t *testing.T) {
+	onGangNodes(t)
+	withPriorityClasses(t)
+	withQueues(t, util.MakeQueue("solo").Obj())
+	for _, g := range []string{"low-a", "low-b"} {
+		createPodGroup(t, util.MakePodGroup(ns, g).MinMember(2).Queue("solo").Obj())
+		for i := range 2 {
+			createPod(t, gangMember("solo", g, "low", i, "5"))
+		}
+	}
+	waitAllocationOf(t, "both low gangs running", func(b map[string]int) bool { return b["low-a"] == 2 && b["low-b"] == 2 })
+	evicted := watchEvictions(t)
+	createPodGroup(t, util.MakePodGroup(ns, "high").MinMember(2).Queue("solo").Obj())
+	for i := range 2 {
+		createPod(t, gangMember("solo", "high", "high", i, "5"))
+	}
+	waitAllocationOf(t, "the high gang running", func(b map[string]int) bool { return b["high"] == 2 })
+	victims := evicted.drain()
+	b := boundMembers(t)
+	if len(victims) != 2 || victims[0][:len("low-")] != "low-" || victims[0][:5] != victims[1][:5] {
+		t.Errorf("evicted %v; want the two members of one low gang", victims)
+	}
+	if oneWhole := (b["low-a"] == 2 && b["low-b"] == 0) || (b["low-a"] == 0 && b["low-b"] == 2); !oneWhole {
+		t.Errorf("bound members %v; want one low gang whole and the other gone", b)
+	}
+}
+
+// A queue that turns reclaimable lets the gang waiting for its share take it back at once, not at
+// the scheduler's periodic flush of unschedulable pods.
+func TestGangReclaimsOnceTheBorrowerTurnsReclaimable(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Reclaimable(false).Obj(), util.MakeQueue("owner").Obj())
+	submit(t, "borrower", nodes*nodeCPU, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	submitGang(t, "owner", "trainer", 6)
+	waitUnschedulable(t, "trainer", "no reclaimable queue holds more than its share")
+
+	if _, err := cluster.Queues.SchedulingV1beta1().Queues().Patch(context.Background(), "borrower", types.MergePatchType,
+		[]byte(`{"spec":{"reclaimable":true}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	turned := time.Now()
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, gangReclaimWithin, true, func(context.Context) (bool, error) {
+		return boundMembers(t)["trainer"] == 6, nil
+	})
+	t.Logf("gang running %s after the borrower turned reclaimable", time.Since(turned).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("the gang not running %s after the borrower turned reclaimable; allocation %v; waiting %v",
+			gangReclaimWithin, boundCPU(t), waitingReasons(t))
+	}
+}
+
+// A PodDisruptionBudget that allows fewer evictions than the gang needs: nothing is evicted (not
+// the few the budget allows, for a gang that still could not run), and the PodGroup says why.
+func TestGangReclaimKeepsDisruptionBudgets(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	for i := range nodes * nodeCPU {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("borrower-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").
+			Label("app", "borrowed").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	budget(t, "borrowed", 10)
+	evicted := watchEvictions(t)
+	submitGang(t, "owner", "trainer", 6)
+	waitUnschedulable(t, "trainer", "even after evicting all that reclaim and preemption may take")
+	if victims := evicted.drain(); len(victims) > 0 {
+		t.Fatalf("evicted %v under a budget that could not let the gang run", victims)
+	}
+}
+
+// budget creates a PodDisruptionBudget over the pods labelled app=<app> that allows the given
+// evictions; with no disruption controller in the test cluster, the test writes its status.
+func budget(t *testing.T, app string, allowed int32) {
+	t.Helper()
+	ctx := context.Background()
+	api := cluster.Kube.PolicyV1().PodDisruptionBudgets(ns)
+	pdb, err := api.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app},
+		Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(allowed))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Delete(context.Background(), app, metav1.DeleteOptions{}) })
+	pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: allowed,
+		CurrentHealthy: 60, DesiredHealthy: 60 - allowed, ExpectedPods: 60}
+	if _, err := api.UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler reads budgets from its informer: wait until it holds the status.
+	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		got, err := cluster.SchedulerInformers().Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(ns).Get(app)
+		return err == nil && got.Status.DisruptionsAllowed == allowed, nil
+	})
+	if err != nil {
+		t.Fatal("the scheduler never saw the budget")
+	}
+}
