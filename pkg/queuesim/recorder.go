@@ -33,6 +33,7 @@ type recorder struct {
 	mu        sync.Mutex
 	pods      map[types.UID]*podRecord
 	waits     map[string][]time.Duration // per queue, creation to binding, simulated
+	gangWaits map[string][]time.Duration // per queue, a PodGroup's creation to minMember bound
 	evictions map[string]int
 	completed map[string]int
 	failed    map[string]int
@@ -42,12 +43,16 @@ type recorder struct {
 // gangRecord is one PodGroup's fate.
 type gangRecord struct {
 	queue     string
+	created   time.Duration
+	minMember int32
+	bound     int32
+	running   bool
 	completed bool
 	timedOut  bool
 }
 
 func newRecorder(c *clock) *recorder {
-	return &recorder{clock: c, pods: map[types.UID]*podRecord{}, waits: map[string][]time.Duration{},
+	return &recorder{clock: c, pods: map[types.UID]*podRecord{}, waits: map[string][]time.Duration{}, gangWaits: map[string][]time.Duration{},
 		evictions: map[string]int{}, completed: map[string]int{}, failed: map[string]int{}, gangs: map[string]*gangRecord{}}
 }
 
@@ -75,6 +80,7 @@ func (r *recorder) onPod(obj any) {
 	if pod.Spec.NodeName != "" && !rec.bound {
 		rec.bound = true
 		r.waits[rec.queue] = append(r.waits[rec.queue], r.clock.now()-rec.created)
+		r.memberBound(pod)
 	}
 	if !rec.done && (pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed) {
 		rec.done = true
@@ -83,6 +89,19 @@ func (r *recorder) onPod(obj any) {
 		} else {
 			r.failed[rec.queue]++
 		}
+	}
+}
+
+// memberBound counts a bound member of its PodGroup; the gang's wait ends when minMember are bound.
+func (r *recorder) memberBound(pod *v1.Pod) {
+	g := r.gangs[schedulingv1beta1.PodGroupKey(pod)]
+	if g == nil || g.running {
+		return
+	}
+	g.bound++
+	if g.bound >= max(g.minMember, 1) {
+		g.running = true
+		r.gangWaits[g.queue] = append(r.gangWaits[g.queue], r.clock.now()-g.created)
 	}
 }
 
@@ -122,7 +141,7 @@ func (r *recorder) onPodGroup(obj any) {
 	key := pg.Namespace + "/" + pg.Name
 	g := r.gangs[key]
 	if g == nil {
-		g = &gangRecord{queue: pg.Spec.Queue}
+		g = &gangRecord{queue: pg.Spec.Queue, created: r.clock.now(), minMember: pg.Spec.MinMember}
 		r.gangs[key] = g
 	}
 	g.completed = g.completed || pg.Status.Phase == schedulingv1beta1.PodGroupCompleted

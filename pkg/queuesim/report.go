@@ -13,11 +13,15 @@ func (r *Result) WriteReport(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	l := &textout.Lines{W: w}
 	l.Printf("Scenario %q: %s simulated on %.0f cpu\n\n", r.Scenario, r.Duration, r.Capacity)
-	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\n")
+	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\tGANG WAIT p99\n")
 	for _, q := range r.Queues {
-		l.Printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\n", q.Name,
+		gangWait := "—"
+		if q.GangWaitP99 > 0 {
+			gangWait = round(q.GangWaitP99).String()
+		}
+		l.Printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\t%s\n", q.Name,
 			q.MeanAllocated, q.FinalAllocated, q.MeanDeserved, q.FinalDeserved, 100*q.Deviation,
-			round(q.WaitP50), round(q.WaitP99), q.Completed, q.Failed, q.PerMinute, q.Evictions, q.GangsCompleted, q.GangsTimedOut)
+			round(q.WaitP50), round(q.WaitP99), q.Completed, q.Failed, q.PerMinute, q.Evictions, q.GangsCompleted, q.GangsTimedOut, gangWait)
 	}
 	if l.Err != nil {
 		return l.Err

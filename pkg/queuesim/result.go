@@ -40,6 +40,8 @@ type QueueResult struct {
 	PerMinute float64 `json:"completedPerMinute"`
 	// Evictions counts the queue's pods evicted (by reclaim or preemption) before they ended.
 	Evictions int `json:"evictions"`
+	// GangWaitP99 is from a PodGroup's creation to its minMember-th member bound, in simulated time.
+	GangWaitP99 time.Duration `json:"gangWaitP99,omitempty"`
 	// GangsCompleted and GangsTimedOut count the queue's PodGroups.
 	GangsCompleted int `json:"gangsCompleted"`
 	GangsTimedOut  int `json:"gangsTimedOut"`
@@ -93,6 +95,7 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 		q.Completed, q.Failed, q.Evictions = rec.completed[name], rec.failed[name], rec.evictions[name]
 		q.PerMinute = float64(q.Completed) / minutes
 		q.GangsCompleted, q.GangsTimedOut = gangs[name][0], gangs[name][1]
+		q.GangWaitP99 = percentile(rec.gangWaits[name], 99)
 		r.Queues = append(r.Queues, q)
 	}
 	return r

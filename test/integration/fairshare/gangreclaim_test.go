@@ -246,3 +246,88 @@ func budget(t *testing.T, app string, allowed int32) {
 		t.Fatal("the scheduler never saw the budget")
 	}
 }
+
+// Within one queue, a high-priority gang preempts the queue's own lower-priority pods, and nothing
+// of a queue that holds no more than its share.
+func TestHighPriorityGangPreemptsWithinItsQueue(t *testing.T) {
+	withPriorityClasses(t)
+	withQueues(t, util.MakeQueue("team").Obj(), util.MakeQueue("other").Obj())
+	submitWith(t, "team", "low", 30)
+	submitWith(t, "other", "low", 30)
+	waitAllocation(t, "30/30", func(a map[string]int64) bool { return a["team"] == 30 && a["other"] == 30 })
+	evicted := watchEvictions(t)
+	createPodGroup(t, util.MakePodGroup(ns, "urgent").MinMember(4).Queue("team").Obj())
+	for i := range 4 {
+		pod := util.MakePod(ns, fmt.Sprintf("urgent-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "urgent").
+			Label(schedulingv1beta1.QueueLabel, "team").Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj()
+		pod.Spec.PriorityClassName = "high"
+		createPod(t, pod)
+	}
+	waitAllocationOf(t, "the urgent gang running", func(b map[string]int) bool { return b["urgent"] == 4 })
+	victims := evicted.drain()
+	if len(victims) != 20 {
+		t.Errorf("%d pods evicted for a gang of 20 CPUs: %v", len(victims), victims)
+	}
+	for _, name := range victims {
+		if !strings.HasPrefix(name, "team-low-") {
+			t.Errorf("evicted %s; only the team's own low-priority pods should go", name)
+		}
+	}
+	if a := boundCPU(t); a["other"] != 30 || a["team"] != 30 {
+		t.Errorf("allocation %v; want the team at 30 with its gang, the other queue untouched at 30", a)
+	}
+}
+
+// Two resources: queue X holds twice its memory share and much less cpu than its share; queue Y,
+// below its memory share, takes memory back from X's lowest-priority pods, down to X's memory share
+// and no further, although each victim also holds a little of the cpu X is under its share in.
+func TestReclaimTakesBackMemoryFromAQueueUnderItsCPUShare(t *testing.T) {
+	withPriorityClasses(t)
+	withQueues(t, util.MakeQueue("x").Obj(), util.MakeQueue("y").Obj())
+	memoryPods := func(queue, class string, count int) {
+		for i := range count {
+			pod := util.MakePod(ns, fmt.Sprintf("%s-%s-%d", queue, class, i)).Label(schedulingv1beta1.QueueLabel, queue).
+				Req(map[v1.ResourceName]string{v1.ResourceCPU: "10m", v1.ResourceMemory: "32Gi"}).Obj()
+			pod.Spec.PriorityClassName = class
+			createPod(t, pod)
+		}
+	}
+	// 6 nodes × 64Gi hold 12 pods of 32Gi.
+	memoryPods("x", "low", 6)
+	memoryPods("x", "high", 6)
+	waitBoundPods(t, "x holding all the memory", func(b map[string]int) bool { return b["x"] == 12 })
+	evicted := watchEvictions(t)
+	memoryPods("y", "low", 12)
+	waitBoundPods(t, "6/6", func(b map[string]int) bool { return b["x"] == 6 && b["y"] == 6 })
+	victims := evicted.drain()
+	if len(victims) != 6 {
+		t.Errorf("%d pods evicted, want X's 6 above its memory share: %v", len(victims), victims)
+	}
+	for _, name := range victims {
+		if !strings.HasPrefix(name, "x-low-") {
+			t.Errorf("evicted %s; only X's low-priority pods should go", name)
+		}
+	}
+}
+
+// waitBoundPods polls until ok holds for the bound pods per queue label.
+func waitBoundPods(t *testing.T, what string, ok func(map[string]int) bool) {
+	t.Helper()
+	var last map[string]int
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = map[string]int{}
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+				last[p.Labels[schedulingv1beta1.QueueLabel]]++
+			}
+		}
+		return ok(last), nil
+	})
+	if err != nil {
+		t.Fatalf("bound pods never %s: last %v; waiting pods: %v", what, last, waitingReasons(t))
+	}
+}
