@@ -126,6 +126,9 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		return r.refuse(state, pod, why)
 	}
 	r.waiting.Remove(pod)
+	if node := r.roomBeingFreed(ctx, state, pod, m); node != "" {
+		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the pods leaving node "+node+" to make room")
+	}
 	state.Write(planKey, p)
 	result, status := r.evaluator.Preempt(ctx, state, pod, m)
 	node := ""

@@ -151,6 +151,36 @@ func gangMember(queue, group, class string, i int, cpu string) *v1.Pod {
 // Over-eviction: two tight low-priority gangs fill the two gang nodes; a high-priority gang of 2 of
 // the same queue takes exactly one of them, whole, leaves the other untouched, and nothing idles.
 func TestHighPriorityGangTakesOneWholeGang(t *testing.T) {
+	twoTightLowGangs(t)
+	evicted := watchEvictions(t)
+	createPodGroup(t, util.MakePodGroup(ns, "high").MinMember(2).Queue("solo").Obj())
+	for i := range 2 {
+		createPod(t, gangMember("solo", "high", "high", i, "5"))
+	}
+	waitAllocationOf(t, "the high gang running", func(b map[string]int) bool { return b["high"] == 2 })
+	wantOneLowGangTaken(t, evicted)
+}
+
+// The same with two single high-priority pods one right after the other: the second waits for the
+// room the first one's victims free instead of evicting the other gang too.
+func TestConcurrentPreemptorsTakeOneWholeGang(t *testing.T) {
+	twoTightLowGangs(t)
+	evicted := watchEvictions(t)
+	for i := range 2 {
+		pod := gangMember("solo", "", "high", i, "5")
+		pod.Name = fmt.Sprintf("single-high-%d", i)
+		delete(pod.Labels, schedulingv1beta1.PodGroupLabel)
+		createPod(t, pod)
+	}
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"single-high-0", "single-high-1"}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	wantOneLowGangTaken(t, evicted)
+}
+
+// twoTightLowGangs fills the two gang nodes with two low-priority gangs of 2 × 5 CPUs of queue solo.
+func twoTightLowGangs(t *testing.T) {
+	t.Helper()
 	onGangNodes(t)
 	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("solo").Obj())
@@ -161,12 +191,12 @@ func TestHighPriorityGangTakesOneWholeGang(t *testing.T) {
 		}
 	}
 	waitAllocationOf(t, "both low gangs running", func(b map[string]int) bool { return b["low-a"] == 2 && b["low-b"] == 2 })
-	evicted := watchEvictions(t)
-	createPodGroup(t, util.MakePodGroup(ns, "high").MinMember(2).Queue("solo").Obj())
-	for i := range 2 {
-		createPod(t, gangMember("solo", "high", "high", i, "5"))
-	}
-	waitAllocationOf(t, "the high gang running", func(b map[string]int) bool { return b["high"] == 2 })
+}
+
+// wantOneLowGangTaken checks that exactly the two members of one low gang were evicted and the other
+// gang still runs whole.
+func wantOneLowGangTaken(t *testing.T, evicted *evictions) {
+	t.Helper()
 	victims := evicted.drain()
 	b := boundMembers(t)
 	if len(victims) != 2 || victims[0][:len("low-")] != "low-" || victims[0][:5] != victims[1][:5] {
