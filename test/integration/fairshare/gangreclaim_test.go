@@ -64,12 +64,13 @@ func watchBindings(t *testing.T, group string) *bindings {
 }
 
 // The scenario on the test cluster: two queues of weight 1 share 60 CPUs; the borrower's
-// 1-CPU pods fill the whole idle cluster; the owner then submits one gang of 6 × 5 CPUs, exactly
-// its deserved 30. The gang runs whole within 30 s, no member is bound before minMember are placed,
-// the borrower is left at its deserved 30, and no more than the 30 CPUs the gang needs are evicted.
+// 1-CPU pods fill the whole idle cluster, with 10 more waiting; the owner then submits one gang of
+// 6 × 5 CPUs, exactly its deserved 30. The gang runs whole within 30 s (the borrower's waiting pods
+// do not take the room freed for it), the borrower is left at its deserved 30, no more than the 30
+// CPUs the gang needs are evicted, and nothing more is evicted for 30 s of steady demand after.
 func TestGangReclaimsItsShare(t *testing.T) {
 	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
-	submit(t, "borrower", nodes*nodeCPU, "1")
+	submit(t, "borrower", nodes*nodeCPU+10, "1")
 	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
 	evicted := watchEvictions(t)
 	bound := watchBindings(t, "trainer")
@@ -101,6 +102,13 @@ func TestGangReclaimsItsShare(t *testing.T) {
 		if !strings.HasPrefix(name, "borrower-") {
 			t.Errorf("evicted %s; only the borrower's pods should go", name)
 		}
+	}
+	timer := time.NewTimer(steadyWindow)
+	defer timer.Stop()
+	select {
+	case name := <-evicted.deleted:
+		t.Fatalf("pod %s evicted after reclaim converged; allocation %v", name, boundCPU(t))
+	case <-timer.C:
 	}
 }
 
@@ -359,5 +367,62 @@ func waitBoundPods(t *testing.T, what string, ok func(map[string]int) bool) {
 	})
 	if err != nil {
 		t.Fatalf("bound pods never %s: last %v; waiting pods: %v", what, last, waitingReasons(t))
+	}
+}
+
+// surplusRuns is how often the concurrent-preemption test below is played.
+const surplusRuns = 50
+
+// Surplus first, whatever the interleaving: the borrower runs an elastic gang (10 × 5 CPUs,
+// minMember 8) and a tight one (2 × 5 CPUs); the owner's two 5-CPU pods arrive together and preempt
+// concurrently. Each time, the elastic gang's two surplus members go, and the tight gang, though
+// taking it whole would free as much, is untouched.
+func TestSurplusMembersGoFirstUnderConcurrentPreemption(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	member := func(group string, i int) *v1.Pod {
+		return util.MakePod(ns, fmt.Sprintf("%s-%d", group, i)).Label(schedulingv1beta1.PodGroupLabel, group).
+			Label(schedulingv1beta1.QueueLabel, "borrower").Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj()
+	}
+	for run := range surplusRuns {
+		createPodGroup(t, util.MakePodGroup(ns, "elastic").MinMember(8).Queue("borrower").Obj())
+		createPodGroup(t, util.MakePodGroup(ns, "tight").MinMember(2).Queue("borrower").Obj())
+		for i := range 10 {
+			createPod(t, member("elastic", i))
+		}
+		for i := range 2 {
+			createPod(t, member("tight", i))
+		}
+		waitAllocationOf(t, "both borrower gangs running", func(b map[string]int) bool { return b["elastic"] == 10 && b["tight"] == 2 })
+		last := submit(t, "owner", 2, "5")
+		if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"owner-0", last}, settle, "bound", util.IsBound); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if b := boundMembers(t); b["elastic"] != 8 || b["tight"] != 2 {
+			t.Fatalf("run %d: bound members %v; want the elastic gang at its minMember 8 and the tight gang whole", run, b)
+		}
+		deleteAllPods(t)
+	}
+}
+
+// A gang reclaiming from a queue whose pods are a gang and single pods: the single pods and the
+// victim gang's members above its minMember go, and the victim gang keeps its minMember.
+func TestGangReclaimKeepsVictimGangsAtMinMember(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "elastic").MinMember(6).Queue("borrower").Obj())
+	for i := range 8 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("elastic-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "elastic").
+			Label(schedulingv1beta1.QueueLabel, "borrower").Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	}
+	waitAllocationOf(t, "elastic gang running", func(b map[string]int) bool { return b["elastic"] == 8 })
+	submit(t, "borrower", 20, "1")
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
+	// The owner's gang deserves 30: the 20 single pods and 2 of the elastic gang's 8 members make room.
+	submitGang(t, "owner", "trainer", 6)
+	waitAllocationOf(t, "the owner's gang running", func(b map[string]int) bool { return b["trainer"] == 6 })
+	if b := boundMembers(t); b["elastic"] != 6 {
+		t.Fatalf("the elastic gang has %d members bound, want its minMember 6", b["elastic"])
+	}
+	if a := boundCPU(t); a["borrower"] != 30 || a["owner"] != 30 {
+		t.Fatalf("allocation %v; want 30/30", a)
 	}
 }
