@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/util/workqueue"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -29,6 +32,8 @@ type attempts struct {
 
 type attempt struct {
 	key       string
+	queue     string
+	members   []*v1.Pod
 	nominated map[types.UID]string
 	victims   []*v1.Pod
 }
@@ -36,9 +41,9 @@ type attempt struct {
 func newAttempts() *attempts { return &attempts{byGang: map[string]*attempt{}} }
 
 // begin records the attempt of the gang key and calls expire with it once it lasted longer than its
-// victims' grace periods and attemptSlack, unless it ended before.
-func (a *attempts) begin(key string, nominated map[types.UID]string, victims []*v1.Pod, expire func(*attempt)) {
-	at := &attempt{key: key, nominated: nominated, victims: victims}
+// victims' grace periods and attemptSlack, unless a later attempt of the gang replaced it.
+func (a *attempts) begin(key, queue string, members []*v1.Pod, nominated map[types.UID]string, victims []*v1.Pod, expire func(*attempt)) *attempt {
+	at := &attempt{key: key, queue: queue, members: members, nominated: nominated, victims: victims}
 	a.mu.Lock()
 	a.byGang[key] = at
 	a.mu.Unlock()
@@ -47,6 +52,7 @@ func (a *attempts) begin(key string, nominated map[types.UID]string, victims []*
 			expire(at)
 		}
 	})
+	return at
 }
 
 // end forgets the attempt and says whether it was still the gang's.
@@ -61,8 +67,9 @@ func (a *attempts) end(at *attempt) bool {
 }
 
 // underWay returns, while the gang's victims are not all gone (counted says a victim still holds its
-// room), the node member was nominated to and why the gang waits. Once they are gone the attempt is
-// over: a member that still does not fit may try again.
+// room), the node member was nominated to and why the gang waits. Once they are gone, a member that
+// still does not fit may try again; the attempt is kept until it expires, which releases the
+// nominations of the members that did not bind.
 func (a *attempts) underWay(key string, member types.UID, counted func(*v1.Pod) bool) (string, string, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -77,10 +84,29 @@ func (a *attempts) underWay(key string, member types.UID, counted func(*v1.Pod) 
 		}
 	}
 	if left == 0 {
-		delete(a.byGang, key)
 		return "", "", false
 	}
 	return at.nominated[member], fmt.Sprintf("podgroup %s: waiting for %d of the %d pods evicted for it to leave", key, left, len(at.victims)), true
+}
+
+// holding returns what the members of queue's gangs other than except, nominated by an attempt
+// and still pending (pending says so: neither bound nor deleted), request: the room reclaim freed
+// for them is not the queue's to take again.
+func (a *attempts) holding(queue, except string, pending func(*v1.Pod) bool) v1.ResourceList {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := v1.ResourceList{}
+	for key, at := range a.byGang {
+		if key == except || at.queue != queue {
+			continue
+		}
+		for _, m := range at.members {
+			if pending(m) {
+				out = quota.Add(out, resourcehelper.PodRequests(m, resourcehelper.PodResourcesOptions{}))
+			}
+		}
+	}
+	return out
 }
 
 func longestGrace(pods []*v1.Pod) time.Duration {
@@ -120,6 +146,9 @@ func (r *Reclaim) expire(at *attempt) {
 		}
 		back = append(back, m)
 	}
+	if len(back) == 0 {
+		return
+	}
 	klog.FromContext(ctx).V(2).Info("Gang reclaim expired; nominations released", "podGroup", at.key, "members", len(back))
 	r.handle.Activate(klog.FromContext(ctx), podsByName(back))
 }
@@ -137,13 +166,19 @@ func (r *Reclaim) patchNomination(ctx context.Context, pod *v1.Pod, node string)
 	}
 }
 
-// evictAll evicts the victims of a gang's attempt, several at a time.
-func (r *Reclaim) evictAll(ctx context.Context, victims []*v1.Pod, preemptor *v1.Pod, by string) {
-	workqueue.ParallelizeUntil(ctx, 16, len(victims), func(i int) {
-		if _, err := r.evictPod(ctx, victims[i], preemptor, by, victims[i].Spec.NodeName, Name); err != nil {
-			klog.FromContext(ctx).V(2).Info("Gang reclaim: eviction failed", "victim", klog.KObj(victims[i]), "err", err)
+// evictAll evicts the victims of a gang's attempt, several at a time. When an eviction fails (the
+// victim stays), the attempt ends at once: its nominations are released, and the gang may try again.
+func (r *Reclaim) evictAll(ctx context.Context, at *attempt, preemptor *v1.Pod, by string) {
+	var failed atomic.Bool
+	workqueue.ParallelizeUntil(ctx, 16, len(at.victims), func(i int) {
+		if _, err := r.evictPod(ctx, at.victims[i], preemptor, by, at.victims[i].Spec.NodeName, Name); err != nil {
+			klog.FromContext(ctx).V(2).Info("Gang reclaim: eviction failed", "victim", klog.KObj(at.victims[i]), "err", err)
+			failed.Store(true)
 		}
 	})
+	if failed.Load() && r.attempts.end(at) {
+		r.expire(at)
+	}
 }
 
 func podsByName(pods []*v1.Pod) map[string]*v1.Pod {

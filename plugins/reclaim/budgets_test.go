@@ -43,7 +43,7 @@ func TestBudgetsKeepDisruptionBudgets(t *testing.T) {
 	other := util.MakePod("ns", "web").Label("app", "web").Obj()
 	elsewhere := util.MakePod("other-ns", "db-x").Label("app", "db").Obj()
 
-	b := newBudgets([]*policy.PodDisruptionBudget{pdb("one-at-a-time", 1, app, "db-gone"), pdb("selects-nothing", 0, &metav1.LabelSelector{})})
+	b := newBudgets([]*policy.PodDisruptionBudget{pdb("one-at-a-time", 1, app, "db-gone"), pdb("selects-nothing", 0, nil)})
 	if !b.allows(podInfos(t, db("db-0"))) {
 		t.Fatal("the first of one allowed disruption refused")
 	}
@@ -51,7 +51,15 @@ func TestBudgetsKeepDisruptionBudgets(t *testing.T) {
 		t.Error("two pods allowed under a budget of one disruption")
 	}
 	if !b.allows(podInfos(t, other, elsewhere, db("db-gone"))) {
-		t.Error("pods no budget covers (other labels, other namespace, disrupted already, empty selector) refused")
+		t.Error("pods no budget covers (other labels, other namespace, disrupted already, nil selector) refused")
+	}
+	everything := newBudgets([]*policy.PodDisruptionBudget{pdb("whole-namespace", 0, &metav1.LabelSelector{})})
+	if everything.allows(podInfos(t, other)) {
+		t.Error("a pod under a budget with an empty selector (every pod of the namespace) allowed")
+	}
+	twice := newBudgets([]*policy.PodDisruptionBudget{pdb("a", 5, app), pdb("b", 5, app)})
+	if twice.allows(podInfos(t, db("db-0"))) {
+		t.Error("a pod under two budgets allowed: the Eviction API refuses to evict it")
 	}
 	c := b.clone()
 	c.take(podInfos(t, db("db-0")), 1)

@@ -37,6 +37,7 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 	}
 	if err != nil {
 		logger.V(2).Info("Eviction refused", "victim", klog.KObj(victim), "err", err)
+		r.inflight.drop(victim.UID)
 		return false, err
 	}
 	victimQueue, _ := r.acct.QueueOf(victim)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -45,7 +46,7 @@ func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
 		switch {
 		case r.acct.Holds(m):
 			placed++
-		case m.UID != pod.UID:
+		case m.UID != pod.UID && len(m.Spec.SchedulingGates) == 0:
 			others = append(others, m)
 		}
 	}
@@ -59,6 +60,28 @@ func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
 		g.req = quota.Add(g.req, resourcehelper.PodRequests(m, resourcehelper.PodResourcesOptions{}))
 	}
 	return g
+}
+
+// neverPreempts returns a missing member that may not evict, or nil.
+func (g *gangPreemptor) neverPreempts() *v1.Pod {
+	for _, m := range g.missing {
+		if m.Spec.PreemptionPolicy != nil && *m.Spec.PreemptionPolicy == v1.PreemptNever {
+			return m
+		}
+	}
+	return nil
+}
+
+// lowest returns the missing member of the lowest priority: the gang preempts at the priority of
+// its least important member, never above it.
+func (g *gangPreemptor) lowest() *v1.Pod {
+	low := g.missing[0]
+	for _, m := range g.missing[1:] {
+		if corev1helpers.PodPriority(m) < corev1helpers.PodPriority(low) {
+			low = m
+		}
+	}
+	return low
 }
 
 // postFilterGang looks for victims whose eviction lets every missing member of the gang fit, and
@@ -76,9 +99,15 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	if r.acct.SharesStale() {
 		return r.gangWaitsForShares(pod)
 	}
-	p, why := r.newPlan(pod, g.req)
+	if m := g.neverPreempts(); m != nil {
+		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
+	}
+	p, why := r.newPlan(g.lowest(), g.req)
 	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
 		return r.gangWaitsForShares(pod)
+	}
+	if p != nil {
+		p.gang = g.key
 	}
 	if p == nil {
 		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
@@ -110,13 +139,13 @@ func (r *Reclaim) gangWaitsForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.S
 // the room freed is held for it, and remembers the attempt until the victims are gone.
 func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[types.UID]string, victims []*v1.Pod) {
 	r.inflight.add(victims)
-	r.attempts.begin(g.key, placements, victims, r.expire)
+	preemptor := g.missing[0]
+	queue, _ := r.acct.QueueOf(preemptor)
+	at := r.attempts.begin(g.key, queue, g.missing, placements, victims, r.expire)
 	for _, m := range g.missing[1:] {
 		r.nominate(ctx, m, placements[m.UID])
 	}
-	preemptor := g.missing[0]
-	queue, _ := r.acct.QueueOf(preemptor)
-	go r.evictAll(context.WithoutCancel(ctx), victims, preemptor, fmt.Sprintf("podgroup %s of queue %q", g.key, queue))
+	go r.evictAll(context.WithoutCancel(ctx), at, preemptor, fmt.Sprintf("podgroup %s of queue %q", g.key, queue))
 	klog.FromContext(ctx).V(2).Info("Gang reclaiming", "podGroup", g.key, "members", len(g.missing), "victims", len(victims))
 }
 

@@ -75,7 +75,7 @@ func (run *gangRun) place(members []*v1.Pod, m fwk.NodeToStatusReader) (map[type
 			}
 			return i > 0 || m.Get(name).Code() != fwk.UnschedulableAndUnresolvable
 		}
-		best, err := run.bestNode(member, st, eligible)
+		best, err := run.bestNode(member, st, eligible, i > 0)
 		if err != nil {
 			return nil, err.Error()
 		}
@@ -119,9 +119,10 @@ func (run *gangRun) tell(st fwk.CycleState, member *v1.Pod, c nodeChange) error 
 }
 
 // bestNode returns where the member goes: the first node, from a random start, where it fits as the
-// run left the nodes; else, of the nodes where evictions make room, the one that takes the least
-// (no whole gang, lowest priorities, fewest pods), trying at least minCandidateNodes of them.
-func (run *gangRun) bestNode(member *v1.Pod, st fwk.CycleState, eligible func(string) bool) (*trial, error) {
+// run left the nodes (when tryFit: the pod of the cycle has just failed on every node); else, of the
+// nodes where evictions make room, the one that takes the least (no whole gang, lowest priorities,
+// fewest pods), trying at least minCandidateNodes of them.
+func (run *gangRun) bestNode(member *v1.Pod, st fwk.CycleState, eligible func(string) bool, tryFit bool) (*trial, error) {
 	offset, want := run.r.GetOffsetAndNumCandidates(int32(len(run.nodes)))
 	order := make([]string, 0, len(run.nodes))
 	for k := range run.nodes {
@@ -130,7 +131,7 @@ func (run *gangRun) bestNode(member *v1.Pod, st fwk.CycleState, eligible func(st
 		}
 	}
 	for _, name := range order {
-		if run.r.handle.RunFilterPluginsWithNominatedPods(run.ctx, st, member, run.view(name)).IsSuccess() {
+		if tryFit && run.r.handle.RunFilterPluginsWithNominatedPods(run.ctx, st, member, run.view(name)).IsSuccess() {
 			return &trial{node: name, tally: run.tally}, nil
 		}
 	}

@@ -73,15 +73,17 @@ func (f *inflight) evicting(uid types.UID) bool {
 
 // pending returns, among the victims under way, those still alive (live says so), per queue what
 // they hold and per gang how many they are; it forgets the others.
-func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error)) (map[string]v1.ResourceList, map[string]int) {
+func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error)) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	byQueue, byGang := map[string]v1.ResourceList{}, map[string]int{}
+	var alive []*v1.Pod
 	for uid, pod := range f.victims {
 		if !live(pod) {
 			delete(f.victims, uid)
 			continue
 		}
+		alive = append(alive, pod)
 		if q, err := queueOf(pod); err == nil {
 			byQueue[q] = quota.Add(byQueue[q], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 		}
@@ -89,5 +91,12 @@ func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (strin
 			byGang[key]++
 		}
 	}
-	return byQueue, byGang
+	return byQueue, byGang, alive
+}
+
+// drop forgets a victim whose eviction failed: it stays, and holds its room.
+func (f *inflight) drop(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.victims, uid)
 }

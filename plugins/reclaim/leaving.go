@@ -2,6 +2,7 @@ package reclaim
 
 import (
 	"context"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -15,6 +16,7 @@ func (r *Reclaim) roomBeingFreed(ctx context.Context, state fwk.CycleState, pod 
 	if err != nil {
 		return ""
 	}
+	nodes = slices.Clone(nodes) // the snapshot's own list when every node shares one status
 	for i, info := range nodes {
 		if info.Node().Name == pod.Status.NominatedNodeName {
 			nodes[0], nodes[i] = nodes[i], nodes[0]

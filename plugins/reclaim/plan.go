@@ -27,10 +27,15 @@ type plan struct {
 	// spare is, per reclaimable queue above its share, what may be taken from it; empty unless the
 	// preemptor's queue is below its share.
 	spare map[string]v1.ResourceList
-	// gangsEvicting counts per gang the members chosen as victims and not gone yet.
+	// gangsEvicting counts per gang the members chosen as victims and not gone yet; evicting lists
+	// those victims.
 	gangsEvicting map[string]int
+	evicting      []*v1.Pod
 	// sharesGen is the generation of the shares spare was read from.
 	sharesGen uint64
+	// gang is the preemptor's PodGroup ("namespace/name") when a gang preempts as one: its own
+	// members are never its victims.
+	gang string
 }
 
 // Clone returns the plan itself: it does not change.
@@ -69,7 +74,7 @@ func (p *plan) classify(pod *v1.Pod, queueOf func(*v1.Pod) (string, error)) (vic
 		return notAVictim, ""
 	}
 	queue, err := queueOf(pod)
-	if err != nil {
+	if err != nil || (p.gang != "" && schedulingv1beta1.PodGroupKey(pod) == p.gang) {
 		return notAVictim, ""
 	}
 	if queue == p.queue {
@@ -92,8 +97,11 @@ type tally struct {
 	budgets   *budgets
 }
 
+// newTally starts a dry run's tally; the budgets count the victims under way as taken already.
 func newTally(p *plan, pdbs []*policy.PodDisruptionBudget) *tally {
-	return &tally{plan: p, taken: map[string]v1.ResourceList{}, fromGangs: map[string]int{}, budgets: newBudgets(pdbs)}
+	b := newBudgets(pdbs)
+	b.takePods(p.evicting, 1)
+	return &tally{plan: p, taken: map[string]v1.ResourceList{}, fromGangs: map[string]int{}, budgets: b}
 }
 
 // clone returns a tally that may take more without changing t.
@@ -128,7 +136,7 @@ func (t *tally) allows(v *victim) bool {
 		r, freed := t.plan.req[name], v.requests[name]
 		frees = frees || (!r.IsZero() && !freed.IsZero())
 	}
-	return frees
+	return frees || quota.IsZero(t.plan.req)
 }
 
 func (t *tally) take(v *victim) {

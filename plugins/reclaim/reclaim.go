@@ -79,6 +79,12 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
 	}
+	if _, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { r.forgetIf(obj, true) },
+		DeleteFunc: func(obj any) { r.forgetIf(obj, false) },
+	}); err != nil {
+		return nil, err
+	}
 	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
 	executor.PreemptPod = r.evict
 	r.evaluator = preemption.NewEvaluator(Name, h, r, executor)
@@ -92,6 +98,16 @@ func (r *Reclaim) Name() string { return Name }
 func (r *Reclaim) activateWaiting() {
 	if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
 		r.handle.Activate(klog.Background(), pods)
+	}
+}
+
+// forgetIf drops from the waiting index a pod deleted, or (onlyBound) a pod now bound.
+func (r *Reclaim) forgetIf(obj any, onlyBound bool) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if pod, ok := obj.(*v1.Pod); ok && (!onlyBound || pod.Spec.NodeName != "") {
+		r.waiting.Remove(pod)
 	}
 }
 
@@ -163,10 +179,11 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
-	evicting, p.gangsEvicting = r.inflight.pending(r.live, r.acct.QueueOf)
+	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf)
 	// Read after the victims under way, before the spare: see PostFilter.
 	p.sharesGen = r.acct.SharesGeneration()
-	under := r.acct.UnderShare(queue, p.req)
+	// The members of the queue's other gangs that reclaim made room for count as the queue's already.
+	under := r.acct.UnderShare(queue, quota.Add(p.req, r.attempts.holding(queue, schedulingv1beta1.PodGroupKey(pod), r.pending)))
 	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range r.acct.ReclaimableSpare(queue) {
@@ -197,11 +214,18 @@ func (r *Reclaim) waitForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.Status
 	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
 }
 
+// pending says whether the accounting counts a pod that is neither bound nor assumed.
+func (r *Reclaim) pending(pod *v1.Pod) bool {
+	_, _, ok := r.acct.Holding(pod)
+	return ok && !r.acct.Holds(pod)
+}
+
 // live says whether a victim has not begun to go yet, as the accounting sees it: the shares are
 // stale from the moment it sees a victim go until they are recomputed without it, so a victim is
-// counted either as under way or by the shares' reclaimable spare, never by neither.
+// counted either as under way or by the shares' reclaimable spare, never by neither. A victim
+// preempted while it waited at Permit is no longer held: it went back to the queue.
 func (r *Reclaim) live(pod *v1.Pod) bool {
-	return !r.acct.Leaving(pod)
+	return r.acct.Holds(pod) && !r.acct.Leaving(pod)
 }
 
 // GetOffsetAndNumCandidates starts the dry run at a random node and tries at least
@@ -240,12 +264,6 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 		}
 	}
 	return true, ""
-}
-
-// OrderedScoreFuncs keeps the Evaluator's default choice among candidate nodes: fewest PDB
-// violations, then the lowest-priority, fewest victims.
-func (r *Reclaim) OrderedScoreFuncs(context.Context, map[string]*extenderv1.Victims) []func(string) int64 {
-	return nil
 }
 
 // within returns the amounts of list in the resources of req, zero where list has none.

@@ -3,6 +3,7 @@ package reclaim
 import (
 	"context"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -56,11 +57,16 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 }
 
 // goingOn lists the node's pods on their way out: terminating, or victims of an eviction under way.
-// The dry run takes them as gone: the pods nominated to the node count on their room already.
+// The dry run takes them as gone: the pods nominated to the node count on their room already. A pod
+// still there attemptSlack after its deletion was due (a finalizer, a node that does not answer) is
+// not on its way out: waiting for it would wait for ever.
 func (r *Reclaim) goingOn(nodeInfo fwk.NodeInfo) []fwk.PodInfo {
 	var out []fwk.PodInfo
+	now := time.Now()
 	for _, pi := range nodeInfo.GetPods() {
-		if pod := pi.GetPod(); pod.DeletionTimestamp != nil || r.inflight.evicting(pod.UID) {
+		pod := pi.GetPod()
+		terminating := pod.DeletionTimestamp != nil && now.Before(pod.DeletionTimestamp.Add(attemptSlack))
+		if terminating || r.inflight.evicting(pod.UID) {
 			out = append(out, pi)
 		}
 	}

@@ -228,14 +228,16 @@ func TestGangReclaimsOnceTheBorrowerTurnsReclaimable(t *testing.T) {
 		[]byte(`{"spec":{"reclaimable":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Within seconds: before Gang's own retry of a rejected gang (10 s) and long before the flush.
+	const within = 5 * time.Second
 	turned := time.Now()
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, gangReclaimWithin, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, within, true, func(context.Context) (bool, error) {
 		return boundMembers(t)["trainer"] == 6, nil
 	})
 	t.Logf("gang running %s after the borrower turned reclaimable", time.Since(turned).Round(time.Millisecond))
 	if err != nil {
 		t.Fatalf("the gang not running %s after the borrower turned reclaimable; allocation %v; waiting %v",
-			gangReclaimWithin, boundCPU(t), waitingReasons(t))
+			within, boundCPU(t), waitingReasons(t))
 	}
 }
 
@@ -373,24 +375,54 @@ func waitBoundPods(t *testing.T, what string, ok func(map[string]int) bool) {
 // surplusRuns is how often the concurrent-preemption test below is played.
 const surplusRuns = 50
 
-// Surplus first, whatever the interleaving: the borrower runs an elastic gang (10 × 5 CPUs,
-// minMember 8) and a tight one (2 × 5 CPUs); the owner's two 5-CPU pods arrive together and preempt
-// concurrently. Each time, the elastic gang's two surplus members go, and the tight gang, though
-// taking it whole would free as much, is untouched.
+// tightLabel marks the node the tight gang of the surplus test runs on.
+const tightLabel = "tight-gang-test"
+
+// labelNode sets label=true on the node for the test.
+func labelNode(t *testing.T, node, label string) {
+	t.Helper()
+	patch := func(value string) error {
+		_, err := cluster.Kube.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType,
+			[]byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, label, value)), metav1.PatchOptions{})
+		return err
+	}
+	if err := patch(`"true"`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := patch("null"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// Surplus first, whatever the interleaving and the priorities: the borrower runs an elastic gang
+// (10 × 5 CPUs, minMember 8) of high priority and a tight one (2 × 5 CPUs) of low priority; the
+// owner's two 5-CPU pods arrive together and reclaim concurrently. Each time, the elastic gang's two
+// surplus members go, and the tight gang, though lower in priority and alone on a node where taking
+// it whole would make room for both, is untouched.
 func TestSurplusMembersGoFirstUnderConcurrentPreemption(t *testing.T) {
+	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	labelNode(t, fmt.Sprintf("node-%d", nodes-1), tightLabel)
 	member := func(group string, i int) *v1.Pod {
-		return util.MakePod(ns, fmt.Sprintf("%s-%d", group, i)).Label(schedulingv1beta1.PodGroupLabel, group).
+		pod := util.MakePod(ns, fmt.Sprintf("%s-%d", group, i)).Label(schedulingv1beta1.PodGroupLabel, group).
 			Label(schedulingv1beta1.QueueLabel, "borrower").Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj()
+		pod.Spec.PriorityClassName = map[string]string{"elastic": "high", "tight": "low"}[group]
+		return pod
 	}
 	for run := range surplusRuns {
-		createPodGroup(t, util.MakePodGroup(ns, "elastic").MinMember(8).Queue("borrower").Obj())
+		// The tight gang alone on the last node, where taking it whole would make room for both.
 		createPodGroup(t, util.MakePodGroup(ns, "tight").MinMember(2).Queue("borrower").Obj())
+		for i := range 2 {
+			pod := member("tight", i)
+			pod.Spec.NodeSelector = map[string]string{tightLabel: "true"}
+			createPod(t, pod)
+		}
+		waitAllocationOf(t, "the tight gang running", func(b map[string]int) bool { return b["tight"] == 2 })
+		createPodGroup(t, util.MakePodGroup(ns, "elastic").MinMember(8).Queue("borrower").Obj())
 		for i := range 10 {
 			createPod(t, member("elastic", i))
-		}
-		for i := range 2 {
-			createPod(t, member("tight", i))
 		}
 		waitAllocationOf(t, "both borrower gangs running", func(b map[string]int) bool { return b["elastic"] == 10 && b["tight"] == 2 })
 		last := submit(t, "owner", 2, "5")

@@ -1,0 +1,65 @@
+package reclaim
+
+import (
+	"context"
+	"math"
+
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// OrderedScoreFuncs chooses among the candidate nodes of a single pod: first the node whose victims
+// take no gang whole (surplus members of any gang go before a gang is taken whole, whatever the
+// priorities), then as the Evaluator does by default: fewest PDB violations, the lowest highest
+// victim priority, the smallest sum of priorities, the fewest pods, the latest earliest start.
+func (r *Reclaim) OrderedScoreFuncs(_ context.Context, victims map[string]*extenderv1.Victims) []func(string) int64 {
+	return []func(string) int64{
+		func(node string) int64 { return -int64(r.wholeGangs(victims[node])) },
+		func(node string) int64 { return -victims[node].NumPDBViolations },
+		func(node string) int64 {
+			highest := int64(math.MinInt32)
+			for _, p := range victims[node].Pods {
+				highest = max(highest, int64(corev1helpers.PodPriority(p)))
+			}
+			return -highest
+		},
+		func(node string) int64 {
+			var sum int64
+			for _, p := range victims[node].Pods {
+				sum += int64(corev1helpers.PodPriority(p)) + math.MaxInt32 + 1
+			}
+			return -sum
+		},
+		func(node string) int64 { return -int64(len(victims[node].Pods)) },
+		func(node string) int64 {
+			earliest := int64(math.MaxInt64)
+			for _, p := range victims[node].Pods {
+				earliest = min(earliest, startOf(p))
+			}
+			return earliest
+		},
+	}
+}
+
+// wholeGangs counts the gangs of which the victims take more members than the gang has above its
+// minMember: those taken whole.
+func (r *Reclaim) wholeGangs(v *extenderv1.Victims) int {
+	if v == nil {
+		return 0
+	}
+	taken := map[string]int{}
+	for _, p := range v.Pods {
+		if key := schedulingv1beta1.PodGroupKey(p); key != "" {
+			taken[key]++
+		}
+	}
+	whole := 0
+	for key, n := range taken {
+		if n > r.gangSlack(key) {
+			whole++
+		}
+	}
+	return whole
+}
