@@ -51,6 +51,7 @@ type Accounting struct {
 	units            units
 	reservations     reservations
 	pins             pins
+	reclaims         reclaims
 }
 
 var (

@@ -17,13 +17,14 @@ import (
 // coming); when its gang is rejected, the scheduler clears the nomination, but the two status
 // patches race and the nomination can land last. A stale nomination makes the node look taken to
 // every pod of the same or lower priority. The plugin clears it, off the scheduling path, for the
-// members of a rejected gang that are neither bound nor waiting.
+// members of a rejected gang that are neither bound nor waiting — not those Reclaim nominated to the
+// room it is freeing for them.
 
 // staleNomination says whether pod is a member of a rejected gang left nominated to a node.
 func (g *Gang) staleNomination(pod *v1.Pod) bool {
 	key := schedulingv1beta1.PodGroupKey(pod)
 	return key != "" && pod.Spec.NodeName == "" && pod.Status.NominatedNodeName != "" &&
-		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil
+		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil && !g.acct.Reclaiming(key)
 }
 
 // runUnnominate clears the stale nominations queued until ctx ends.

@@ -76,8 +76,12 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 		return
 	}
 	reason := fmt.Sprintf("member %s was not bound", pod.Name)
-	g.held.Add(pod, deniedBucket(key))
-	g.deny(key)
+	if !g.acct.Reclaiming(key) {
+		// A gang whose reclaim is under way is not denied: its members come back at once to the room
+		// being freed, rather than waiting out the denial.
+		g.held.Add(pod, deniedBucket(key))
+		g.deny(key)
+	}
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
 	}

@@ -36,6 +36,7 @@ type attempt struct {
 	members   []*v1.Pod
 	nominated map[types.UID]string
 	victims   []*v1.Pod
+	deadline  time.Time
 }
 
 func newAttempts() *attempts { return &attempts{byGang: map[string]*attempt{}} }
@@ -43,11 +44,12 @@ func newAttempts() *attempts { return &attempts{byGang: map[string]*attempt{}} }
 // begin records the attempt of the gang key and calls expire with it once it lasted longer than its
 // victims' grace periods and attemptSlack, unless a later attempt of the gang replaced it.
 func (a *attempts) begin(key, queue string, members []*v1.Pod, nominated map[types.UID]string, victims []*v1.Pod, expire func(*attempt)) *attempt {
-	at := &attempt{key: key, queue: queue, members: members, nominated: nominated, victims: victims}
+	at := &attempt{key: key, queue: queue, members: members, nominated: nominated, victims: victims,
+		deadline: time.Now().Add(longestGrace(victims) + attemptSlack)}
 	a.mu.Lock()
 	a.byGang[key] = at
 	a.mu.Unlock()
-	time.AfterFunc(longestGrace(victims)+attemptSlack, func() {
+	time.AfterFunc(time.Until(at.deadline), func() {
 		if a.end(at) {
 			expire(at)
 		}
@@ -133,6 +135,7 @@ func (r *Reclaim) nominate(ctx context.Context, member *v1.Pod, node string) {
 // expire releases the nominations of an attempt whose members did not all bind in time, and brings
 // the members back to try again.
 func (r *Reclaim) expire(at *attempt) {
+	r.acct.ReclaimOver(at.key)
 	ctx := context.Background()
 	lister := r.handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	var back []*v1.Pod

@@ -142,6 +142,7 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 	preemptor := g.missing[0]
 	queue, _ := r.acct.QueueOf(preemptor)
 	at := r.attempts.begin(g.key, queue, g.missing, placements, victims, r.expire)
+	r.acct.ReclaimUnderWay(g.key, at.deadline)
 	for _, m := range g.missing[1:] {
 		r.nominate(ctx, m, placements[m.UID])
 	}

@@ -3,12 +3,12 @@ package fairshare
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -98,18 +98,8 @@ func TestGangReclaimsItsShare(t *testing.T) {
 	if len(victims) > 30 {
 		t.Errorf("%d pods evicted for a gang of 30 CPUs: %v", len(victims), victims)
 	}
-	for _, name := range victims {
-		if !strings.HasPrefix(name, "borrower-") {
-			t.Errorf("evicted %s; only the borrower's pods should go", name)
-		}
-	}
-	timer := time.NewTimer(steadyWindow)
-	defer timer.Stop()
-	select {
-	case name := <-evicted.deleted:
-		t.Fatalf("pod %s evicted after reclaim converged; allocation %v", name, boundCPU(t))
-	case <-timer.C:
-	}
+	wantOnlyVictims(t, victims, "borrower-", "the borrower's pods")
+	wantSteady(t, evicted)
 }
 
 // Two queues below their share each submit a gang against one borrower: both gangs run, and the
@@ -308,11 +298,7 @@ func TestHighPriorityGangPreemptsWithinItsQueue(t *testing.T) {
 	if len(victims) != 20 {
 		t.Errorf("%d pods evicted for a gang of 20 CPUs: %v", len(victims), victims)
 	}
-	for _, name := range victims {
-		if !strings.HasPrefix(name, "team-low-") {
-			t.Errorf("evicted %s; only the team's own low-priority pods should go", name)
-		}
-	}
+	wantOnlyVictims(t, victims, "team-low-", "the team's own low-priority pods")
 	if a := boundCPU(t); a["other"] != 30 || a["team"] != 30 {
 		t.Errorf("allocation %v; want the team at 30 with its gang, the other queue untouched at 30", a)
 	}
@@ -343,11 +329,7 @@ func TestReclaimTakesBackMemoryFromAQueueUnderItsCPUShare(t *testing.T) {
 	if len(victims) != 6 {
 		t.Errorf("%d pods evicted, want X's 6 above its memory share: %v", len(victims), victims)
 	}
-	for _, name := range victims {
-		if !strings.HasPrefix(name, "x-low-") {
-			t.Errorf("evicted %s; only X's low-priority pods should go", name)
-		}
-	}
+	wantOnlyVictims(t, victims, "x-low-", "X's low-priority pods")
 }
 
 // waitBoundPods polls until ok holds for the bound pods per queue label.
@@ -456,5 +438,59 @@ func TestGangReclaimKeepsVictimGangsAtMinMember(t *testing.T) {
 	}
 	if a := boundCPU(t); a["borrower"] != 30 || a["owner"] != 30 {
 		t.Fatalf("allocation %v; want 30/30", a)
+	}
+}
+
+// A member reserved at Permit times out while the victims evicted for its gang are still leaving
+// (held by a finalizer here, a long grace period on a real node): once the victims are gone the gang
+// runs whole without a second round of evictions, though the borrower has pods waiting for room.
+func TestGangKeepsItsRoomWhileSlowVictimsLeave(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	const finalizer = "queue-scheduler.io/test-slow-exit"
+	// 11 pods of 5 CPUs leave one 5-CPU slot idle.
+	for i := range 11 {
+		pod := util.MakePod(ns, fmt.Sprintf("borrower-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj()
+		pod.Finalizers = []string{finalizer}
+		createPod(t, pod)
+	}
+	waitAllocation(t, "the borrower holding all but 5 CPUs", func(a map[string]int64) bool { return a["borrower"] == 55 })
+	t.Cleanup(func() { releaseFinalizers(t, finalizer) })
+	evicted := watchEvictions(t)
+	// One member reserves the idle slot and waits at Permit for 2 s; the other five need reclaim.
+	createPodGroup(t, util.MakePodGroup(ns, "trainer").MinMember(6).Queue("owner").ScheduleTimeout(2).Obj())
+	for i := range 6 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("trainer-%d", i)).Label(schedulingv1beta1.PodGroupLabel, "trainer").
+			Label(schedulingv1beta1.QueueLabel, "owner").Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	}
+	waitUnschedulable(t, "trainer", "timed out after 2s")
+	// More borrower demand, ready to take any room the gang does not hold.
+	for i := range 2 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("late-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	}
+	releaseFinalizers(t, finalizer)
+	waitAllocationOf(t, "the gang running", func(b map[string]int) bool { return b["trainer"] == 6 })
+	if victims := evicted.drain(); len(victims) > 5 {
+		t.Errorf("%d pods evicted for the 25 CPUs (5 pods) the gang lacked: %v", len(victims), victims)
+	}
+}
+
+// releaseFinalizers removes the finalizer from every pod of the namespace that carries it.
+func releaseFinalizers(t *testing.T, finalizer string) {
+	t.Helper()
+	list, err := cluster.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if len(p.Finalizers) == 0 || p.Finalizers[0] != finalizer {
+			continue
+		}
+		_, err := cluster.Kube.CoreV1().Pods(ns).Patch(context.Background(), p.Name, types.JSONPatchType,
+			[]byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package fairshare
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,28 @@ func (e *evictions) drain() []string {
 	}
 }
 
+// wantOnlyVictims checks that every victim's name starts with prefix (what names those pods).
+func wantOnlyVictims(t *testing.T, victims []string, prefix, what string) {
+	t.Helper()
+	for _, name := range victims {
+		if !strings.HasPrefix(name, prefix) {
+			t.Errorf("evicted %s; only %s should go", name, what)
+		}
+	}
+}
+
+// wantSteady checks that nothing is evicted for steadyWindow of steady demand after convergence.
+func wantSteady(t *testing.T, evicted *evictions) {
+	t.Helper()
+	timer := time.NewTimer(steadyWindow)
+	defer timer.Stop()
+	select {
+	case name := <-evicted.deleted:
+		t.Fatalf("pod %s evicted after reclaim converged; allocation %v", name, boundCPU(t))
+	case <-timer.C:
+	}
+}
+
 // One queue borrows the idle cluster; a second submits: reclaim brings it to its deserved share,
 // victims come only from the borrower, lowest priority first, none from a queue that is not
 // reclaimable; after convergence nothing more is evicted for 30 s of steady demand.
@@ -114,18 +137,8 @@ func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 	if len(victims) != 15 {
 		t.Errorf("%d pods evicted, want 15: %v", len(victims), victims)
 	}
-	for _, name := range victims {
-		if len(name) < len("borrower-low-") || name[:len("borrower-low-")] != "borrower-low-" {
-			t.Errorf("evicted %s; only the borrower's low-priority pods should go", name)
-		}
-	}
-	timer := time.NewTimer(steadyWindow)
-	defer timer.Stop()
-	select {
-	case name := <-evicted.deleted:
-		t.Fatalf("pod %s evicted after reclaim converged; allocation %v", name, boundCPU(t))
-	case <-timer.C:
-	}
+	wantOnlyVictims(t, victims, "borrower-low-", "the borrower's low-priority pods")
+	wantSteady(t, evicted)
 	if a := boundCPU(t); a["borrower"] != 20 || a["keeper"] != 25 || a["owner"] != 15 {
 		t.Fatalf("allocation moved during the steady window: %v", a)
 	}
