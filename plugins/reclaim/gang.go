@@ -117,6 +117,11 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
+	// The members' nominations left by an earlier attempt are not room the gang may count on, nor
+	// room it must make twice: the run places every missing member afresh.
+	for _, m := range g.missing[1:] {
+		r.handle.DeleteNominatedPodIfExists(m)
+	}
 	run, err := r.newGangRun(ctx, p, pdbs)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
