@@ -2,16 +2,40 @@ package accounting
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Amounts are resource quantities in milli-units, so that a check on a hot path compares integers.
+// Amounts are resource quantities as integers, so that a check on a hot path compares integers:
+// milli-cpu, and whole units of every other resource (bytes, pods, devices). An amount saturates at
+// ±amountLimit: Quantity.MilliValue overflows int64 above about 9.2 P units (8E reads 0), and a
+// capability of 8E cpu, or 10Pi of memory, must compare as very large, not as nothing.
 type Amounts map[v1.ResourceName]int64
+
+// amountLimit bounds an amount far below int64's range, so that sums of a few stay exact.
+const amountLimit = 1 << 61
+
+// amountOf converts one quantity of resource name.
+func amountOf(name v1.ResourceName, q resource.Quantity) int64 {
+	f := q.AsApproximateFloat64()
+	if name == v1.ResourceCPU {
+		f *= 1000
+	}
+	switch {
+	case f >= amountLimit:
+		return amountLimit
+	case f <= -amountLimit:
+		return -amountLimit
+	case name == v1.ResourceCPU:
+		return q.MilliValue()
+	}
+	return q.Value()
+}
 
 // AmountsOf converts a resource list.
 func AmountsOf(list v1.ResourceList) Amounts {
 	out := make(Amounts, len(list))
 	for name, q := range list {
-		out[name] = q.MilliValue()
+		out[name] = amountOf(name, q)
 	}
 	return out
 }
@@ -19,7 +43,7 @@ func AmountsOf(list v1.ResourceList) Amounts {
 // Add adds list times sign.
 func (m Amounts) Add(list v1.ResourceList, sign int64) {
 	for name, q := range list {
-		m[name] += sign * q.MilliValue()
+		m[name] = max(-amountLimit, min(amountLimit, m[name]+sign*amountOf(name, q)))
 	}
 }
 
@@ -56,7 +80,7 @@ func (a *Accounting) HeadroomOf(queue string, own WorkKey, req v1.ResourceList) 
 		used.Add(reserved, 1)
 		for r, limit := range cur.Spec.Capability {
 			if want, asked := req[r]; asked && !want.IsZero() {
-				h.capability[r] = max(h.capability[r], used[r]+want.MilliValue()-limit.MilliValue())
+				h.capability[r] = max(h.capability[r], used[r]+amountOf(r, want)-amountOf(r, limit))
 			}
 		}
 	})
@@ -71,7 +95,7 @@ func (a *Accounting) HeadroomOf(queue string, own WorkKey, req v1.ResourceList) 
 			continue
 		}
 		al := allocated[r]
-		h.share[r] = al.MilliValue() - d.MilliValue()
+		h.share[r] = amountOf(r, al) - amountOf(r, d)
 	}
 	h.borrows = !a.SharesStale() && a.borrowable(req)
 	return h

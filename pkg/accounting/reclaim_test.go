@@ -136,3 +136,24 @@ func TestHasBoundBelow(t *testing.T) {
 		t.Error("HasBoundBelow: want true only above priority 5 in queue a")
 	}
 }
+
+// Amounts near int64's limits saturate instead of overflowing: a capability of 8E cpu or 10Pi of
+// memory is very large, not nothing, and a queue under it needs nothing freed.
+func TestAmountsNearInt64Limits(t *testing.T) {
+	huge := AmountsOf(util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "8E", v1.ResourceMemory: "10Pi"}))
+	if huge[v1.ResourceCPU] != amountLimit || huge[v1.ResourceMemory] != 10<<50 {
+		t.Errorf("8E cpu, 10Pi memory as amounts: %v; want cpu saturated at %d and 10Pi in bytes", huge, int64(amountLimit))
+	}
+	huge.Add(util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "8E"}), 1)
+	if huge[v1.ResourceCPU] != amountLimit {
+		t.Errorf("adding to a saturated amount overflowed: %d", huge[v1.ResourceCPU])
+	}
+	bigCaps := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
+		util.MakeQueue("big").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8E", v1.ResourceMemory: "10Pi"}).Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("big", "held", "3", "n"))
+	req := util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"})
+	h := bigCaps.HeadroomOf("big", "", req)
+	if len(h.capability) != 2 || h.capability[v1.ResourceCPU] > 0 || h.capability[v1.ResourceMemory] > 0 {
+		t.Errorf("under capabilities of 8E cpu and 10Pi memory, the capability headroom asks to free %v", h.capability)
+	}
+}

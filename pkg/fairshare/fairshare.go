@@ -39,7 +39,7 @@ func Compute(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
 	demand := map[*Queue]v1.ResourceList{}
 	totalDemand(root, demand)
 	for name, total := range capacity {
-		share(root, name, float64(total.MilliValue()), demand, out)
+		share(root, name, millis(total), demand, out)
 	}
 	return out
 }
@@ -136,28 +136,36 @@ func guarantees(children []*Queue, name v1.ResourceName, amount float64) []float
 
 func milli(l v1.ResourceList, name v1.ResourceName) float64 {
 	if q, ok := l[name]; ok {
-		return float64(q.MilliValue())
+		return millis(q)
 	}
 	return 0
 }
 
 func limit(l v1.ResourceList, name v1.ResourceName) float64 {
 	if q, ok := l[name]; ok {
-		return float64(q.MilliValue())
+		return millis(q)
 	}
 	return math.Inf(1)
 }
 
+// millis is a quantity in milli-units, as a float: Quantity.MilliValue overflows int64 above about
+// 9.2 P units (memory of 8 PiB and more, a capability of 8E cpu) and answers 0 or a negative number.
+func millis(q resource.Quantity) float64 { return q.AsApproximateFloat64() * 1000 }
+
+// maxExact is the largest float64 below 2^63 that converts to int64 exactly and safely.
+const maxExact = float64(1<<63 - 1024)
+
 // quantity rounds a milli amount down to a quantity: whole units for resources counted in units
-// (memory, pods, devices), milli-units for CPU.
+// (memory, pods, devices), milli-units for CPU while they fit int64 (whole cores beyond), saturating
+// at the largest int64.
 func quantity(name v1.ResourceName, m float64) *resource.Quantity {
 	m = math.Max(0, math.Floor(m))
-	if name == v1.ResourceCPU {
+	if name == v1.ResourceCPU && m <= maxExact {
 		return resource.NewMilliQuantity(int64(m), resource.DecimalSI)
 	}
 	format := resource.DecimalSI
 	if name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage {
 		format = resource.BinarySI
 	}
-	return resource.NewQuantity(int64(m/1000), format)
+	return resource.NewQuantity(int64(math.Min(math.Floor(m/1000), maxExact)), format)
 }

@@ -182,3 +182,65 @@ func TestOtherResourcesAndUnits(t *testing.T) {
 		t.Error("a resource the cluster does not have was shared")
 	}
 }
+
+// Quantities up to the API's limits: Quantity.MilliValue overflows int64 above about 9.2 P units (8E
+// reads 0, 10Pi negative); the shares must not.
+func TestQuantitiesNearInt64Limits(t *testing.T) {
+	huge := func(name v1.ResourceName, v string) v1.ResourceList {
+		return v1.ResourceList{name: resource.MustParse(v)}
+	}
+	got := Compute(&Queue{Children: []*Queue{
+		{Name: "a", Weight: 1, Capability: cpu("8E"), Demand: cpu("8E")},
+		{Name: "b", Weight: 1, Demand: cpu("8E")},
+	}}, cpu("16"))
+	if a, b := cpuOf(got["a"]), cpuOf(got["b"]); a != 8 || b != 8 {
+		t.Errorf("capability 8E cpu, weights 1:1 on 16 cpu: got %v and %v, want 8 each", a, b)
+	}
+	got = Compute(&Queue{Children: []*Queue{
+		{Name: "a", Weight: 1, Demand: huge(v1.ResourceMemory, "100Pi")},
+		{Name: "b", Weight: 3, Demand: huge(v1.ResourceMemory, "100Pi"), Capability: huge(v1.ResourceMemory, "8Ei")},
+	}}, huge(v1.ResourceMemory, "20Pi"))
+	for name, want := range map[string]string{"a": "5Pi", "b": "15Pi"} {
+		g, w := got[name][v1.ResourceMemory], resource.MustParse(want)
+		if diff := math.Abs(g.AsApproximateFloat64() - w.AsApproximateFloat64()); diff > 1<<20 {
+			t.Errorf("memory of %s: got %s, want %s", name, g.String(), want)
+		}
+	}
+}
+
+// The sharing properties hold at every scale, from milli-cpu to exa-units: nothing negative, no
+// queue above its capability, children never above what their parent shares.
+func TestPropertiesAtEveryScale(t *testing.T) {
+	scales := []string{"m", "", "k", "M", "G", "T", "P", "E"}
+	quantity := func(r *rand.Rand) resource.Quantity {
+		return resource.MustParse(fmt.Sprintf("%d%s", 1+r.IntN(9), scales[r.IntN(len(scales))]))
+	}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		var children []*Queue
+		for i := range 1 + r.IntN(4) {
+			q := &Queue{Name: fmt.Sprint("q", i), Weight: int32(1 + r.IntN(10)), Demand: v1.ResourceList{v1.ResourceMemory: quantity(r)}}
+			if r.IntN(2) == 0 {
+				q.Capability = v1.ResourceList{v1.ResourceMemory: quantity(r)}
+			}
+			children = append(children, q)
+		}
+		capacity := quantity(r)
+		got := Compute(&Queue{Children: children}, v1.ResourceList{v1.ResourceMemory: capacity})
+		sum := 0.0
+		for _, c := range children {
+			d := got[c.Name][v1.ResourceMemory]
+			v := d.AsApproximateFloat64()
+			sum += v
+			if v < 0 {
+				t.Fatalf("seed %d: %s deserves %s", seed, c.Name, d.String())
+			}
+			if limit, ok := c.Capability[v1.ResourceMemory]; ok && v > limit.AsApproximateFloat64()*(1+1e-9)+1 {
+				t.Errorf("seed %d: %s deserves %s above its capability %s", seed, c.Name, d.String(), limit.String())
+			}
+		}
+		if sum > capacity.AsApproximateFloat64()*(1+1e-9)+float64(len(children)) {
+			t.Errorf("seed %d: children deserve %g together, above the %s they share", seed, sum, capacity.String())
+		}
+	}
+}
