@@ -145,21 +145,12 @@ func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int64) *fwk
 	if err != nil || s.refusal == nil {
 		return nil // PreFilter left no verdict (the pod has no queue), or admitted the pod.
 	}
-	q, requests, ok := p.acct.Holding(other)
-	if !ok && sign < 0 {
-		// A pod a dry run places that the accounting does not count yet (a gang's member placed
-		// before this one) takes its queue's room all the same.
-		q, requests, ok = p.placed(other)
-	}
-	if ok && q == s.queue {
+	// The accounting counts pending pods too: a gang's member a dry run placed before this one takes
+	// its queue's room as a bound pod does.
+	if q, requests, ok := p.acct.Holding(other); ok && q == s.queue {
 		s.freed.Add(requests, sign)
 	}
 	return nil
-}
-
-func (p *Proportion) placed(pod *v1.Pod) (string, v1.ResourceList, bool) {
-	q, err := p.acct.QueueOf(pod)
-	return q, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), err == nil
 }
 
 // Reserve counts the pod against its queue at once, so the next pods in this cycle see it.
