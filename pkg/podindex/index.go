@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Index maps wait keys (a queue, a PodGroup…) to the pods waiting for them; a pod waits for one key
@@ -93,4 +94,27 @@ func (x *Index) Take(key string) map[string]*v1.Pod {
 	}
 	delete(x.byKey, key)
 	return out
+}
+
+// ForgetOnBindOrDelete removes from the index every pod the informer shows bound (when it becomes
+// so) or deleted: such a pod waits for nothing any more, and the index must not keep it for ever.
+func (x *Index) ForgetOnBindOrDelete(pods cache.SharedIndexInformer) error {
+	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, obj any) {
+			old, okOld := oldObj.(*v1.Pod)
+			pod, ok := obj.(*v1.Pod)
+			if okOld && ok && old.Spec.NodeName == "" && pod.Spec.NodeName != "" {
+				x.Remove(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				x.Remove(pod)
+			}
+		},
+	})
+	return err
 }

@@ -49,10 +49,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
 	acct.OnDeservedChange(p.activate)
 	acct.OnSharesComputed(func() { p.activate(staleBucket) })
-	if _, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { p.forgetIfBound(obj) },
-		DeleteFunc: p.forget,
-	}); err != nil {
+	if err := p.rejected.ForgetOnBindOrDelete(h.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
@@ -162,21 +159,6 @@ func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _
 // Unreserve gives the pod's resources back when it was not bound.
 func (p *Proportion) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	p.acct.Forget(pod)
-}
-
-func (p *Proportion) forgetIfBound(obj any) {
-	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
-		p.rejected.Remove(pod)
-	}
-}
-
-func (p *Proportion) forget(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if pod, ok := obj.(*v1.Pod); ok {
-		p.rejected.Remove(pod)
-	}
 }
 
 // waitForShares keeps a pod turned away for stale shares until they are fresh. The recomputation

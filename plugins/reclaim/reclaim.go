@@ -79,10 +79,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
 	}
-	if _, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { r.forgetIf(obj, true) },
-		DeleteFunc: func(obj any) { r.forgetIf(obj, false) },
-	}); err != nil {
+	if err := r.waiting.ForgetOnBindOrDelete(h.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
 	executor := preemption.NewExecutor(h, feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
@@ -98,16 +95,6 @@ func (r *Reclaim) Name() string { return Name }
 func (r *Reclaim) activateWaiting() {
 	if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
 		r.handle.Activate(klog.Background(), pods)
-	}
-}
-
-// forgetIf drops from the waiting index a pod deleted, or (onlyBound) a pod now bound.
-func (r *Reclaim) forgetIf(obj any, onlyBound bool) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if pod, ok := obj.(*v1.Pod); ok && (!onlyBound || pod.Spec.NodeName != "") {
-		r.waiting.Remove(pod)
 	}
 }
 
