@@ -99,4 +99,10 @@ func TestWebhookManifestMatchesTheCode(t *testing.T) {
 	if diff := cmp.Diff(want.Webhooks, got.Webhooks); diff != "" {
 		t.Errorf("webhooks differ (-code,+manifest); run make generate:\n%s", diff)
 	}
+	gotMutating := findObject[admissionregistrationv1.MutatingWebhookConfiguration](t, data, "MutatingWebhookConfiguration")
+	wantMutating := webhook.MutatingConfiguration(config.DefaultConfigurationName,
+		webhook.ServiceClientConfig("queue-scheduler-system", config.DefaultServiceName))
+	if diff := cmp.Diff(wantMutating.Webhooks, gotMutating.Webhooks); diff != "" {
+		t.Errorf("mutating webhooks differ (-code,+manifest); run make generate:\n%s", diff)
+	}
 }

@@ -52,6 +52,7 @@ type Accounting struct {
 	reservations     reservations
 	pins             pins
 	reclaims         reclaims
+	selectors        selectors
 }
 
 var (
@@ -133,6 +134,9 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.usage.watchTree(v1beta1.Queues().Informer()); err != nil {
 		return nil, err
 	}
+	if err := a.selectors.watch(v1beta1.Queues().Informer()); err != nil {
+		return nil, err
+	}
 	nodesSynced, err := a.shares.capacityOf.watch(kube.Core().V1().Nodes().Informer())
 	if err != nil {
 		return nil, err
@@ -189,6 +193,9 @@ func (a *Accounting) PodGroups() listers.PodGroupLister { return a.podGroups }
 // QueueUnits lists QueueUnits from the cache.
 func (a *Accounting) QueueUnits() listers.QueueUnitLister { return a.queueUnits }
 
+// Namespaces lists namespaces from the cache.
+func (a *Accounting) Namespaces() corelisters.NamespaceLister { return a.namespaces }
+
 // Commands lists Commands from the cache.
 func (a *Accounting) Commands() buslisters.CommandLister { return a.commands }
 
@@ -203,12 +210,13 @@ func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 
 // SchedulingState is the state that decides whether a queue's pending work may be scheduled now,
 // derived from the queue's spec and the queue tree, never from status: a request to suspend takes
-// effect at once, and a queue whose parent does not exist is Unknown.
+// effect at once, and a queue whose parent does not exist, or whose parent chain is a cycle, is
+// Unknown.
 func (a *Accounting) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
 	switch {
 	case q.Spec.State == schedulingv1beta1.QueueStateSuspended:
 		return schedulingv1beta1.QueueStateSuspended
-	case q.Spec.Parent != "" && !a.exists(q.Spec.Parent):
+	case a.TreeFaultOf(q).Reason != "":
 		return schedulingv1beta1.QueueStateUnknown
 	case q.Spec.State == "":
 		return schedulingv1beta1.QueueStateOpen

@@ -1,6 +1,8 @@
 package accounting
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
@@ -34,9 +36,13 @@ func (t ancestry) parent(name string) string {
 	return ParentOf(q)
 }
 
-// walk calls f for queue and each of its ancestors, the root included.
+// walk calls f once for queue and each of its ancestors, the root included; a chain that runs into
+// a cycle stops before it repeats a queue, so no total counts a pod twice.
 func (t ancestry) walk(queue string, f func(name string)) {
-	for name, depth := queue, 0; name != "" && depth < maxDepth; name, depth = t.parent(name), depth+1 {
+	var buf [maxDepth]string
+	seen := buf[:0]
+	for name := queue; name != "" && len(seen) < maxDepth && !slices.Contains(seen, name); name = t.parent(name) {
+		seen = append(seen, name)
 		f(name)
 	}
 }

@@ -25,6 +25,9 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) (bool, string
 	if s := c.acct.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
 		return false, ""
 	}
+	if refusal := c.acct.NamespaceRefusal(q, pg.Namespace); refusal != "" {
+		return false, refusal
+	}
 	if len(pg.Spec.MinResources) == 0 {
 		return true, ""
 	}

@@ -11,6 +11,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
 // LastCommandAnnotation on a queue holds the UID of the last Command applied to it, so that a Command
@@ -74,6 +75,11 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 			return err
 		}
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "QueueNotFound", "%s not applied: queue %q does not exist", cmd.Spec.Action, cmd.Spec.Target.Name)
+		return c.deleteCommand(ctx, cmd)
+	}
+	if errs := validation.ValidateCommand(cmd, c.adminNamespace, c.acct); len(errs) > 0 {
+		// Admission was bypassed: the Command may not operate this queue.
+		c.recorder.Eventf(cmd, v1.EventTypeWarning, "CommandForbidden", "%s not applied: %v", cmd.Spec.Action, errs.ToAggregate())
 		return c.deleteCommand(ctx, cmd)
 	}
 	if q.Annotations[LastCommandAnnotation] != string(cmd.UID) {

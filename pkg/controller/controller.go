@@ -59,6 +59,9 @@ type Controller struct {
 	// (processDone), not of one leadership term: a replica that leads again finds them running.
 	startOnce   sync.Once
 	processDone <-chan struct{}
+	// adminNamespace is the scheduler's own namespace, where the lease lives: its Commands may
+	// operate any queue.
+	adminNamespace string
 
 	// mu guards wq, the workqueues of the current leadership term; nil while not leading.
 	mu sync.RWMutex

@@ -144,6 +144,11 @@ func (c *Controller) queueHolds(queue string) string {
 // dequeue admits one unit when its resource fits: it un-suspends the consumer, then records the unit
 // Dequeued. A unit that does not fit stays Enqueued with the reason.
 func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1beta1.QueueUnit) error {
+	if q, ok := c.acct.Queue(queue); ok {
+		if refusal := c.acct.NamespaceRefusal(q, u.Namespace); refusal != "" {
+			return c.stillEnqueued(ctx, u, refusal)
+		}
+	}
 	key := accounting.UnitWork(u)
 	refusal := c.acct.AdmitWork(key, queue, u.Spec.Resource)
 	switch {

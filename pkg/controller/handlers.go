@@ -46,15 +46,29 @@ func unwrap(obj any) any {
 	return obj
 }
 
-// onQueue syncs the queue and its children, whose state depends on it.
+// onQueue syncs the queue and the queues below it, whose state depends on it, and the queues of a
+// cycle its parent chain runs into: a cycle stored by two re-parentings at once is reported on every
+// queue in it.
 func (c *Controller) onQueue(obj any) {
 	q, ok := obj.(*schedulingv1beta1.Queue)
 	if !ok {
 		return
 	}
-	c.enqueueQueue(q.Name)
-	for _, child := range c.acct.Children(q.Name) {
-		c.enqueueQueue(child.Name)
+	seen := map[string]bool{}
+	var below func(name string)
+	below = func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		c.enqueueQueue(name)
+		for _, child := range c.acct.Children(name) {
+			below(child.Name)
+		}
+	}
+	below(q.Name)
+	for _, name := range c.acct.CycleAbove(q.Name) {
+		below(name)
 	}
 }
 

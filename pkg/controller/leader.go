@@ -38,6 +38,7 @@ func DefaultLeaderElection(namespace string) LeaderElection {
 // one replica writes status at any time and another takes over when it goes away.
 func (c *Controller) Run(ctx context.Context, le LeaderElection) error {
 	c.processDone = ctx.Done()
+	c.adminNamespace = le.Namespace
 	identity := le.Identity
 	if identity == "" {
 		host, _ := os.Hostname()

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 )
 
 // QueueActive is the queue condition that is True while the queue accepts and schedules new work,
@@ -92,8 +93,7 @@ func (c *Controller) countWork(queue string, livePods int) workCounts {
 func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
 	usage := c.acct.Usage(q.Name)
 	w := c.countWork(q.Name, usage.Pods)
-	_, parentExists := c.acct.Queue(q.Spec.Parent)
-	state, reason, message := deriveState(q, parentExists, w)
+	state, reason, message := deriveState(q, c.acct.TreeFaultOf(q), w)
 	status := schedulingv1beta1.QueueStatus{
 		State:              state,
 		Pending:            w.pending,
@@ -125,11 +125,10 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 }
 
 // deriveState is the queue state table: the requested state, Closed read as Closing while live work
-// remains, and Unknown when the parent is missing.
-func deriveState(q *schedulingv1beta1.Queue, parentExists bool, w workCounts) (state schedulingv1beta1.QueueState, reason, message string) {
-	if q.Spec.Parent != "" && !parentExists {
-		return schedulingv1beta1.QueueStateUnknown, "ParentMissing",
-			fmt.Sprintf("parent queue %q does not exist: no new work is accepted or scheduled", q.Spec.Parent)
+// remains, and Unknown when the queue's place in the tree is not known (fault).
+func deriveState(q *schedulingv1beta1.Queue, fault accounting.TreeFault, w workCounts) (state schedulingv1beta1.QueueState, reason, message string) {
+	if fault.Reason != "" {
+		return schedulingv1beta1.QueueStateUnknown, fault.Reason, fault.Detail + ": no new work is accepted or scheduled"
 	}
 	switch q.Spec.State {
 	case schedulingv1beta1.QueueStateSuspended:

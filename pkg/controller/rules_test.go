@@ -9,6 +9,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -21,12 +22,14 @@ const (
 )
 
 func TestDeriveState(t *testing.T) {
+	missing := accounting.TreeFault{Reason: accounting.ParentMissing, Detail: `its parent queue "gone" does not exist`}
+	cycle := accounting.TreeFault{Reason: accounting.ParentCycle, Detail: "its parent chain is a cycle: q -> p -> q"}
 	tests := []struct {
-		name         string
-		queue        *schedulingv1beta1.Queue
-		parentExists bool
-		work         workCounts
-		want         schedulingv1beta1.QueueState
+		name  string
+		queue *schedulingv1beta1.Queue
+		fault accounting.TreeFault
+		work  workCounts
+		want  schedulingv1beta1.QueueState
 	}{
 		{name: "open", queue: util.MakeQueue("q").State(open).Obj(), want: open},
 		{name: "no state is open", queue: util.MakeQueue("q").Obj(), want: open},
@@ -35,13 +38,14 @@ func TestDeriveState(t *testing.T) {
 		{name: "closed with a running PodGroup is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{running: 1}, want: closing},
 		{name: "closed with an enqueued unit is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{enqueued: 1}, want: closing},
 		{name: "closed with only finished work is closed", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{completed: 4, dequeued: 2}, want: closed},
-		{name: "missing parent is unknown", queue: util.MakeQueue("q").Parent("gone").Obj(), want: unknown},
-		{name: "missing parent wins over suspended", queue: util.MakeQueue("q").Parent("gone").State(suspended).Obj(), want: unknown},
-		{name: "present parent", queue: util.MakeQueue("q").Parent("p").Obj(), parentExists: true, want: open},
+		{name: "missing parent is unknown", queue: util.MakeQueue("q").Parent("gone").Obj(), fault: missing, want: unknown},
+		{name: "missing parent wins over suspended", queue: util.MakeQueue("q").Parent("gone").State(suspended).Obj(), fault: missing, want: unknown},
+		{name: "a cycle is unknown", queue: util.MakeQueue("q").Parent("p").Obj(), fault: cycle, want: unknown},
+		{name: "present parent", queue: util.MakeQueue("q").Parent("p").Obj(), want: open},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reason, message := deriveState(tt.queue, tt.parentExists, tt.work)
+			got, reason, message := deriveState(tt.queue, tt.fault, tt.work)
 			if got != tt.want {
 				t.Errorf("state: got %s, want %s", got, tt.want)
 			}

@@ -47,7 +47,7 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 		return nil
 	}
 	if !args.Webhook.Disabled {
-		if _, err := webhook.Start(ctx, client, acct, args.Webhook); err != nil {
+		if _, err := webhook.Start(ctx, client, acct, args.Webhook, args.Controller.LeaseNamespace); err != nil {
 			return err
 		}
 	}

@@ -16,9 +16,12 @@ func newCreateCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a queue",
-		Example: `  kubectl queue create team-a --weight 2 --capability cpu=64,memory=256Gi
-  kubectl queue create ml --parent org --guarantee cpu=16 --reclaimable=false
-  kubectl queue create staging --state Suspended --dry-run=server`,
+		Long: `Create a queue. A queue accepts work only from the namespaces its --namespaces selector selects
+(--all-namespaces: every namespace); without either it accepts no namespace's work yet.`,
+		Example: `  kubectl queue create team-a --weight 2 --capability cpu=64,memory=256Gi --namespaces team=a
+  kubectl queue create ml --parent org --guarantee cpu=16 --reclaimable=false --namespaces 'kubernetes.io/metadata.name in (ml,ml-dev)'
+  kubectl queue create shared --all-namespaces
+  kubectl queue create staging --state Suspended --namespaces team=staging --dry-run=server`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: args[0]}}
@@ -45,6 +48,12 @@ func (o *Options) create(ctx context.Context, q *schedulingv1beta1.Queue, mode d
 			return fmt.Errorf("creating queue %q: %w", q.Name, err)
 		}
 	}
-	_, err := fmt.Fprintf(o.Out, "queue/%s created%s\n", q.Name, mode.suffix())
-	return err
+	if _, err := fmt.Fprintf(o.Out, "queue/%s created%s\n", q.Name, mode.suffix()); err != nil {
+		return err
+	}
+	if q.Spec.NamespaceSelector == nil {
+		_, err := fmt.Fprintf(o.ErrOut, "Warning: queue %q accepts no namespace's work until it has a namespace selector: kubectl queue update %s --namespaces SELECTOR (or --all-namespaces)\n", q.Name, q.Name)
+		return err
+	}
+	return nil
 }

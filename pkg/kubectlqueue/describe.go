@@ -82,6 +82,7 @@ func describeSpec(l *textout.Lines, q *schedulingv1beta1.Queue, cluster v1.Resou
 	l.Printf("Weight:\t%d\n", q.Spec.Weight)
 	l.Printf("Priority:\t%d\n", q.Spec.Priority)
 	l.Printf("Reclaimable:\t%t\n", reclaimable)
+	l.Printf("Namespaces:\t%s\n", namespacesOf(q))
 	l.Printf("Capability:\t%s\n", textout.Resources(q.Spec.Capability))
 	l.Printf("Guarantee:\t%s\n", textout.Resources(q.Spec.Guarantee.Resource))
 	l.Printf("Allocated:\t%s\n", textout.Resources(s.Allocated))
@@ -142,4 +143,16 @@ func (o *Options) describeEvents(l *textout.Lines, events []v1.Event) {
 		e := &events[i]
 		l.Printf("  %s\t%s\t%s\t%s\n", e.Type, e.Reason, o.age(metav1.NewTime(eventTime(e))), e.Message)
 	}
+}
+
+// namespacesOf says which namespaces a queue takes work from.
+func namespacesOf(q *schedulingv1beta1.Queue) string {
+	sel := q.Spec.NamespaceSelector
+	switch {
+	case sel == nil:
+		return "none (no namespace selector)"
+	case len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0:
+		return "all"
+	}
+	return metav1.FormatLabelSelector(sel)
 }

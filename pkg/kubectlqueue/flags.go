@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -19,6 +20,8 @@ type specFlags struct {
 	parent      string
 	priority    int32
 	reclaimable bool
+	namespaces  string
+	allNS       bool
 }
 
 func (f *specFlags) add(cmd *cobra.Command, withState bool) {
@@ -28,6 +31,9 @@ func (f *specFlags) add(cmd *cobra.Command, withState bool) {
 	cmd.Flags().StringVar(&f.parent, "parent", "", "the parent queue in the hierarchy (default root)")
 	cmd.Flags().Int32Var(&f.priority, "priority", 0, "the queue's priority among its siblings")
 	cmd.Flags().BoolVar(&f.reclaimable, "reclaimable", true, "whether other queues may reclaim what this queue borrows")
+	cmd.Flags().StringVar(&f.namespaces, "namespaces", "", "a label selector of the namespaces whose work the queue accepts, e.g. team=a or 'kubernetes.io/metadata.name in (ml,ml-dev)'")
+	cmd.Flags().BoolVar(&f.allNS, "all-namespaces", false, "accept work from every namespace")
+	cmd.MarkFlagsMutuallyExclusive("namespaces", "all-namespaces")
 	if withState {
 		cmd.Flags().StringVar(&f.state, "state", "", "the requested state: Open, Closed or Suspended (default Open)")
 	}
@@ -38,7 +44,7 @@ func (f *specFlags) add(cmd *cobra.Command, withState bool) {
 
 // anyChanged says whether the user set any of the queue flags.
 func (f *specFlags) anyChanged(cmd *cobra.Command) bool {
-	for _, name := range []string{"weight", "state", "capability", "guarantee", "parent", "priority", "reclaimable"} {
+	for _, name := range []string{"weight", "state", "capability", "guarantee", "parent", "priority", "reclaimable", "namespaces", "all-namespaces"} {
 		if cmd.Flags().Changed(name) {
 			return true
 		}
@@ -86,6 +92,19 @@ func (f *specFlags) apply(cmd *cobra.Command, spec *schedulingv1beta1.QueueSpec)
 	if changed("reclaimable") {
 		out.Reclaimable = &f.reclaimable
 	}
+	if changed("namespaces") {
+		sel, err := parseNamespaces(f.namespaces)
+		if err != nil {
+			return err
+		}
+		out.NamespaceSelector = sel
+	}
+	if changed("all-namespaces") {
+		out.NamespaceSelector = nil
+		if f.allNS {
+			out.NamespaceSelector = &metav1.LabelSelector{}
+		}
+	}
 	*spec = out
 	return nil
 }
@@ -123,4 +142,16 @@ func parseResources(flag, s string) (v1.ResourceList, error) {
 		list[v1.ResourceName(name)] = q
 	}
 	return list, nil
+}
+
+// parseNamespaces reads --namespaces: a label selector of namespaces; "" selects none.
+func parseNamespaces(s string) (*metav1.LabelSelector, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	sel, err := metav1.ParseToLabelSelector(s)
+	if err != nil {
+		return nil, usageErrorf("--namespaces %q is not a label selector (examples: team=a, 'env in (prod,staging)'): %v", s, err)
+	}
+	return sel, nil
 }

@@ -149,9 +149,15 @@ func (c *Cluster) registerWebhook(ctx context.Context) (string, error) {
 		return "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	cfg := webhook.Configuration(config.DefaultConfigurationName, webhook.URLClientConfig("https://"+addr))
-	if _, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("register webhook: %w", err)
+	clientConfig := webhook.URLClientConfig("https://" + addr)
+	admission := c.Kube.AdmissionregistrationV1()
+	validating := webhook.Configuration(config.DefaultConfigurationName, clientConfig)
+	if _, err := admission.ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("register validating webhook: %w", err)
+	}
+	mutating := webhook.MutatingConfiguration(config.DefaultConfigurationName, clientConfig)
+	if _, err := admission.MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("register mutating webhook: %w", err)
 	}
 	return addr, nil
 }

@@ -68,7 +68,10 @@ type Queue struct {
 	Guarantee   map[string]Quantity `yaml:"guarantee"`
 	Reclaimable *bool               `yaml:"reclaimable"`
 	State       string              `yaml:"state"`
-	line        int
+	// Namespaces is the queue's namespaceSelector: "all" (also when omitted: the simulation submits
+	// from one namespace), "none", or a label selector such as "team=a".
+	Namespaces string `yaml:"namespaces"`
+	line       int
 }
 
 // JobStream is Count jobs of one shape arriving from At on: every Every, or at random with a mean

@@ -80,6 +80,9 @@ func (s *Scenario) validateQueues(p *problems) map[string]bool {
 		default:
 			p.add(q.line, field+".state", "must be Open, Closed or Suspended, got %q", q.State)
 		}
+		if _, err := q.namespaceSelector(); err != nil {
+			p.add(q.line, field+".namespaces", "must be all, none or a label selector such as team=a: %v", err)
+		}
 	}
 	for i, q := range s.Queues {
 		if q.Parent != "" && q.Parent != "root" && !names[q.Parent] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -96,7 +97,19 @@ func (q *Queue) object() *schedulingv1beta1.Queue {
 		Capability: resources(q.Capability),
 	}}
 	out.Spec.Guarantee.Resource = resources(q.Guarantee)
+	out.Spec.NamespaceSelector, _ = q.namespaceSelector()
 	return out
+}
+
+// namespaceSelector reads Namespaces.
+func (q *Queue) namespaceSelector() (*metav1.LabelSelector, error) {
+	switch strings.TrimSpace(q.Namespaces) {
+	case "", "all":
+		return &metav1.LabelSelector{}, nil
+	case "none":
+		return nil, nil
+	}
+	return metav1.ParseToLabelSelector(q.Namespaces)
 }
 
 func resources(m map[string]Quantity) v1.ResourceList {

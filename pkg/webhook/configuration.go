@@ -9,9 +9,57 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// PodMatchCondition limits the pod webhook to pods of queue-scheduler, so that a webhook outage
-// cannot block the rest of the cluster.
-const PodMatchCondition = "object.spec.schedulerName == '" + schedulingv1beta1.SchedulerName + "'"
+// Match conditions keep the pod webhooks to the pods they judge, so that a webhook outage cannot
+// block the rest of the cluster.
+const (
+	// PodMatchCondition: pods of queue-scheduler.
+	PodMatchCondition = "object.spec.schedulerName == '" + schedulingv1beta1.SchedulerName + "'"
+	// NamedWorkCondition: pods of queue-scheduler, and pods that name a queue or a PodGroup of ours.
+	NamedWorkCondition = PodMatchCondition + " || (has(object.metadata.labels) && ('" + schedulingv1beta1.QueueLabel +
+		"' in object.metadata.labels || '" + schedulingv1beta1.PodGroupLabel + "' in object.metadata.labels))"
+	// QueueLabelChangeCondition: updates that add, change or remove a pod's queue label.
+	QueueLabelChangeCondition = "(has(object.metadata.labels) && '" + schedulingv1beta1.QueueLabel + "' in object.metadata.labels ? object.metadata.labels['" +
+		schedulingv1beta1.QueueLabel + "'] : '\x00') != (has(oldObject.metadata.labels) && '" + schedulingv1beta1.QueueLabel +
+		"' in oldObject.metadata.labels ? oldObject.metadata.labels['" + schedulingv1beta1.QueueLabel + "'] : '\x00')"
+)
+
+func notKubeSystem() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"},
+	}}}
+}
+
+// MutatingConfiguration is the MutatingWebhookConfiguration of queue-scheduler: it decides a new pod's
+// scheduler (in namespaces labelled ManagedLabel "true") and queue. Pods of opted-in namespaces all
+// go through it; elsewhere only pods of queue-scheduler and pods that name its queues or PodGroups.
+func MutatingConfiguration(name string, clientConfig func(path string) admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
+	pods := func(webhook string, selector *metav1.LabelSelector, conditions ...admissionregistrationv1.MatchCondition) admissionregistrationv1.MutatingWebhook {
+		return admissionregistrationv1.MutatingWebhook{
+			Name:                    webhook,
+			ClientConfig:            clientConfig(MutatePodsPath),
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule("", "v1", "pods", admissionregistrationv1.Create)},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+			NamespaceSelector:       selector,
+			MatchConditions:         conditions,
+			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+		}
+	}
+	managed := &metav1.LabelSelector{MatchLabels: map[string]string{schedulingv1beta1.ManagedLabel: "true"}}
+	others := notKubeSystem()
+	others.MatchExpressions = append(others.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: schedulingv1beta1.ManagedLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"},
+	})
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			pods("managed-pods.queue-scheduler.io", managed),
+			pods("pods.queue-scheduler.io", others, admissionregistrationv1.MatchCondition{Name: "queue-scheduler-work", Expression: NamedWorkCondition}),
+		},
+	}
+}
 
 // Configuration is the ValidatingWebhookConfiguration of queue-scheduler; clientConfig says how the
 // API server reaches the server for a path (a Service in a cluster, a URL on a local one).
@@ -29,9 +77,10 @@ func Configuration(name string, clientConfig func(path string) admissionregistra
 	}
 	pods := ours("pods.queue-scheduler.io", PodsPath, "", "pods", admissionregistrationv1.Create)
 	pods.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "queue-scheduler-pods", Expression: PodMatchCondition}}
-	pods.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"},
-	}}}
+	pods.NamespaceSelector = notKubeSystem()
+	relabel := ours("pod-queue-labels.queue-scheduler.io", PodsPath, "", "pods", admissionregistrationv1.Update)
+	relabel.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "queue-label-changes", Expression: QueueLabelChangeCondition}}
+	relabel.NamespaceSelector = notKubeSystem()
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
@@ -42,6 +91,7 @@ func Configuration(name string, clientConfig func(path string) admissionregistra
 				admissionregistrationv1.Create, admissionregistrationv1.Update),
 			ours("commands.queue-scheduler.io", CommandsPath, busv1alpha1.GroupName, "commands", admissionregistrationv1.Create),
 			pods,
+			relabel,
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,69 +11,99 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
-// Paths the webhook configuration points at.
+// Paths the webhook configurations point at.
 const (
 	QueuesPath     = "/validate/queues"
 	PodGroupsPath  = "/validate/podgroups"
 	QueueUnitsPath = "/validate/queueunits"
 	CommandsPath   = "/validate/commands"
 	PodsPath       = "/validate/pods"
+	MutatePodsPath = "/mutate/pods"
 )
 
 // maxReviewBytes bounds an admission review body.
 const maxReviewBytes = 8 << 20
 
-// validator judges one admission request; no errors means allowed.
-type validator func(req *admissionv1.AdmissionRequest) (field.ErrorList, error)
+// decision is the verdict on one admission request: no errors means allowed, with the patch and the
+// warnings, if any.
+type decision struct {
+	errs     field.ErrorList
+	patch    []patchOp
+	warnings []string
+}
+
+// reviewer judges one admission request.
+type reviewer func(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error)
+
+// validator is a reviewer that only allows or refuses.
+type validator func(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error)
+
+func validating(v validator) reviewer {
+	return func(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
+		errs, err := v(ctx, req)
+		return decision{errs: errs}, err
+	}
+}
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(QueuesPath, serve(s.validateQueue))
-	mux.Handle(PodGroupsPath, serve(s.validatePodGroup))
-	mux.Handle(QueueUnitsPath, serve(s.validateQueueUnit))
-	mux.Handle(CommandsPath, serve(s.validateCommand))
-	mux.Handle(PodsPath, serve(s.validatePod))
+	mux.Handle(QueuesPath, serve(validating(s.validateQueue)))
+	mux.Handle(PodGroupsPath, serve(validating(s.validatePodGroup)))
+	mux.Handle(QueueUnitsPath, serve(validating(s.validateQueueUnit)))
+	mux.Handle(CommandsPath, serve(validating(s.validateCommand)))
+	mux.Handle(PodsPath, serve(validating(s.validatePod)))
+	mux.Handle(MutatePodsPath, serve(s.mutatePod))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return mux
 }
 
-// serve decodes an AdmissionReview, runs validate and writes the verdict.
-func serve(validate validator) http.Handler {
+// serve decodes an AdmissionReview, runs review and writes the verdict.
+func serve(review reviewer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewBytes))
-		review := &admissionv1.AdmissionReview{}
+		ar := &admissionv1.AdmissionReview{}
 		if err == nil {
-			err = json.Unmarshal(body, review)
+			err = json.Unmarshal(body, ar)
 		}
-		if err != nil || review.Request == nil {
+		if err != nil || ar.Request == nil {
 			http.Error(w, fmt.Sprintf("bad admission review: %v", err), http.StatusBadRequest)
 			return
 		}
-		review.Response = verdict(review.Request, validate)
-		review.Request = nil
+		ar.Response = verdict(r.Context(), ar.Request, review)
+		ar.Request = nil
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(review)
+		_ = json.NewEncoder(w).Encode(ar)
 	})
 }
 
-func verdict(req *admissionv1.AdmissionRequest, validate validator) *admissionv1.AdmissionResponse {
+func verdict(ctx context.Context, req *admissionv1.AdmissionRequest, review reviewer) *admissionv1.AdmissionResponse {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	errs, err := validate(req)
+	d, err := review(ctx, req)
 	switch {
 	case err != nil:
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest,
 			Reason: metav1.StatusReasonBadRequest, Message: err.Error()}
-	case len(errs) > 0:
+	case len(d.errs) > 0:
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
-			Reason: metav1.StatusReasonInvalid, Message: describe(req, errs)}
+			Reason: metav1.StatusReasonInvalid, Message: describe(req, d.errs)}
+	default:
+		resp.Warnings = d.warnings
+		if len(d.patch) > 0 {
+			patch, err := json.Marshal(d.patch)
+			if err != nil {
+				return verdict(ctx, req, func(context.Context, *admissionv1.AdmissionRequest) (decision, error) { return decision{}, err })
+			}
+			resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+		}
 	}
 	return resp
 }
@@ -97,32 +128,43 @@ func decode[T any](raw []byte) (*T, error) {
 	return obj, nil
 }
 
-func (s *Server) view() view { return view{s.acct} }
-
-func (s *Server) validateQueue(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+// validateQueue judges a queue's change against the tree as the API server holds it: the tree's rules
+// span queues, and two changes a moment apart must not both pass on a cache that saw neither.
+func (s *Server) validateQueue(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	old, err := decode[schedulingv1beta1.Queue](req.OldObject.Raw)
 	if err != nil {
 		return nil, err
 	}
-	if req.Operation == admissionv1.Delete {
-		return validation.ValidateQueueDeletion(old, s.view()), nil
-	}
 	q, err := decode[schedulingv1beta1.Queue](req.Object.Raw)
-	if err != nil || q == nil {
+	if err != nil || (q == nil && req.Operation != admissionv1.Delete) {
 		return nil, err
 	}
-	return validation.ValidateQueue(q, old, s.view()), nil
+	live, err := s.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.Operation == admissionv1.Delete {
+		return validation.ValidateQueueDeletion(old, live), nil
+	}
+	return validation.ValidateQueue(q, old, live), nil
 }
 
-func (s *Server) validatePodGroup(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+func (s *Server) validatePodGroup(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	pg, err := decode[schedulingv1beta1.PodGroup](req.Object.Raw)
 	if err != nil || pg == nil || req.Operation != admissionv1.Create {
 		return nil, err
 	}
-	return validation.AcceptsWork(field.NewPath("spec", "queue"), s.acct.QueueOfPodGroup(pg), false, s.view()), nil
+	pg.Namespace = req.Namespace
+	queue := s.acct.QueueOfPodGroup(pg)
+	return s.judge(ctx, func(v validation.View) field.ErrorList {
+		if errs := validation.AcceptsWork(field.NewPath("spec", "queue"), queue, pg.Namespace, false, v); len(errs) > 0 {
+			return errs
+		}
+		return validation.FitsCapability(field.NewPath("spec", "minResources"), pg.Spec.MinResources, queue, v)
+	})
 }
 
-func (s *Server) validateQueueUnit(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+func (s *Server) validateQueueUnit(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	u, err := decode[schedulingv1beta1.QueueUnit](req.Object.Raw)
 	if err != nil || u == nil {
 		return nil, err
@@ -131,45 +173,75 @@ func (s *Server) validateQueueUnit(req *admissionv1.AdmissionRequest) (field.Err
 	if err != nil {
 		return nil, err
 	}
-	return validation.ValidateQueueUnit(u, old, s.acct.QueueOfQueueUnit(u), s.view()), nil
+	u.Namespace = req.Namespace
+	queue := s.acct.QueueOfQueueUnit(u)
+	return s.judge(ctx, func(v validation.View) field.ErrorList { return validation.ValidateQueueUnit(u, old, queue, v) })
 }
 
-func (s *Server) validateCommand(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+func (s *Server) validateCommand(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	cmd, err := decode[busv1alpha1.Command](req.Object.Raw)
 	if err != nil || cmd == nil {
 		return nil, err
 	}
-	return validation.ValidateCommand(cmd, s.view()), nil
+	cmd.Namespace = req.Namespace
+	return s.judge(ctx, func(v validation.View) field.ErrorList { return validation.ValidateCommand(cmd, s.adminNamespace, v) })
 }
 
-// validatePod admits a new pod of queue-scheduler only into a queue that takes it. A pod that names a
-// PodGroup not created yet is admitted: the scheduler holds it until the PodGroup exists. A pod of a
-// job queued by a QueueUnit is admitted while its queue closes, as a PodGroup's members are.
-func (s *Server) validatePod(req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+// validatePod admits a new pod of queue-scheduler only into a queue that takes it, and keeps a pod's
+// queue label, decided at admission, from changing. A pod that names a PodGroup not created yet is
+// admitted: the scheduler holds it until the PodGroup exists. A pod of a job queued by a QueueUnit is
+// admitted while its queue closes, as a PodGroup's members are.
+func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
 	pod, err := decode[v1.Pod](req.Object.Raw)
-	if err != nil || pod == nil || req.Operation != admissionv1.Create {
+	if err != nil || pod == nil {
 		return nil, err
 	}
 	pod.Namespace = req.Namespace
+	if req.Operation == admissionv1.Update {
+		old, err := decode[v1.Pod](req.OldObject.Raw)
+		if err != nil || old == nil {
+			return nil, err
+		}
+		return validation.ValidateQueueLabelUnchanged(pod, old), nil
+	}
+	if req.Operation != admissionv1.Create {
+		return nil, nil
+	}
 	labels := field.NewPath("metadata", "labels")
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := s.acct.PodGroups().PodGroups(pod.Namespace).Get(group)
 		if err != nil {
 			return nil, nil
 		}
-		return validation.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), s.acct.QueueOfPodGroup(pg), true, s.view()), nil
+		queue := s.acct.QueueOfPodGroup(pg)
+		if named := pod.Labels[schedulingv1beta1.QueueLabel]; named != "" && named != queue {
+			return field.ErrorList{field.Invalid(labels.Key(schedulingv1beta1.QueueLabel), named,
+				fmt.Sprintf("contradicts the queue %q of the pod's PodGroup %q", queue, group))}, nil
+		}
+		return s.judge(ctx, func(v validation.View) field.ErrorList {
+			return validation.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v)
+		})
 	}
 	queue, err := s.acct.QueueOf(pod)
 	if err != nil {
 		return nil, err
 	}
+	named := pod.Labels[schedulingv1beta1.QueueLabel]
 	path, joining := labels.Key(schedulingv1beta1.QueueLabel), false
-	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
-		path = field.NewPath("metadata", "namespace")
-		if s.acct.UnitOf(pod) != nil {
-			// A pod of a queued job joins work its queue accepted already.
-			path, joining = field.NewPath("metadata", "ownerReferences"), true
+	if unit := s.acct.UnitOf(pod); unit != nil {
+		// A pod of a queued job joins work its queue accepted already.
+		joining = true
+		if unitQueue := s.acct.QueueOfQueueUnit(unit); named != "" && named != unitQueue {
+			return field.ErrorList{field.Invalid(path, named,
+				fmt.Sprintf("contradicts the queue %q of QueueUnit %q, which queues the pod's job", unitQueue, unit.Name))}, nil
 		}
+		if named == "" {
+			path = field.NewPath("metadata", "ownerReferences")
+		}
+	} else if named == "" {
+		path = field.NewPath("metadata", "namespace")
 	}
-	return validation.AcceptsWork(path, queue, joining, s.view()), nil
+	return s.judge(ctx, func(v validation.View) field.ErrorList {
+		return validation.AcceptsWork(path, queue, pod.Namespace, joining, v)
+	})
 }

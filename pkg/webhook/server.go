@@ -19,6 +19,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -29,18 +30,21 @@ import (
 
 // Server serves admission reviews.
 type Server struct {
-	args  config.WebhookArgs
-	kube  kubernetes.Interface
-	acct  *accounting.Accounting
-	store *certStore
-	cert  atomic.Pointer[tls.Certificate]
-	caPEM atomic.Pointer[[]byte]
+	args config.WebhookArgs
+	// adminNamespace is the scheduler's own namespace: its Commands may operate any queue.
+	adminNamespace string
+	kube           kubernetes.Interface
+	acct           *accounting.Accounting
+	store          *certStore
+	cert           atomic.Pointer[tls.Certificate]
+	caPEM          atomic.Pointer[[]byte]
 }
 
 // Start issues or loads the certificates, starts serving on args.BindAddress, patches the CA bundle
-// into the webhook configuration, and keeps the certificate renewed until ctx ends.
-func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, args config.WebhookArgs) (*Server, error) {
-	s := &Server{args: args, kube: kube, acct: acct, store: &certStore{
+// into the webhook configurations, and keeps the certificate renewed until ctx ends. adminNamespace
+// is the scheduler's own namespace, whose Commands may operate any queue.
+func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, args config.WebhookArgs, adminNamespace string) (*Server, error) {
+	s := &Server{args: args, adminNamespace: adminNamespace, kube: kube, acct: acct, store: &certStore{
 		kube: kube, namespace: args.CertSecretNamespace, name: args.CertSecretName,
 		dnsNames: args.DNSNames, ips: parseIPs(args.IPAddresses), now: time.Now,
 	}}
@@ -117,31 +121,50 @@ func (s *Server) renew(ctx context.Context) {
 	}
 }
 
-// patchCABundle writes the CA into every webhook of the configuration that lacks it.
+// patchCABundle writes the CA into every webhook of the validating and the mutating configuration.
 func (s *Server) patchCABundle(ctx context.Context) error {
-	api := s.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	cfg, err := api.Get(ctx, s.args.ConfigurationName, metav1.GetOptions{})
+	ca, name := s.CABundle(), s.args.ConfigurationName
+	admission := s.kube.AdmissionregistrationV1()
+	return errors.Join(
+		patchCA(ctx, admission.ValidatingWebhookConfigurations(), name, func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) {
+			for i := range cfg.Webhooks {
+				cfg.Webhooks[i].ClientConfig.CABundle = ca
+			}
+		}),
+		patchCA(ctx, admission.MutatingWebhookConfigurations(), name, func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) {
+			for i := range cfg.Webhooks {
+				cfg.Webhooks[i].ClientConfig.CABundle = ca
+			}
+		}),
+	)
+}
+
+// configurations is the client of one kind of webhook configuration.
+type configurations[T interface{ DeepCopyObject() runtime.Object }] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, cfg T, opts metav1.UpdateOptions) (T, error)
+}
+
+// patchCA updates the named configuration when setCA changes it.
+func patchCA[T interface{ DeepCopyObject() runtime.Object }](ctx context.Context, api configurations[T], name string, setCA func(T)) error {
+	cfg, err := api.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		klog.FromContext(ctx).Info("No webhook configuration to patch", "name", s.args.ConfigurationName)
+		klog.FromContext(ctx).Info("No webhook configuration to patch", "name", name, "kind", fmt.Sprintf("%T", cfg))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	updated := withCABundle(cfg, s.CABundle())
+	updated, ok := cfg.DeepCopyObject().(T)
+	if !ok {
+		return fmt.Errorf("webhook configuration %q: unexpected copy %T", name, updated)
+	}
+	setCA(updated)
 	if apiequality.Semantic.DeepEqual(updated, cfg) {
 		return nil
 	}
 	_, err = api.Update(ctx, updated, metav1.UpdateOptions{})
 	return err
-}
-
-func withCABundle(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, ca []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
-	updated := cfg.DeepCopy()
-	for i := range updated.Webhooks {
-		updated.Webhooks[i].ClientConfig.CABundle = ca
-	}
-	return updated
 }
 
 func parseIPs(addrs []string) []net.IP {

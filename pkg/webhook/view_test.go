@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
@@ -13,30 +16,48 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// TestDeletedChildDoesNotBlockItsParent: a child deleted a moment before its parent may still be in
-// the cache; the parent's deletion is refused only for children the API server still holds.
-func TestDeletedChildDoesNotBlockItsParent(t *testing.T) {
+// TestRefusalsRestOnTheAPIServer: a child deleted a moment before its parent may still be in the
+// cache, and a namespace created a moment before its first pod may not be in it yet; a refusal rests
+// on what the API server holds, never on the cache alone.
+func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	parent := util.MakeQueue("parent").StatusState("Closed").Obj()
 	child := util.MakeQueue("child").Parent("parent").Obj()
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(parent, child), kube)
+	team := util.MakeQueue("team").Namespaces(map[string]string{"team": "a"}).Obj()
+	kube := kubefake.NewClientset()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(parent, child, team), factory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kube.Start(ctx.Done())
-	kube.WaitForCacheSync(ctx.Done())
-	if got := validation.ValidateQueueDeletion(parent, view{acct}); len(got) != 1 {
-		t.Fatalf("deleting a parent whose child exists: got %v, want one refusal", got)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	s := &Server{acct: acct, kube: kube}
+	deletion := func(v validation.View) field.ErrorList { return validation.ValidateQueueDeletion(parent, v) }
+	if got, err := s.judge(ctx, deletion); err != nil || len(got) != 1 {
+		t.Fatalf("deleting a parent whose child exists: got %v, %v, want one refusal", got, err)
 	}
 
 	// The API server no longer holds the child; the cache still does.
-	acct.Client = fake.NewSimpleClientset(parent)
-	if got := validation.ValidateQueueDeletion(parent, view{acct}); len(got) != 0 {
-		t.Errorf("deleting a parent whose child is gone from the API server: got %v, want no refusal", got)
+	acct.Client = fake.NewSimpleClientset(parent, team)
+	if got, err := s.judge(ctx, deletion); err != nil || len(got) != 0 {
+		t.Errorf("deleting a parent whose child is gone from the API server: got %v, %v, want no refusal", got, err)
 	}
 	if got := len(acct.Children("parent")); got != 1 {
 		t.Fatalf("the cache holds %d children of parent, want the stale one", got)
+	}
+
+	// A namespace the cache has not seen yet: its labels come from the API server.
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new", Labels: map[string]string{"team": "a"}}}
+	s.kube = kubefake.NewClientset(ns)
+	work := func(v validation.View) field.ErrorList {
+		return validation.AcceptsWork(field.NewPath("spec", "queue"), "team", "new", false, v)
+	}
+	if got := work(acct); len(got) != 1 {
+		t.Fatalf("on the cache alone: got %v, want a refusal", got)
+	}
+	if got, err := s.judge(ctx, work); err != nil || len(got) != 0 {
+		t.Errorf("a selected namespace the cache has not seen: got %v, %v, want it admitted", got, err)
 	}
 }

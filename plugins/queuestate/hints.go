@@ -2,6 +2,10 @@ package queuestate
 
 import (
 	"context"
+	"maps"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -18,9 +22,9 @@ func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 }
 
 // watch follows the accounting's informers on queues and PodGroups, the one watch of each kind in
-// the process. Their stores are current before any handler runs, and PreEnqueue indexes a pod before
+// the process, and the scheduler's on namespaces, whose labels decide which queues take their pods. Their stores are current before any handler runs, and PreEnqueue indexes a pod before
 // it reads them, so a change either is seen by the check or finds the pod in the index.
-func (p *QueueState) watch() error {
+func (p *QueueState) watch(namespaces cache.SharedIndexInformer) error {
 	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if q, ok := obj.(*schedulingv1beta1.Queue); ok {
@@ -31,16 +35,29 @@ func (p *QueueState) watch() error {
 			old, okOld := oldObj.(*schedulingv1beta1.Queue)
 			q, ok := obj.(*schedulingv1beta1.Queue)
 			if okOld && ok {
-				p.onQueue(q, p.holdMessage(old.Name, old) != p.holdMessage(q.Name, q), false)
+				changed := p.holdMessage(old.Name, old) != p.holdMessage(q.Name, q) ||
+					!apiequality.Semantic.DeepEqual(old.Spec.NamespaceSelector, q.Spec.NamespaceSelector)
+				p.onQueue(q, changed, false)
 			}
 		},
 	}); err != nil {
 		return err
 	}
-	_, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 				p.Activate(podGroupBucket(pg.Namespace, pg.Name))
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	_, err := namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, obj any) {
+			old, okOld := oldObj.(*v1.Namespace)
+			ns, ok := obj.(*v1.Namespace)
+			if okOld && ok && !maps.Equal(old.Labels, ns.Labels) {
+				p.Activate(namespaceBucket(ns.Name))
 			}
 		},
 	})

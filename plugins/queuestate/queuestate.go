@@ -1,6 +1,7 @@
-// Package queuestate is the scheduler plugin that enforces queue states: the pods of a Suspended or
-// Unknown queue, of a missing queue, or of a PodGroup that does not exist yet wait outside the active
-// queue, each with a report saying why, and come back the moment that changes.
+// Package queuestate is the scheduler plugin that enforces queue states and tenancy: the pods of a
+// Suspended or Unknown queue, of a missing queue, of a PodGroup that does not exist yet, or of a
+// namespace their queue does not select wait outside the active queue, each with a report saying why,
+// and come back the moment that changes.
 package queuestate
 
 import (
@@ -27,6 +28,10 @@ const Name = "QueueState"
 const namespacesBucket = "namespaces"
 
 func queueBucket(queue string) string { return "queue/" + queue }
+
+// namespaceBucket holds the pods a queue refuses for their namespace: a change of the namespace's
+// labels may let them in.
+func namespaceBucket(namespace string) string { return "namespace/" + namespace }
 
 func podGroupBucket(namespace, name string) string {
 	return "podgroup/" + namespace + "/" + name
@@ -59,7 +64,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	p := &QueueState{acct: acct, Holder: holder}
-	if err := p.watch(); err != nil {
+	if err := p.watch(h.SharedInformerFactory().Core().V1().Namespaces().Informer()); err != nil {
 		return nil, err
 	}
 	go p.activateWhenNamespacesSynced(ctx)
@@ -104,7 +109,11 @@ func (p *QueueState) hold(pod *v1.Pod) string {
 		p.Held.Add(pod, queueBucket(name))
 	}
 	q, _ := p.acct.Queue(name)
-	return p.holdMessage(name, q)
+	if message := p.holdMessage(name, q); message != "" {
+		return message
+	}
+	p.Held.Add(pod, namespaceBucket(pod.Namespace))
+	return p.acct.NamespaceRefusal(q, pod.Namespace)
 }
 
 // holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.
@@ -119,7 +128,7 @@ func (p *QueueState) holdMessage(name string, q *schedulingv1beta1.Queue) string
 	case schedulingv1beta1.QueueStateSuspended:
 		return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)
 	case schedulingv1beta1.QueueStateUnknown:
-		return fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist", name, q.Spec.Parent)
+		return fmt.Sprintf("queue %q is Unknown: %s", name, p.acct.TreeFaultOf(q).Detail)
 	default:
 		return ""
 	}

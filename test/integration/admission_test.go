@@ -61,6 +61,7 @@ type badRequest struct {
 
 func queues() interface {
 	Create(context.Context, *schedulingv1beta1.Queue, metav1.CreateOptions) (*schedulingv1beta1.Queue, error)
+	Get(context.Context, string, metav1.GetOptions) (*schedulingv1beta1.Queue, error)
 	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*schedulingv1beta1.Queue, error)
 	Delete(context.Context, string, metav1.DeleteOptions) error
 } {
@@ -145,11 +146,11 @@ func podAbsent(name string) func(*testing.T, admissionFixture) {
 	}
 }
 
-func deepChain(depth int) []*schedulingv1beta1.Queue {
+func deepChain(prefix string, depth int) []*schedulingv1beta1.Queue {
 	chain := make([]*schedulingv1beta1.Queue, 0, depth)
 	parent := ""
 	for i := range depth {
-		name := fmt.Sprintf("adm-deep-%d", i)
+		name := fmt.Sprintf("%s-%d", prefix, i)
 		chain = append(chain, util.MakeQueue(name).Parent(parent).Obj())
 		parent = name
 	}
@@ -172,7 +173,31 @@ func badRequests(t *testing.T) []badRequest {
 		{name: "guarantee above capability", send: createQueueErr(util.MakeQueue("adm-x5").Capability(cpu("2")).Guarantee(cpu("3")).Obj()),
 			want: []string{"spec.guarantee.resource[cpu]", "must not exceed spec.capability[cpu] (2)"}, check: queueAbsent("adm-x5")},
 		{name: "child of a queue that holds work", send: createQueueErr(util.MakeQueue("adm-x6").Parent("adm-busy").Obj()),
-			want: []string{"spec.parent", `queue "adm-busy" holds PodGroups or QueueUnits`}, check: queueAbsent("adm-x6")},
+			want: []string{"spec.parent", `queue "adm-busy" holds work (PodGroups, QueueUnits or pods)`}, check: queueAbsent("adm-x6")},
+		{name: "Open child created under a Closed parent", send: createQueueErr(util.MakeQueue("adm-x7").Parent("adm-closed-parent").Obj()),
+			want: []string{"spec.state", `parent queue "adm-closed-parent" is Closed: a queue placed under it must have spec.state Closed, not Open`}, check: queueAbsent("adm-x7")},
+		{name: "Open queue moved under a Closed parent", send: patchQueueErr("adm-suspended", `{"spec":{"parent":"adm-closed-parent"}}`),
+			want: []string{"spec.state", `parent queue "adm-closed-parent" is Closed`}, check: queueUnchanged("adm-suspended", specOf("adm-suspended"))},
+		{name: "parent's capability lowered below a child's", send: patchQueueErr("adm-parent", `{"spec":{"capability":{"cpu":"9"}}}`),
+			want: []string{"spec.capability[cpu]", `is below child queue "adm-leaf-a"'s capability (10)`}, check: queueUnchanged("adm-parent", specOf("adm-parent"))},
+		{name: "parent's guarantee lowered below its children's sum", send: patchQueueErr("adm-parent", `{"spec":{"guarantee":{"resource":{"cpu":"3"}}}}`),
+			want: []string{"spec.guarantee.resource[cpu]", "is below the sum of the children's guarantees (4)"}, check: queueUnchanged("adm-parent", specOf("adm-parent"))},
+		{name: "subtree moved too deep", send: func(admissionFixture) error {
+			chain := deepChain("adm-chain", 7)
+			for _, q := range chain {
+				createQueue(t, q)
+			}
+			createQueue(t, util.MakeQueue("adm-sub").Obj())
+			createQueue(t, util.MakeQueue("adm-sub-1").Parent("adm-sub").Obj())
+			createQueue(t, util.MakeQueue("adm-sub-2").Parent("adm-sub-1").Obj())
+			_, err := queues().Patch(context.Background(), "adm-sub", types.MergePatchType,
+				[]byte(`{"spec":{"parent":"`+chain[len(chain)-1].Name+`"}}`), metav1.PatchOptions{})
+			return err
+		}, want: []string{"spec.parent", "puts the deepest queue of its subtree 10 levels below the root; at most 8 are allowed"}, check: func(t *testing.T, _ admissionFixture) {
+			if got := getQueue(t, "adm-sub").Spec.Parent; got != "" {
+				t.Errorf("queue adm-sub moved under %q", got)
+			}
+		}},
 		{name: "queue parented to itself through a cycle", send: patchQueueErr("adm-parent", `{"spec":{"parent":"adm-leaf-a"}}`),
 			want: []string{"spec.parent", "makes a cycle: adm-parent -> adm-leaf-a -> adm-parent"}, check: queueUnchanged("adm-parent", specOf("adm-parent"))},
 		{name: "suspending a Closed queue", send: patchQueueErr("adm-closed", `{"spec":{"state":"Suspended"}}`),
@@ -223,16 +248,16 @@ func badRequests(t *testing.T) []badRequest {
 			pod := util.MakePod(ns, "p4").Obj()
 			_, err := cluster.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
 			return err
-		}, want: []string{"metadata.namespace", `queue "adm-closed" is Closed`}},
+		}, want: []string{"metadata.labels[scheduling.queue-scheduler.io/queue]", `queue "adm-closed" is Closed`}},
 		{name: "queue deeper than the limit", send: func(admissionFixture) error {
-			for _, q := range deepChain(10) {
+			for _, q := range deepChain("adm-deep", 10) {
 				if _, err := queues().Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
 					return err
 				}
 				t.Cleanup(func() { _ = queues().Delete(context.Background(), q.Name, metav1.DeleteOptions{}) })
 			}
 			return nil
-		}, want: []string{"spec.parent", "levels below the root; at most 8 are allowed"}, check: queueAbsent("adm-deep-9")},
+		}, want: []string{"spec.parent", "puts the queue 9 levels below the root; at most 8 are allowed"}, check: queueAbsent("adm-deep-9")},
 	}
 }
 

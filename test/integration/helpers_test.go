@@ -122,33 +122,48 @@ func getPod(t *testing.T, namespace, name string) *v1.Pod {
 // the only way a queue can lose its parent or a pod can name a missing queue.
 func withoutAdmission(t *testing.T, create func()) {
 	t.Helper()
-	api := cluster.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	cfg, err := api.Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
+	admission := cluster.Kube.AdmissionregistrationV1()
+	validating, err := admission.ValidatingWebhookConfigurations().Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get webhook configuration: %v", err)
 	}
-	if err := api.Delete(context.Background(), cfg.Name, metav1.DeleteOptions{}); err != nil {
+	mutating, err := admission.MutatingWebhookConfigurations().Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get mutating webhook configuration: %v", err)
+	}
+	if err := admission.ValidatingWebhookConfigurations().Delete(context.Background(), validating.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("unregister webhook: %v", err)
+	}
+	if err := admission.MutatingWebhookConfigurations().Delete(context.Background(), mutating.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("unregister mutating webhook: %v", err)
 	}
 	waitAdmission(t, false)
 	defer func() {
-		cfg.ResourceVersion = ""
-		if _, err := api.Create(context.Background(), cfg, metav1.CreateOptions{}); err != nil {
+		validating.ResourceVersion, mutating.ResourceVersion = "", ""
+		if _, err := admission.ValidatingWebhookConfigurations().Create(context.Background(), validating, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("register webhook again: %v", err)
+		}
+		if _, err := admission.MutatingWebhookConfigurations().Create(context.Background(), mutating, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("register mutating webhook again: %v", err)
 		}
 		waitAdmission(t, true)
 	}()
 	create()
 }
 
-// waitAdmission waits until the API server does (or no longer does) call the webhook, which it
-// learns of through its own informer: a dry-run queue naming a missing parent is the probe.
+// waitAdmission waits until the API server does (or no longer does) call the webhooks, which it
+// learns of through its own informers: a dry-run queue naming a missing parent probes the validating
+// webhooks, a dry-run pod without a queue label the mutating ones.
 func waitAdmission(t *testing.T, on bool) {
 	t.Helper()
 	probe := util.MakeQueue("admission-probe").Parent("no-such-parent-probe").Obj()
+	pod := util.MakePod(metav1.NamespaceDefault, "admission-probe").Obj()
+	dryRun := []string{metav1.DryRunAll}
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		_, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return (err != nil) == on, nil
+		_, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, probe, metav1.CreateOptions{DryRun: dryRun})
+		mutated, podErr := cluster.Kube.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: dryRun})
+		labelled := podErr == nil && mutated.Labels[schedulingv1beta1.QueueLabel] != ""
+		return (err != nil) == on && labelled == on, nil
 	})
 	if err != nil {
 		t.Fatalf("webhook still %v after %s", map[bool]string{true: "off", false: "on"}[on], settle)

@@ -194,8 +194,8 @@ func TestQueueUnitHoldsAndReleasesJobPods(t *testing.T) {
 	waitUnit(t, ns, "second", "Dequeued once the first Job finished", isDequeued)
 	waitBound(t, ns, secondPods)
 	for _, name := range secondPods {
-		if pod := getPod(t, ns, name); pod.Labels[schedulingv1beta1.QueueLabel] != "" {
-			t.Errorf("pod %s carries a queue label; its queue should come from its unit", name)
+		if got := getPod(t, ns, name).Labels[schedulingv1beta1.QueueLabel]; got != queue {
+			t.Errorf("pod %s has queue label %q; admission should write its unit's queue %q", name, got, queue)
 		}
 	}
 

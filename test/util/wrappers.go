@@ -16,10 +16,21 @@ import (
 // QueueWrapper builds a Queue.
 type QueueWrapper struct{ schedulingv1beta1.Queue }
 
-// MakeQueue starts a Queue named name.
+// MakeQueue starts a Queue named name that accepts work from every namespace (namespaceSelector
+// {}); Namespaces and NoNamespaces narrow that.
 func MakeQueue(name string) *QueueWrapper {
-	return &QueueWrapper{schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	return &QueueWrapper{schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: schedulingv1beta1.QueueSpec{NamespaceSelector: &metav1.LabelSelector{}}}}
 }
+
+// Namespaces sets spec.namespaceSelector to select the namespaces with all of the given labels.
+func (w *QueueWrapper) Namespaces(labels map[string]string) *QueueWrapper {
+	w.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
+	return w
+}
+
+// NoNamespaces removes spec.namespaceSelector: the queue accepts no namespace's work.
+func (w *QueueWrapper) NoNamespaces() *QueueWrapper { w.Spec.NamespaceSelector = nil; return w }
 
 // Obj returns the Queue.
 func (w *QueueWrapper) Obj() *schedulingv1beta1.Queue { return &w.Queue }

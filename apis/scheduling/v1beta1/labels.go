@@ -10,6 +10,10 @@ const (
 	// QueueAnnotation on a namespace names the queue of its pods and PodGroups that name none.
 	QueueAnnotation = QueueLabel
 
+	// ManagedLabel "true" on a namespace opts it in: its pods that name no scheduler (or the default
+	// scheduler, which the API server writes when none is named) are given SchedulerName at admission.
+	ManagedLabel = GroupName + "/managed"
+
 	// DefaultQueue is the queue of work that names none. It always exists.
 	DefaultQueue = "default"
 	// SchedulerName is the schedulerName of the queue-scheduler profile: pods that name it are

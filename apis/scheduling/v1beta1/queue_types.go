@@ -66,6 +66,12 @@ type QueueSpec struct {
 	// +optional
 	Priority int32 `json:"priority,omitempty"`
 
+	// namespaceSelector selects the namespaces whose work (pods, PodGroups, QueueUnits) the queue
+	// accepts and whose Commands may operate it. A queue without a selector accepts no namespace's
+	// work; an empty selector ({}) accepts every namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
 	// state is the state the owner asks for: Open, Closed or Suspended.
 	// +optional
 	// +kubebuilder:default=Open

@@ -239,6 +239,11 @@ func (in *QueueSpec) DeepCopyInto(out *QueueSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.NamespaceSelector != nil {
+		in, out := &in.NamespaceSelector, &out.NamespaceSelector
+		*out = new(metav1.LabelSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	return
 }
 

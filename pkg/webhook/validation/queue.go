@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -21,24 +23,35 @@ const (
 	StateBeforeCascadeAnnotation = schedulingv1beta1.GroupName + "/state-before-cascade"
 )
 
-// View is what the rules read: the cached queues and the work in them.
+// View is what the rules read: the queues, the work in them and the namespaces they select. The
+// scheduler's caches are one View, a snapshot read from the API server another.
 type View interface {
 	Queue(name string) (*schedulingv1beta1.Queue, bool)
 	Children(name string) []*schedulingv1beta1.Queue
-	PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup
-	QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit
+	// HoldsWork reports whether the queue holds PodGroups, QueueUnits or pods.
+	HoldsWork(queue string) bool
+	// NamespaceRefusal says why q takes no work from namespace, or "" when it selects it.
+	NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string) string
 }
 
 var specPath = field.NewPath("spec")
 
-// ValidateQueue checks a created (old == nil) or updated queue against its tree.
+// ValidateQueue checks a created (old == nil) or updated queue against its tree: its own parent, and
+// the children and descendants that a change of its capability, guarantee or place affects.
 func ValidateQueue(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
 	errs := validateGuaranteeWithinCapability(q)
+	errs = append(errs, metav1validation.ValidateLabelSelector(q.Spec.NamespaceSelector,
+		metav1validation.LabelSelectorValidationOptions{}, specPath.Child("namespaceSelector"))...)
+	moved := old == nil || old.Spec.Parent != q.Spec.Parent
 	if q.Spec.Parent != "" {
 		errs = append(errs, validateParent(q, old, view)...)
+		if moved {
+			errs = append(errs, validateStateUnderParent(q, view)...)
+		}
 	}
 	if old != nil {
 		errs = append(errs, validateStateChange(q, old, view)...)
+		errs = append(errs, validateChildrenWithin(q, old, view)...)
 	}
 	return errs
 }
@@ -67,15 +80,21 @@ func validateParent(q, old *schedulingv1beta1.Queue, view View) field.ErrorList 
 		}
 		return field.ErrorList{field.NotFound(path, q.Spec.Parent)}
 	}
-	if chain, cyclic := ancestry(q, view); cyclic {
+	chain, cyclic := ancestry(q, view)
+	if cyclic {
 		return field.ErrorList{field.Invalid(path, q.Spec.Parent, "makes a cycle: "+strings.Join(chain, " -> "))}
-	} else if len(chain) > MaxDepth {
+	}
+	if below := height(q.Name, view, MaxDepth); len(chain)+below > MaxDepth {
+		what := "the queue"
+		if below > 0 {
+			what = "the deepest queue of its subtree"
+		}
 		return field.ErrorList{field.Invalid(path, q.Spec.Parent,
-			fmt.Sprintf("puts the queue %d levels below the root; at most %d are allowed", len(chain), MaxDepth))}
+			fmt.Sprintf("puts %s %d levels below the root; at most %d are allowed", what, len(chain)+below, MaxDepth))}
 	}
 	var errs field.ErrorList
-	if holdsWork(parent.Name, view) {
-		errs = append(errs, field.Forbidden(path, fmt.Sprintf("queue %q holds PodGroups or QueueUnits: only a queue without work can have children", parent.Name)))
+	if (old == nil || old.Spec.Parent != q.Spec.Parent) && view.HoldsWork(parent.Name) {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("queue %q holds work (PodGroups, QueueUnits or pods): only a queue without work can have children", parent.Name)))
 	}
 	errs = append(errs, validateCapabilityWithinParent(q, parent)...)
 	return append(errs, validateSiblingGuarantees(q, parent, view)...)
@@ -99,6 +118,67 @@ func ancestry(q *schedulingv1beta1.Queue, view View) ([]string, bool) {
 		name = p.Spec.Parent
 	}
 	return chain, false
+}
+
+// height is how many levels of queues lie below name, counted up to limit+1 (a cycle below stops
+// there).
+func height(name string, view View, limit int) int {
+	if limit < 0 {
+		return 0
+	}
+	deepest := 0
+	for _, c := range view.Children(name) {
+		deepest = max(deepest, 1+height(c.Name, view, limit-1))
+	}
+	return deepest
+}
+
+// validateStateUnderParent keeps a queue created under, or moved under, a Closing or Closed parent
+// from taking work its parent no longer accepts: it must arrive Closed.
+func validateStateUnderParent(q *schedulingv1beta1.Queue, view View) field.ErrorList {
+	parent, ok := view.Queue(q.Spec.Parent)
+	if !ok || parent.Spec.State != schedulingv1beta1.QueueStateClosed || q.Spec.State == schedulingv1beta1.QueueStateClosed {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(specPath.Child("state"), fmt.Sprintf(
+		"parent queue %q is %s: a queue placed under it must have spec.state Closed, not %s", parent.Name, closedOrClosing(parent), requestedState(q)))}
+}
+
+// validateChildrenWithin checks a queue's changed capability and guarantee against its children's,
+// which a parent's update must not leave above its own.
+func validateChildrenWithin(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
+	children := view.Children(q.Name)
+	var errs field.ErrorList
+	for name, limit := range q.Spec.Capability {
+		if was, ok := old.Spec.Capability[name]; ok && was.Cmp(limit) == 0 {
+			continue
+		}
+		path := specPath.Child("capability").Key(string(name))
+		for _, c := range children {
+			if own, limited := c.Spec.Capability[name]; !limited || own.Cmp(limit) > 0 {
+				have := "no limit"
+				if limited {
+					have = own.String()
+				}
+				errs = append(errs, field.Invalid(path, limit.String(), fmt.Sprintf(
+					"is below child queue %q's capability (%s): lower the children's capabilities first", c.Name, have)))
+			}
+		}
+	}
+	for name, limit := range q.Spec.Guarantee.Resource {
+		if was, ok := old.Spec.Guarantee.Resource[name]; ok && was.Cmp(limit) == 0 {
+			continue
+		}
+		sum := resource.Quantity{}
+		for _, c := range children {
+			sum.Add(c.Spec.Guarantee.Resource[name])
+		}
+		if sum.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), limit.String(), fmt.Sprintf(
+				"is below the sum of the children's guarantees (%s): lower the children's guarantees first", sum.String())))
+		}
+	}
+	return errs
 }
 
 func validateCapabilityWithinParent(q, parent *schedulingv1beta1.Queue) field.ErrorList {
@@ -179,15 +259,19 @@ func ValidateQueueDeletion(q *schedulingv1beta1.Queue, view View) field.ErrorLis
 	return nil
 }
 
-func holdsWork(queue string, view View) bool {
-	return len(view.PodGroupsOf(queue)) > 0 || len(view.QueueUnitsOf(queue)) > 0
-}
-
 func closedOrClosing(q *schedulingv1beta1.Queue) string {
 	if q.Status.State == schedulingv1beta1.QueueStateClosed {
 		return "Closed"
 	}
 	return "Closing"
+}
+
+// requestedState is spec.state, Open when unset.
+func requestedState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
+	if q.Spec.State == "" {
+		return schedulingv1beta1.QueueStateOpen
+	}
+	return q.Spec.State
 }
 
 func stateName(q *schedulingv1beta1.Queue) string {

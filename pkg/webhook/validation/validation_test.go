@@ -1,24 +1,29 @@
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// fakeView is a queue tree in memory.
+// fakeView is a queue tree in memory, with the queues that hold work and the namespaces' labels.
 type fakeView struct {
-	queues    map[string]*schedulingv1beta1.Queue
-	podGroups map[string][]*schedulingv1beta1.PodGroup
+	queues     map[string]*schedulingv1beta1.Queue
+	busy       map[string]bool
+	namespaces map[string]map[string]string
 }
 
 func newView(qs ...*schedulingv1beta1.Queue) *fakeView {
-	v := &fakeView{queues: map[string]*schedulingv1beta1.Queue{}, podGroups: map[string][]*schedulingv1beta1.PodGroup{}}
+	v := &fakeView{queues: map[string]*schedulingv1beta1.Queue{}, busy: map[string]bool{}, namespaces: map[string]map[string]string{}}
 	for _, q := range qs {
 		v.queues[q.Name] = q
 	}
@@ -38,8 +43,14 @@ func (v *fakeView) Children(name string) []*schedulingv1beta1.Queue {
 	}
 	return out
 }
-func (v *fakeView) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup { return v.podGroups[queue] }
-func (v *fakeView) QueueUnitsOf(string) []*schedulingv1beta1.QueueUnit     { return nil }
+func (v *fakeView) HoldsWork(queue string) bool { return v.busy[queue] }
+func (v *fakeView) NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string) string {
+	sel, err := metav1.LabelSelectorAsSelector(q.Spec.NamespaceSelector)
+	if err != nil || !sel.Matches(labels.Set(v.namespaces[namespace])) {
+		return fmt.Sprintf("queue %q does not accept work from namespace %q", q.Name, namespace)
+	}
+	return ""
+}
 
 func cpu(q string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: q} }
 
@@ -62,8 +73,9 @@ func TestValidateQueueTree(t *testing.T) {
 		util.MakeQueue("a").Parent("p").Capability(cpu("10")).Guarantee(cpu("4")).Obj(),
 		util.MakeQueue("b").Parent("a").Capability(cpu("10")).Obj(),
 	)
-	view.podGroups["busy"] = []*schedulingv1beta1.PodGroup{util.MakePodGroup("ns", "pg").Obj()}
+	view.busy["busy"] = true
 	view.queues["busy"] = util.MakeQueue("busy").Obj()
+	view.queues["closed"] = util.MakeQueue("closed").State("Closed").StatusState("Closed").Obj()
 	tests := []struct {
 		name  string
 		queue *schedulingv1beta1.Queue
@@ -84,7 +96,20 @@ func TestValidateQueueTree(t *testing.T) {
 			old: view.queues["a"]},
 		{name: "guarantee above capability", queue: util.MakeQueue("c").Capability(cpu("1")).Guarantee(cpu("2")).Obj(),
 			want: []string{"must not exceed spec.capability[cpu] (1)"}},
-		{name: "parent with work", queue: util.MakeQueue("c").Parent("busy").Obj(), want: []string{`queue "busy" holds PodGroups`}},
+		{name: "parent with work", queue: util.MakeQueue("c").Parent("busy").Obj(), want: []string{`queue "busy" holds work (PodGroups, QueueUnits or pods)`}},
+		{name: "open child under a closed parent", queue: util.MakeQueue("c").Parent("closed").Obj(),
+			want: []string{`spec.state: Forbidden: parent queue "closed" is Closed: a queue placed under it must have spec.state Closed, not Open`}},
+		{name: "suspended child moved under a closed parent", queue: util.MakeQueue("c").Parent("closed").State("Suspended").Obj(),
+			old: util.MakeQueue("c").State("Suspended").Obj(), want: []string{`parent queue "closed" is Closed`}},
+		{name: "closed child under a closed parent", queue: util.MakeQueue("c").Parent("closed").State("Closed").Obj()},
+		{name: "parent's capability lowered below a child's", queue: util.MakeQueue("a").Parent("p").Capability(cpu("8")).Guarantee(cpu("4")).Obj(),
+			old: view.queues["a"], want: []string{`spec.capability[cpu]: Invalid value: "8": is below child queue "b"'s capability (10)`}},
+		{name: "parent's guarantee lowered below its children's sum", queue: util.MakeQueue("p").Capability(cpu("10")).Guarantee(cpu("3")).Obj(),
+			old: view.queues["p"], want: []string{"spec.guarantee.resource[cpu]: Invalid value: \"3\": is below the sum of the children's guarantees (4)"}},
+		{name: "unchanged capability is not judged again", queue: util.MakeQueue("p").Capability(cpu("10")).Guarantee(cpu("6")).State("Suspended").Obj(),
+			old: view.queues["p"]},
+		{name: "invalid namespace selector", queue: invalidSelector(util.MakeQueue("c").Obj()),
+			want: []string{"spec.namespaceSelector.matchExpressions[0].operator: Invalid value"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +128,19 @@ func TestValidateDepth(t *testing.T) {
 	}
 	wantErrors(t, ValidateQueue(util.MakeQueue("deep").Parent(parent).Obj(), nil, view), "at most 8 are allowed")
 	wantErrors(t, ValidateQueue(util.MakeQueue("ok").Parent("g").Obj(), nil, view))
+
+	// A subtree three levels deep fits under a queue five levels down, not under one six levels down.
+	view.queues["s1"] = util.MakeQueue("s1").Obj()
+	view.queues["s2"] = util.MakeQueue("s2").Parent("s1").Obj()
+	view.queues["s3"] = util.MakeQueue("s3").Parent("s2").Obj()
+	wantErrors(t, ValidateQueue(util.MakeQueue("s1").Parent("e").Obj(), util.MakeQueue("s1").Obj(), view))
+	wantErrors(t, ValidateQueue(util.MakeQueue("s1").Parent("f").Obj(), util.MakeQueue("s1").Obj(), view),
+		"spec.parent: Invalid value: \"f\": puts the deepest queue of its subtree 9 levels below the root; at most 8 are allowed")
+}
+
+func invalidSelector(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue {
+	q.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Near"}}}
+	return q
 }
 
 func TestValidateStateChange(t *testing.T) {
@@ -161,7 +199,12 @@ func TestAcceptsWork(t *testing.T) {
 		util.MakeQueue("unknown").Parent("gone").Obj(),
 		util.MakeQueue("inner").Obj(),
 		util.MakeQueue("leaf").Parent("inner").Obj(),
+		util.MakeQueue("team-b").Namespaces(map[string]string{"team": "b"}).Obj(),
+		util.MakeQueue("nobody").NoNamespaces().Obj(),
+		util.MakeQueue("cycle-a").Parent("cycle-b").Obj(),
+		util.MakeQueue("cycle-b").Parent("cycle-a").Obj(),
 	)
+	view.namespaces["ns"] = map[string]string{"team": "a"}
 	tests := []struct {
 		queue   string
 		joining bool
@@ -175,10 +218,14 @@ func TestAcceptsWork(t *testing.T) {
 		{queue: "inner", want: []string{"only leaf queues take work"}},
 		{queue: "missing", want: []string{`Not found: "missing"`}},
 		{queue: "root", want: []string{"root of the queue hierarchy"}},
+		{queue: "team-b", want: []string{`queue "team-b" does not accept work from namespace "ns"`}},
+		{queue: "team-b", joining: true, want: []string{`queue "team-b" does not accept work from namespace "ns"`}},
+		{queue: "nobody", want: []string{`queue "nobody" does not accept work from namespace "ns"`}},
+		{queue: "cycle-a", want: []string{`queue "cycle-a" is Unknown: its parent chain is a cycle: cycle-a -> cycle-b -> cycle-a`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.queue, func(t *testing.T) {
-			wantErrors(t, AcceptsWork(field.NewPath("spec", "queue"), tt.queue, tt.joining, view), tt.want...)
+			wantErrors(t, AcceptsWork(field.NewPath("spec", "queue"), tt.queue, "ns", tt.joining, view), tt.want...)
 		})
 	}
 }
@@ -197,4 +244,51 @@ func TestValidateQueueUnitUpdate(t *testing.T) {
 	wantErrors(t, ValidateQueueUnit(unit("other", 1, ""), unit("q", 1, "Enqueued"), "other", view), "spec.queue: Forbidden: only priority")
 	wantErrors(t, ValidateQueueUnit(unit("q", 2, ""), unit("q", 1, "Dequeued"), "q", view),
 		"QueueUnit ns/u was already Dequeued: its spec is immutable (the update arrived after the dequeue)")
+}
+
+func TestFitsCapability(t *testing.T) {
+	view := newView(
+		util.MakeQueue("org").Capability(cpu("20")).Obj(),
+		util.MakeQueue("team").Parent("org").Capability(cpu("30")).Obj(),
+		util.MakeQueue("free").Obj(),
+	)
+	request := func(q string) v1.ResourceList { return util.ResourceList(cpu(q)) }
+	path := field.NewPath("spec", "minResources")
+	wantErrors(t, FitsCapability(path, request("10"), "team", view))
+	wantErrors(t, FitsCapability(path, request("25"), "team", view),
+		`spec.minResources[cpu]: Invalid value: "25": exceeds the capability of queue "org" (cpu 20): the work could never be admitted`)
+	wantErrors(t, FitsCapability(path, request("40"), "team", view),
+		`exceeds the capability of queue "team" (cpu 30)`, `exceeds the capability of queue "org" (cpu 20)`)
+	wantErrors(t, FitsCapability(path, request("4000"), "free", view))
+}
+
+func TestValidateCommandTargets(t *testing.T) {
+	view := newView(util.MakeQueue("team-a").Namespaces(map[string]string{"team": "a"}).Obj())
+	view.namespaces["a-ns"] = map[string]string{"team": "a"}
+	view.namespaces["b-ns"] = map[string]string{"team": "b"}
+	command := func(namespace, queue string) *busv1alpha1.Command {
+		cmd := &busv1alpha1.Command{}
+		cmd.Namespace, cmd.Name = namespace, "c"
+		cmd.Spec.Action, cmd.Spec.Target.Name = busv1alpha1.SuspendQueue, queue
+		return cmd
+	}
+	wantErrors(t, ValidateCommand(command("a-ns", "team-a"), "queue-scheduler-system", view))
+	wantErrors(t, ValidateCommand(command("queue-scheduler-system", "team-a"), "queue-scheduler-system", view))
+	wantErrors(t, ValidateCommand(command("b-ns", "team-a"), "queue-scheduler-system", view),
+		`spec.target.name: Forbidden: a Command may operate only a queue that selects its namespace, unless it comes from the scheduler's namespace "queue-scheduler-system": queue "team-a" does not accept work from namespace "b-ns"`)
+	wantErrors(t, ValidateCommand(command("a-ns", "missing"), "queue-scheduler-system", view), `Not found: "missing"`)
+}
+
+func TestQueueLabelIsImmutable(t *testing.T) {
+	labelled := func(queue string) *v1.Pod {
+		pod := util.MakePod("ns", "p").Obj()
+		if queue != "" {
+			pod.Labels = map[string]string{schedulingv1beta1.QueueLabel: queue}
+		}
+		return pod
+	}
+	wantErrors(t, ValidateQueueLabelUnchanged(labelled("a"), labelled("a")))
+	wantErrors(t, ValidateQueueLabelUnchanged(labelled("b"), labelled("a")), "a pod's queue is decided when it is created and cannot change")
+	wantErrors(t, ValidateQueueLabelUnchanged(labelled(""), labelled("a")), "cannot change")
+	wantErrors(t, ValidateQueueLabelUnchanged(labelled("a"), labelled("")), "cannot change")
 }

@@ -2,7 +2,9 @@ package validation
 
 import (
 	"fmt"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -10,22 +12,28 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// AcceptsWork checks that queue may take new work: it exists, is a leaf, and is Open or Suspended.
-// Work joining what the queue already accepted (a pod of an existing PodGroup) is also admitted while
-// the queue is Closing, so that a job's replacement pod cannot keep its queue from closing.
-func AcceptsWork(path *field.Path, queue string, joining bool, view View) field.ErrorList {
+// AcceptsWork checks that queue may take new work from namespace: it exists, is a leaf, is Open or
+// Suspended, has a known place in the tree, and its namespaceSelector selects the namespace. Work
+// joining what the queue already accepted (a pod of an existing PodGroup) is also admitted while the
+// queue is Closing, so that a job's replacement pod cannot keep its queue from closing.
+func AcceptsWork(path *field.Path, queue, namespace string, joining bool, view View) field.ErrorList {
 	q, ok := view.Queue(queue)
 	switch {
 	case queue == schedulingv1beta1.RootQueue:
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", queue))}
 	case !ok:
 		return field.ErrorList{field.NotFound(path, queue)}
-	case len(view.Children(queue)) > 0:
+	}
+	if fault := treeFault(q, view); fault != "" {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: %s; it accepts no new work", queue, fault))}
+	}
+	if len(view.Children(queue)) > 0 {
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q has child queues: only leaf queues take work", queue))}
 	}
+	if refusal := view.NamespaceRefusal(q, namespace); refusal != "" {
+		return field.ErrorList{field.Forbidden(path, refusal)}
+	}
 	switch {
-	case q.Spec.Parent != "" && !exists(view, q.Spec.Parent):
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: its parent queue %q does not exist; it accepts no new work", queue, q.Spec.Parent))}
 	case q.Spec.State != schedulingv1beta1.QueueStateClosed:
 		return nil
 	case joining && q.Status.State != schedulingv1beta1.QueueStateClosed:
@@ -34,11 +42,50 @@ func AcceptsWork(path *field.Path, queue string, joining bool, view View) field.
 	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is %s: it accepts no new work", queue, closedOrClosing(q)))}
 }
 
+// treeFault says why a queue's place in the tree is not known: a missing parent, or a parent chain
+// that runs into a cycle.
+func treeFault(q *schedulingv1beta1.Queue, view View) string {
+	if q.Spec.Parent == "" {
+		return ""
+	}
+	if !exists(view, q.Spec.Parent) {
+		return fmt.Sprintf("its parent queue %q does not exist", q.Spec.Parent)
+	}
+	if chain, cyclic := ancestry(q, view); cyclic {
+		return "its parent chain is a cycle: " + strings.Join(chain, " -> ")
+	}
+	return ""
+}
+
+// FitsCapability refuses work whose total request (a PodGroup's minResources, a QueueUnit's
+// resource) exceeds the capability of its queue or of one of the queue's ancestors: it could never
+// be admitted.
+func FitsCapability(path *field.Path, request corev1.ResourceList, queue string, view View) field.ErrorList {
+	var errs field.ErrorList
+	for name, limited := queue, 0; name != "" && name != schedulingv1beta1.RootQueue && limited <= MaxDepth; limited++ {
+		q, ok := view.Queue(name)
+		if !ok {
+			break
+		}
+		for res, want := range request {
+			if limit, ok := q.Spec.Capability[res]; ok && want.Cmp(limit) > 0 {
+				errs = append(errs, field.Invalid(path.Key(string(res)), want.String(), fmt.Sprintf(
+					"exceeds the capability of queue %q (%s %s): the work could never be admitted", q.Name, res, limit.String())))
+			}
+		}
+		name = q.Spec.Parent
+	}
+	return errs
+}
+
 // ValidateQueueUnit checks a new QueueUnit's queue (old == nil), or what an update may change: only
 // the priority while Enqueued, and nothing once Dequeued.
 func ValidateQueueUnit(u, old *schedulingv1beta1.QueueUnit, queue string, view View) field.ErrorList {
 	if old == nil {
-		return AcceptsWork(specPath.Child("queue"), queue, false, view)
+		if errs := AcceptsWork(specPath.Child("queue"), queue, u.Namespace, false, view); len(errs) > 0 {
+			return errs
+		}
+		return FitsCapability(specPath.Child("resource"), u.Spec.Resource, queue, view)
 	}
 	if apiequality.Semantic.DeepEqual(u.Spec, old.Spec) {
 		return nil
@@ -60,10 +107,22 @@ func ValidateQueueUnit(u, old *schedulingv1beta1.QueueUnit, queue string, view V
 	return errs
 }
 
-// ValidateCommand checks that a Command's target queue exists.
-func ValidateCommand(cmd *busv1alpha1.Command, view View) field.ErrorList {
-	if _, ok := view.Queue(cmd.Spec.Target.Name); !ok {
-		return field.ErrorList{field.NotFound(specPath.Child("target", "name"), cmd.Spec.Target.Name)}
+// ValidateCommand checks that a Command's target queue exists and that the Command may operate it: it
+// comes from the scheduler's own namespace (adminNamespace), where administrators work, or from a
+// namespace the queue selects.
+func ValidateCommand(cmd *busv1alpha1.Command, adminNamespace string, view View) field.ErrorList {
+	path := specPath.Child("target", "name")
+	q, ok := view.Queue(cmd.Spec.Target.Name)
+	if !ok {
+		return field.ErrorList{field.NotFound(path, cmd.Spec.Target.Name)}
+	}
+	if cmd.Namespace == adminNamespace {
+		return nil
+	}
+	if refusal := view.NamespaceRefusal(q, cmd.Namespace); refusal != "" {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"a Command may operate only a queue that selects its namespace, unless it comes from the scheduler's namespace %q: %s",
+			adminNamespace, refusal))}
 	}
 	return nil
 }
@@ -71,4 +130,16 @@ func ValidateCommand(cmd *busv1alpha1.Command, view View) field.ErrorList {
 func exists(view View, queue string) bool {
 	_, ok := view.Queue(queue)
 	return ok
+}
+
+// ValidateQueueLabelUnchanged keeps a pod's queue label as admission decided it: a pod cannot move
+// itself into another queue.
+func ValidateQueueLabelUnchanged(pod, old *corev1.Pod) field.ErrorList {
+	was, had := old.Labels[schedulingv1beta1.QueueLabel]
+	is, has := pod.Labels[schedulingv1beta1.QueueLabel]
+	if was == is && had == has {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels").Key(schedulingv1beta1.QueueLabel),
+		fmt.Sprintf("a pod's queue is decided when it is created and cannot change (was %q)", was))}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -20,8 +21,18 @@ var ages = regexp.MustCompile(`\b(\d+(ms|s|m|h|d)|AGE) +`)
 // spec, status, share, work, conditions and events.
 func TestDescribeAndJobs(t *testing.T) {
 	removeQueues(t, "busy")
-	mustRun(t, "create", "busy", "--weight", "2", "--capability", "cpu=4", "--guarantee", "cpu=3")
+	mustRun(t, "create", "busy", "--all-namespaces", "--weight", "2", "--capability", "cpu=10", "--guarantee", "cpu=3")
 	ctx := context.Background()
+	// A running pod holds 6 of the queue's 10 cpu: the PodGroup and the QueueUnit fit the capability,
+	// not the room left beside it.
+	holder := util.MakePod("default", "busy-holder").Label(schedulingv1beta1.QueueLabel, "busy").Req(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	if _, err := cluster.Kube.CoreV1().Pods("default").Create(ctx, holder, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Kube.CoreV1().Pods("default").Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)) })
+	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{holder.Name}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
 	pg := util.MakePodGroup("default", "big-gang").Queue("busy").MinMember(2).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj()
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -50,12 +61,12 @@ func TestDescribeAndJobs(t *testing.T) {
 
 	expect(t, "jobs", ages.ReplaceAllString(mustRun(t, "jobs", "busy"), "<age> "), `
 KIND        NAMESPACE   NAME       PHASE      MEMBERS   <age> WAITING
-PodGroup    default     big-gang   Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 0 allocated + 8 requested > 4
-QueueUnit   default     sweep      Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 0 allocated + 6 requested > 4`[1:])
+PodGroup    default     big-gang   Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 8 requested > 10
+QueueUnit   default     sweep      Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 6 requested > 10`[1:])
 
 	mustRun(t, "suspend", "busy", "--wait", "--reason", "Maintenance", "--message", "node pool upgrade")
-	waitQueue(t, "busy", "Suspended with its guarantee as its share", func(q *queue) bool {
-		return q.Status.State == "Suspended" && q.Status.Deserved.Cpu().Value() == 3
+	waitQueue(t, "busy", "Suspended with what it holds as its share", func(q *queue) bool {
+		return q.Status.State == "Suspended" && q.Status.Deserved.Cpu().Value() == 6
 	})
 	described := mustRun(t, "describe", "busy")
 	head, _, found := strings.Cut(described, "Jobs:")
@@ -69,11 +80,12 @@ State:                  Suspended (requested: Suspended)
 Weight:                 2
 Priority:               0
 Reclaimable:            true
-Capability:             cpu=4
+Namespaces:             all
+Capability:             cpu=10
 Guarantee:              cpu=3
-Allocated:              <none>
-Deserved:               cpu=3,memory=0,pods=0
-Share of the cluster:   cpu 19%, memory 0%, pods 0%
+Allocated:              cpu=6
+Deserved:               cpu=6,memory=0,pods=0
+Share of the cluster:   cpu 38%, memory 0%, pods 0%
 PodGroups:              1 pending, 0 inqueue, 0 running, 0 unknown, 0 completed
 QueueUnits:             1 enqueued, 0 dequeued
 Conditions:

@@ -13,8 +13,8 @@ import (
 // Every bad input fails with a message naming the problem, and changes nothing.
 func TestBadInput(t *testing.T) {
 	removeQueues(t, "steady", "shut")
-	mustRun(t, "create", "steady", "--weight", "2")
-	mustRun(t, "create", "shut", "--state", "Closed")
+	mustRun(t, "create", "steady", "--all-namespaces", "--weight", "2")
+	mustRun(t, "create", "shut", "--all-namespaces", "--state", "Closed")
 	waitQueue(t, "shut", "Closed", func(q *queue) bool { return q.Status.State == "Closed" })
 	before := snapshot(t)
 
@@ -40,6 +40,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"suspend", "shut"}, `queue "shut" is Closed: a closed queue cannot be suspended; open it first (kubectl queue open shut)`},
 		{[]string{"resume", "steady"}, `queue "steady" is Open, not Suspended: there is nothing to resume`},
 		{[]string{"create", "fresh", "--dry-run=maybe"}, `--dry-run must be "none", "client" or "server", got "maybe"`},
+		{[]string{"create", "fresh", "--namespaces", "team in a"}, `--namespaces "team in a" is not a label selector`},
+		{[]string{"create", "fresh", "--namespaces", "team=a", "--all-namespaces"}, `[all-namespaces namespaces] were all set`},
 		{[]string{"operate", "-n", "steady", "-a", "pause"}, `-a must be open, close, suspend, resume or update, got "pause"`},
 		{[]string{"operate", "-n", "steady", "-a", "update"}, `-a update needs -w WEIGHT`},
 		{[]string{"operate", "-a", "open"}, `-n NAME is required`},

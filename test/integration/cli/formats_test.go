@@ -13,7 +13,7 @@ import (
 // -o wide adds what a queue holds and deserves; -o name, json and yaml print as kubectl does.
 func TestOutputFormats(t *testing.T) {
 	removeQueues(t, "wide")
-	mustRun(t, "create", "wide", "--capability", "cpu=8,memory=16Gi")
+	mustRun(t, "create", "wide", "--all-namespaces", "--capability", "cpu=8,memory=16Gi")
 	pods := createPods(t, "wide", 2, map[v1.ResourceName]string{v1.ResourceCPU: "1500m", v1.ResourceMemory: "1Gi"})
 	waitQueue(t, "wide", "holding its pods", func(q *queue) bool {
 		return q.Status.Allocated.Cpu().MilliValue() == 3000 && q.Status.Deserved.Cpu().MilliValue() == 3000

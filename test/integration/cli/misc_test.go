@@ -15,13 +15,13 @@ import (
 // --dry-run=client sends nothing and --dry-run=server stores nothing; both say so.
 func TestDryRun(t *testing.T) {
 	removeQueues(t, "dry")
-	mustRun(t, "create", "dry", "--weight", "2")
+	mustRun(t, "create", "dry", "--all-namespaces", "--weight", "2")
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"create", "ghost", "--dry-run=client"}, "queue/ghost created (dry run)"},
-		{[]string{"create", "ghost", "--dry-run=server"}, "queue/ghost created (server dry run)"},
+		{[]string{"create", "ghost", "--all-namespaces", "--dry-run=client"}, "queue/ghost created (dry run)"},
+		{[]string{"create", "ghost", "--all-namespaces", "--dry-run=server"}, "queue/ghost created (server dry run)"},
 		{[]string{"update", "dry", "--weight", "5", "--dry-run=server"}, "queue/dry updated (server dry run)"},
 		{[]string{"suspend", "dry", "--direct", "--dry-run=server"}, "queue/dry spec.state set to Suspended (server dry run)"},
 		{[]string{"suspend", "dry", "--dry-run=client"}, "command/suspend-dry-<generated> created: SuspendQueue dry (dry run)"},
@@ -41,7 +41,7 @@ func TestDryRun(t *testing.T) {
 // vcctl's operate spelling updates the weight and issues state Commands.
 func TestOperate(t *testing.T) {
 	removeQueues(t, "vc")
-	mustRun(t, "create", "vc")
+	mustRun(t, "create", "vc", "--all-namespaces")
 	expect(t, "operate update", mustRun(t, "operate", "-n", "vc", "-a", "update", "-w", "3"), "queue/vc updated")
 	expect(t, "operate suspend", mustRun(t, "operate", "-n", "vc", "-a", "suspend"), "command/suspend-vc-xxxxx created: SuspendQueue vc")
 	waitQueue(t, "vc", "Suspended with weight 3", func(q *queue) bool { return q.Status.State == "Suspended" && q.Spec.Weight == 3 })
@@ -52,8 +52,8 @@ func TestOperate(t *testing.T) {
 // Queue names complete from the cluster.
 func TestCompletion(t *testing.T) {
 	removeQueues(t, "comp-a", "comp-b")
-	mustRun(t, "create", "comp-a")
-	mustRun(t, "create", "comp-b")
+	mustRun(t, "create", "comp-a", "--all-namespaces")
+	mustRun(t, "create", "comp-b", "--all-namespaces")
 	// The shell reads the names and the directive (4: no file completion); cobra's note on the
 	// directive goes to stderr.
 	out := mustRun(t, "__complete", "get", "comp")

@@ -11,9 +11,9 @@ import (
 // prints them.
 func TestCreateAndList(t *testing.T) {
 	removeQueues(t, "team-a", "org", "ml")
-	mustRun(t, "create", "team-a", "--weight", "2", "--capability", "cpu=8,memory=16Gi,nvidia.com/gpu=2")
-	mustRun(t, "create", "org", "--weight", "3", "--guarantee", "cpu=4")
-	expect(t, "create", mustRun(t, "create", "ml", "--parent", "org", "--reclaimable=false", "--state", "suspended"), "queue/ml created")
+	mustRun(t, "create", "team-a", "--all-namespaces", "--weight", "2", "--capability", "cpu=8,memory=16Gi,nvidia.com/gpu=2")
+	mustRun(t, "create", "org", "--all-namespaces", "--weight", "3", "--guarantee", "cpu=4")
+	expect(t, "create", mustRun(t, "create", "ml", "--all-namespaces", "--parent", "org", "--reclaimable=false", "--state", "suspended"), "queue/ml created")
 	waitQueue(t, "ml", "Suspended with a share", func(q *queue) bool {
 		return q.Status.State == "Suspended" && q.Status.Deserved != nil
 	})
@@ -43,4 +43,17 @@ root         Open        1        -        0         0         0         0      
 NAME     STATE   WEIGHT   PARENT   INQUEUE   PENDING   RUNNING   UNKNOWN   COMPLETED
 team-a   Open    2        root     0         0         0         0         0
 org      Open    3        root     0         0         0         0         0`[1:])
+}
+
+// create --namespaces stores the selector; a queue created without one is named in a warning.
+func TestCreateWithNamespaceSelector(t *testing.T) {
+	removeQueues(t, "picky")
+	created := mustRun(t, "create", "picky", "--namespaces", "team in (a,b)")
+	expect(t, "create without every namespace", created, "queue/picky created")
+	waitQueue(t, "picky", "selecting team in (a,b)", func(q *queue) bool {
+		sel := q.Spec.NamespaceSelector
+		return sel != nil && len(sel.MatchExpressions) == 1 && sel.MatchExpressions[0].Key == "team" && len(sel.MatchExpressions[0].Values) == 2
+	})
+	expect(t, "create without a selector", mustRun(t, "create", "lonely", "--dry-run=client"), `queue/lonely created (dry run)
+Warning: queue "lonely" accepts no namespace's work until it has a namespace selector: kubectl queue update lonely --namespaces SELECTOR (or --all-namespaces)`)
 }

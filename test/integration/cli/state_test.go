@@ -15,7 +15,7 @@ import (
 // suspend, resume and open return once the status shows the state; close --wait times out with
 // what still runs, and returns once the work is gone; delete then deletes.
 func TestStateChangesWait(t *testing.T) {
-	mustRun(t, "create", "ops")
+	mustRun(t, "create", "ops", "--all-namespaces")
 	waitQueue(t, "ops", "Open", func(q *queue) bool { return q.Status.State == "Open" })
 
 	expect(t, "suspend --wait", mustRun(t, "suspend", "ops", "--wait", "--reason", "Maintenance"), `
@@ -59,7 +59,7 @@ queue/ops is Open`[1:])
 
 // delete --close-first --wait closes an Open queue, waits for it, and deletes it.
 func TestDeleteCloseFirst(t *testing.T) {
-	mustRun(t, "create", "short-lived")
+	mustRun(t, "create", "short-lived", "--all-namespaces")
 	expect(t, "delete --close-first", mustRun(t, "delete", "short-lived", "--close-first", "--wait"), `
 command/close-short-lived-xxxxx created: CloseQueue short-lived
 queue/short-lived is Closed
@@ -70,8 +70,8 @@ queue/short-lived deleted`[1:])
 // parent is Closed, so the controller refuses the Command and the child stays Closed.
 func TestWaitTimesOut(t *testing.T) {
 	removeQueues(t, "stuck-parent", "stuck")
-	mustRun(t, "create", "stuck-parent", "--state", "Closed")
-	mustRun(t, "create", "stuck", "--parent", "stuck-parent", "--state", "Closed")
+	mustRun(t, "create", "stuck-parent", "--all-namespaces", "--state", "Closed")
+	mustRun(t, "create", "stuck", "--all-namespaces", "--parent", "stuck-parent", "--state", "Closed")
 	waitQueue(t, "stuck", "Closed", func(q *queue) bool { return q.Status.State == "Closed" })
 	_, err := run(t, "open", "stuck", "--wait=1s")
 	if err == nil || !strings.Contains(err.Error(), `timed out after 1s waiting for queue "stuck" to be Open: it is Closed`) {

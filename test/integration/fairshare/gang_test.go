@@ -218,9 +218,16 @@ func wantNothingReserved(t *testing.T, group string) {
 }
 
 // A PodGroup enters its queue (Pending → Inqueue) only when its minResources fit: until then its
-// pods wait out of the active queue and the group says why; a larger capability lets it in.
+// pods wait out of the active queue and the group says why; a larger capability lets it in. (Within
+// the capability, but not beside what the queue already holds: minResources above the capability
+// itself are refused at admission.)
 func TestPodGroupAdmittedWhenMinResourcesFit(t *testing.T) {
-	withQueues(t, util.MakeQueue("small").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	withQueues(t, util.MakeQueue("small").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "12"}).Obj())
+	createPod(t, util.MakePod(ns, "holder").Label(schedulingv1beta1.QueueLabel, "small").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj())
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"holder"}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
 	createPodGroup(t, util.MakePodGroup(ns, "wide").MinMember(2).Queue("small").
 		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
 	for i := range 2 {

@@ -154,7 +154,7 @@ func TestReclaimKeepsVictimGangsWhole(t *testing.T) {
 	}
 	waitAllocationOf(t, "elastic gang running", func(b map[string]int) bool { return b["elastic"] == 8 })
 	submit(t, "borrower", 20, "1")
-	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == 20 })
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == 60 })
 	// The owner deserves 30: the 20 single pods and 2 of the gang's 8 members make room.
 	submit(t, "owner", 30, "1")
 	waitAllocation(t, "owner at its share", func(a map[string]int64) bool { return a["owner"] == 30 })

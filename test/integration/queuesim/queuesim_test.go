@@ -129,7 +129,7 @@ func TestUp(t *testing.T) {
 	}
 	var out bytes.Buffer
 	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs([]string{"--kubeconfig", path, "create", "from-up", "--weight", "3"})
+	cmd.SetArgs([]string{"--kubeconfig", path, "create", "from-up", "--weight", "3", "--all-namespaces"})
 	if err := cmd.ExecuteContext(ctx); err != nil || out.String() != "queue/from-up created\n" {
 		t.Fatalf("kubectl queue create: %v %q", err, out.String())
 	}

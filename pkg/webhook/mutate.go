@@ -1,0 +1,100 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	v1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// patchOp is one JSON Patch operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// mutatePod decides a new pod's scheduler and queue, once. In a namespace opted in to queue-scheduler
+// a pod that names no scheduler gets queue-scheduler. A pod of queue-scheduler without a queue label
+// gets one: its PodGroup's queue, else its QueueUnit's, else its namespace's annotation, else
+// "default". A pod that names a queue but another scheduler is admitted with a warning.
+func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
+	pod, err := decode[v1.Pod](req.Object.Raw)
+	if err != nil || pod == nil || req.Operation != admissionv1.Create {
+		return decision{}, err
+	}
+	pod.Namespace = req.Namespace
+	ns := s.namespaceOf(ctx, pod.Namespace)
+	var d decision
+	if ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true" &&
+		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == v1.DefaultSchedulerName) {
+		pod.Spec.SchedulerName = schedulingv1beta1.SchedulerName
+		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/schedulerName", Value: pod.Spec.SchedulerName})
+	}
+	if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
+		if names := namedWork(pod); names != "" {
+			d.warnings = append(d.warnings, fmt.Sprintf(
+				"pod names %s but spec.schedulerName %q: queue-scheduler does not schedule it and no queue counts it; set spec.schedulerName: %s",
+				names, pod.Spec.SchedulerName, schedulingv1beta1.SchedulerName))
+		}
+		return d, nil
+	}
+	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
+		if queue := s.queueToLabel(pod, ns); queue != "" {
+			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
+		}
+	}
+	return d, nil
+}
+
+// queueToLabel is the queue a new pod without a queue label belongs to, or "" while its PodGroup does
+// not exist (the scheduler resolves the queue from the PodGroup once it does).
+func (s *Server) queueToLabel(pod *v1.Pod, ns *v1.Namespace) string {
+	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
+		pg, err := s.acct.PodGroups().PodGroups(pod.Namespace).Get(group)
+		if err != nil {
+			return ""
+		}
+		return s.acct.QueueOfPodGroup(pg)
+	}
+	if unit := s.acct.UnitOf(pod); unit != nil {
+		return s.acct.QueueOfQueueUnit(unit)
+	}
+	annotation := ""
+	if ns != nil {
+		annotation = ns.Annotations[schedulingv1beta1.QueueAnnotation]
+	}
+	return schedulingv1beta1.QueueFor("", annotation)
+}
+
+// namespaceOf reads a namespace from the cache, else from the API server (one created a moment ago).
+func (s *Server) namespaceOf(ctx context.Context, name string) *v1.Namespace {
+	if ns, err := s.acct.Namespaces().Get(name); err == nil {
+		return ns
+	}
+	return s.namespace(ctx, name)
+}
+
+// namedWork says which queue or PodGroup of queue-scheduler a pod names, or "".
+func namedWork(pod *v1.Pod) string {
+	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
+		return fmt.Sprintf("queue %q", q)
+	}
+	if g := pod.Labels[schedulingv1beta1.PodGroupLabel]; g != "" {
+		return fmt.Sprintf("PodGroup %q", g)
+	}
+	return ""
+}
+
+// addLabel adds a label to the pod, creating the labels map when it has none.
+func addLabel(pod *v1.Pod, key, value string) patchOp {
+	if pod.Labels == nil {
+		return patchOp{Op: "add", Path: "/metadata/labels", Value: map[string]string{key: value}}
+	}
+	escaped := strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	return patchOp{Op: "add", Path: "/metadata/labels/" + escaped, Value: value}
+}
