@@ -13,3 +13,8 @@ var CRDs embed.FS
 //
 //go:embed scheduler-config.yaml
 var SchedulerConfig []byte
+
+// Roles are the ClusterRoles shipped for the people who use queue-scheduler (docs/tenancy.md).
+//
+//go:embed deploy/roles.yaml
+var Roles []byte

@@ -27,7 +27,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{}, func(ctx context.Context, c *localcluster.Cluster) error {
+	// The API server authorizes with RBAC, as a real one does, so that the shipped roles are tested.
+	opts := localcluster.Options{APIServerFlags: []string{"--authorization-mode=Node,RBAC"}}
+	os.Exit(clustertest.RunWithCluster(m, opts, func(ctx context.Context, c *localcluster.Cluster) error {
 		for i := range nodeCount {
 			node := util.MakeNode(fmt.Sprintf("node-%d", i), nodeCPU, nodeMemory)
 			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {

@@ -29,7 +29,9 @@ func TestDescribeAndJobs(t *testing.T) {
 	if _, err := cluster.Kube.CoreV1().Pods("default").Create(ctx, holder, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cluster.Kube.CoreV1().Pods("default").Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)) })
+	t.Cleanup(func() {
+		_ = cluster.Kube.CoreV1().Pods("default").Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0))
+	})
 	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{holder.Name}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,164 @@
+package integration
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/pkg/controller/clusterroleaggregation"
+	"sigs.k8s.io/yaml"
+
+	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/manifests"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// installRoles creates the shipped ClusterRoles and runs kube-controller-manager's aggregation
+// controller, which folds the aggregated ones into admin, edit and view, until the test ends.
+func installRoles(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for _, doc := range strings.Split(string(manifests.Roles), "\n---\n") {
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal([]byte(doc), role); err != nil || role.Name == "" {
+			t.Fatalf("decode shipped role: %v\n%s", err, doc)
+		}
+		if _, err := cluster.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create ClusterRole %s: %v", role.Name, err)
+		}
+	}
+	factory := informers.NewSharedInformerFactory(cluster.Kube, 0)
+	aggregation := clusterroleaggregation.NewClusterRoleAggregation(factory.Rbac().V1().ClusterRoles(), cluster.Kube.RbacV1())
+	factory.Start(ctx.Done())
+	go aggregation.Run(ctx, 1)
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		for _, name := range []string{"admin", "edit", "view"} {
+			role, err := cluster.Kube.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !grants(role, "podgroups") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("admin, edit and view never aggregated the queue-scheduler roles within %s", settle)
+	}
+}
+
+func grants(role *rbacv1.ClusterRole, resource string) bool {
+	for _, r := range role.Rules {
+		if slices.Contains(r.Resources, resource) {
+			return true
+		}
+	}
+	return false
+}
+
+// as returns clients that act as user, through impersonation.
+func as(t *testing.T, user string) (kubernetes.Interface, versioned.Interface) {
+	t.Helper()
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	queues, err := queueclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(cfg), queues
+}
+
+func bind(t *testing.T, namespace, role, user string) {
+	t.Helper()
+	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}
+	name := user + "-" + role
+	var err error
+	if namespace == "" {
+		_, err = cluster.Kube.RbacV1().ClusterRoleBindings().Create(context.Background(),
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject, RoleRef: ref}, metav1.CreateOptions{})
+		t.Cleanup(func() { _ = cluster.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	} else {
+		_, err = cluster.Kube.RbacV1().RoleBindings(namespace).Create(context.Background(),
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject, RoleRef: ref}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("bind %s to %s: %v", role, user, err)
+	}
+}
+
+func wantForbidden(t *testing.T, what string, err error) {
+	t.Helper()
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("%s: got %v, want Forbidden", what, err)
+	}
+}
+
+func wantAllowed(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+}
+
+// The shipped roles, on an API server that authorizes with RBAC: a namespace editor submits work and
+// operates the queue that selects the namespace, but edits no queue and touches no other namespace;
+// a viewer reads the work; the queue admin edits queues.
+func TestShippedRoles(t *testing.T) {
+	installRoles(t)
+	f := setUpTenants(t, "ten-rbac")
+	bind(t, f.nsA, "edit", "alice")
+	bind(t, f.nsA, "view", "victor")
+	bind(t, "", "queue-scheduler-queue-viewer", "alice")
+	bind(t, "", "queue-scheduler-queue-admin", "ada")
+	ctx := context.Background()
+
+	aliceKube, alice := as(t, "alice")
+	pg := util.MakePodGroup(f.nsA, "job").Queue(f.qA).MinMember(1).Obj()
+	_, err := alice.SchedulingV1beta1().PodGroups(f.nsA).Create(ctx, pg, metav1.CreateOptions{})
+	wantAllowed(t, "alice creates a PodGroup in her namespace", err)
+	_, err = aliceKube.CoreV1().Pods(f.nsA).Create(ctx, queuePod(f.nsA, f.qA)("job-0"), metav1.CreateOptions{})
+	wantAllowed(t, "alice creates a pod in her namespace", err)
+	_, err = alice.SchedulingV1beta1().QueueUnits(f.nsA).Create(ctx, queueUnit(f.nsA, "unit", f.qA), metav1.CreateOptions{})
+	wantAllowed(t, "alice creates a QueueUnit in her namespace", err)
+	cmd := &busv1alpha1.Command{ObjectMeta: metav1.ObjectMeta{GenerateName: "suspend-", Namespace: f.nsA},
+		Spec: busv1alpha1.CommandSpec{Action: busv1alpha1.SuspendQueue, Target: busv1alpha1.Target{Name: f.qA}}}
+	_, err = alice.BusV1alpha1().Commands(f.nsA).Create(ctx, cmd, metav1.CreateOptions{})
+	wantAllowed(t, "alice suspends her team's queue by Command", err)
+	waitSpecState(t, f.qA, schedulingv1beta1.QueueStateSuspended)
+	_, err = alice.SchedulingV1beta1().Queues().Get(ctx, f.qA, metav1.GetOptions{})
+	wantAllowed(t, "alice reads her queue", err)
+	_, err = alice.SchedulingV1beta1().Queues().Patch(ctx, f.qA, types.MergePatchType, []byte(`{"spec":{"weight":9}}`), metav1.PatchOptions{})
+	wantForbidden(t, "alice edits her queue", err)
+	_, err = alice.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue("alice-own").Obj(), metav1.CreateOptions{})
+	wantForbidden(t, "alice creates a queue", err)
+	_, err = alice.SchedulingV1beta1().PodGroups(f.nsB).Create(ctx, util.MakePodGroup(f.nsB, "job").Queue(f.qB).Obj(), metav1.CreateOptions{})
+	wantForbidden(t, "alice creates a PodGroup in another team's namespace", err)
+	_, err = alice.BusV1alpha1().Commands(f.nsB).Create(ctx, cmd, metav1.CreateOptions{})
+	wantForbidden(t, "alice creates a Command in another team's namespace", err)
+
+	_, victor := as(t, "victor")
+	_, err = victor.SchedulingV1beta1().PodGroups(f.nsA).List(ctx, metav1.ListOptions{})
+	wantAllowed(t, "victor lists the PodGroups", err)
+	_, err = victor.SchedulingV1beta1().QueueUnits(f.nsA).Get(ctx, "unit", metav1.GetOptions{})
+	wantAllowed(t, "victor reads a QueueUnit", err)
+	_, err = victor.SchedulingV1beta1().PodGroups(f.nsA).Create(ctx, util.MakePodGroup(f.nsA, "other").Queue(f.qA).Obj(), metav1.CreateOptions{})
+	wantForbidden(t, "victor creates a PodGroup", err)
+	_, err = victor.BusV1alpha1().Commands(f.nsA).Create(ctx, cmd, metav1.CreateOptions{})
+	wantForbidden(t, "victor creates a Command", err)
+
+	_, ada := as(t, "ada")
+	_, err = ada.SchedulingV1beta1().Queues().Patch(ctx, f.qA, types.MergePatchType, []byte(`{"spec":{"state":"Open"}}`), metav1.PatchOptions{})
+	wantAllowed(t, "the queue admin opens the queue", err)
+}
