@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 )
@@ -23,6 +25,9 @@ import (
 // remapAfter is how long a kind that the API server did not serve is left alone before discovery
 // is asked again (its CRD may have been installed since).
 const remapAfter = 30 * time.Second
+
+// accessReviewTimeout bounds the question whether queue-scheduler may watch a consumer's kind.
+const accessReviewTimeout = 5 * time.Second
 
 // consumerState is what the controller knows of a QueueUnit's consumer.
 type consumerState int
@@ -54,14 +59,17 @@ type consumers struct {
 	mu       sync.Mutex
 	stop     <-chan struct{}
 	watched  map[schema.GroupKind]cache.SharedIndexInformer
-	unmapped map[schema.GroupKind]time.Time // kinds discovery did not know, and when it was asked
+	unmapped map[schema.GroupKind]time.Time // kinds not served or not permitted, and when that was learnt
+	access   authorizationv1client.SelfSubjectAccessReviewInterface
 }
 
 // newConsumers returns the tracker; onChange hears of every change to a watched consumer, with the
 // apiVersion and kind of the unit that started the watch (objects listed by a dynamic informer carry
 // neither).
-func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, onChange func(apiVersion, kind string, obj any)) *consumers {
+func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, access authorizationv1client.SelfSubjectAccessReviewInterface,
+	onChange func(apiVersion, kind string, obj any)) *consumers {
 	return &consumers{
+		access:   access,
 		client:   client,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		factory:  dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
@@ -79,11 +87,29 @@ func (c *consumers) start(stop <-chan struct{}) {
 	c.factory.Start(stop)
 }
 
+// errConsumerOutOfReach says the controller cannot reach a unit's consumer for a reason that retrying
+// at once cannot change: its kind is not served, or queue-scheduler may not read or update it. The
+// unit waits, saying why, and is tried again after remapAfter.
+type errConsumerOutOfReach struct{ reason string }
+
+func (e errConsumerOutOfReach) Error() string { return e.reason }
+
+// outOfReach turns the errors that waiting cannot fix quickly into errConsumerOutOfReach.
+func outOfReach(ref corev1.ObjectReference, err error) error {
+	switch {
+	case meta.IsNoMatchError(err):
+		return errConsumerOutOfReach{fmt.Sprintf("kind %s of %s is not served by the API server (is its CRD installed?)", ref.Kind, ref.APIVersion)}
+	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+		return errConsumerOutOfReach{fmt.Sprintf("queue-scheduler may not read or update %s of %s: grant it in the queue-scheduler ClusterRole (%v)", ref.Kind, ref.APIVersion, err)}
+	}
+	return err
+}
+
 // mapping finds the resource of a consumerRef's kind.
 func (c *consumers) mapping(ref corev1.ObjectReference) (*meta.RESTMapping, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return nil, fmt.Errorf("consumerRef.apiVersion %q: %w", ref.APIVersion, err)
+		return nil, errConsumerOutOfReach{fmt.Sprintf("consumerRef.apiVersion %q: %v", ref.APIVersion, err)}
 	}
 	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
 	m, err := c.mapper.RESTMapping(gk, gv.Version)
@@ -91,7 +117,27 @@ func (c *consumers) mapping(ref corev1.ObjectReference) (*meta.RESTMapping, erro
 		c.mapper.Reset()
 		m, err = c.mapper.RESTMapping(gk, gv.Version)
 	}
-	return m, err
+	return m, outOfReach(ref, err)
+}
+
+// mayWatch asks the API server whether queue-scheduler may list and watch a resource, so that no
+// informer is started that can only fail.
+func (c *consumers) mayWatch(resource schema.GroupVersionResource) bool {
+	if c.access == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), accessReviewTimeout)
+	defer cancel()
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Resource: resource.Resource},
+		}}
+		got, err := c.access.Create(ctx, review, metav1.CreateOptions{})
+		if err != nil || !got.Status.Allowed {
+			return false
+		}
+	}
+	return true
 }
 
 // informerFor returns the synced informer of ref's kind, starting it when the kind is new; nil while
@@ -108,7 +154,7 @@ func (c *consumers) informerFor(ref corev1.ObjectReference) cache.SharedIndexInf
 		return nil
 	}
 	m, err := c.mapping(ref)
-	if err != nil {
+	if err != nil || !c.mayWatch(m.Resource) {
 		c.unmapped[gk] = time.Now()
 		return nil
 	}
@@ -185,14 +231,14 @@ func (e errNoConsumer) Error() string {
 func (c *consumers) goneFromServer(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
 	m, err := c.mapping(ref)
 	if err != nil {
-		return false, fmt.Errorf("consumer kind %s of %s: %w", ref.Kind, ref.APIVersion, err)
+		return false, err
 	}
 	obj, err := c.client.Resource(m.Resource).Namespace(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, nil
 	case err != nil:
-		return false, err
+		return false, outOfReach(ref, err)
 	}
 	return (ref.UID != "" && obj.GetUID() != ref.UID) || obj.GetDeletionTimestamp() != nil, nil
 }
@@ -203,7 +249,7 @@ func (c *consumers) goneFromServer(ctx context.Context, namespace string, ref co
 func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
 	m, err := c.mapping(ref)
 	if err != nil {
-		return false, fmt.Errorf("consumer kind %s of %s: %w", ref.Kind, ref.APIVersion, err)
+		return false, err
 	}
 	api := c.client.Resource(m.Resource).Namespace(namespace)
 	obj, err := api.Get(ctx, ref.Name, metav1.GetOptions{})
@@ -211,7 +257,7 @@ func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.
 		if apierrors.IsNotFound(err) {
 			return false, errNoConsumer{namespace, ref.Kind, ref.Name}
 		}
-		return false, err
+		return false, outOfReach(ref, err)
 	}
 	if ref.UID != "" && obj.GetUID() != ref.UID {
 		return false, errNoConsumer{namespace, ref.Kind, ref.Name}
@@ -224,7 +270,7 @@ func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.
 		return false, err
 	}
 	_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
-	return err == nil, err
+	return err == nil, outOfReach(ref, err)
 }
 
 // suspendFields are where job kinds keep their suspend switch: spec.suspend (batch/v1 Job, JobSet,

@@ -5,14 +5,23 @@ import (
 	"fmt"
 	"testing"
 
+	"errors"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"strings"
+	"time"
 )
 
 func TestFinished(t *testing.T) {
@@ -107,3 +116,38 @@ func TestGoneFromServer(t *testing.T) {
 type resettable struct{ meta.RESTMapper }
 
 func (resettable) Reset() {}
+
+// A consumer of a kind queue-scheduler may not read, or of a kind not served, is out of reach: the
+// unit waits with that reason instead of failing its sync, and no informer is started for a kind
+// queue-scheduler may not watch.
+func TestConsumerOutOfReach(t *testing.T) {
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{jobs: "JobList"})
+	client.PrependReactor("*", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "j", errors.New("RBAC: access denied"))
+	})
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, meta.RESTScopeNamespace)
+	kube := kubefake.NewClientset()
+	kube.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &authorizationv1.SelfSubjectAccessReview{Status: authorizationv1.SubjectAccessReviewStatus{Allowed: false}}, nil
+	})
+	c := &consumers{client: client, mapper: resettable{mapper}, access: kube.AuthorizationV1().SelfSubjectAccessReviews(),
+		factory: dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
+		watched: map[schema.GroupKind]cache.SharedIndexInformer{}, unmapped: map[schema.GroupKind]time.Time{}, stop: make(chan struct{})}
+	job := corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "j"}
+	_, err := c.unsuspend(context.Background(), "ns", job)
+	if !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "queue-scheduler may not read or update Job of batch/v1: grant it in the queue-scheduler ClusterRole") {
+		t.Errorf("unsuspend of a forbidden kind: %v, want it out of reach, naming the kind and the ClusterRole", err)
+	}
+	if _, err := c.goneFromServer(context.Background(), "ns", job); !errors.As(err, new(errConsumerOutOfReach)) {
+		t.Errorf("goneFromServer of a forbidden kind: %v, want it out of reach", err)
+	}
+	if c.informerFor(job) != nil || len(c.watched) != 0 {
+		t.Errorf("an informer was started for a kind queue-scheduler may not watch")
+	}
+	tf := corev1.ObjectReference{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "t"}
+	if _, err := c.unsuspend(context.Background(), "ns", tf); !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "is not served") {
+		t.Errorf("unsuspend of a kind not served: %v, want it out of reach", err)
+	}
+}

@@ -107,7 +107,7 @@ func New(kube kubernetes.Interface, dyn dynamic.Interface, acct *accounting.Acco
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
-	c.consumers = newConsumers(dyn, kube.Discovery(), c.onConsumer)
+	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer)
 	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
 		return nil, err

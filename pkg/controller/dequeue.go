@@ -163,6 +163,10 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 		if errors.As(err, new(errNoConsumer)) {
 			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
 		}
+		if errors.As(err, new(errConsumerOutOfReach)) {
+			c.enqueueDequeueAfter(remapAfter)
+			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
+		}
 		return errors.Join(err, c.stillEnqueued(ctx, u, "cannot start the consumer: "+err.Error()))
 	}
 	message := fmt.Sprintf("dequeued from queue %q: its resource fits the queue's capability and fair share", queue)
@@ -209,8 +213,12 @@ func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (
 		c.enqueueDequeueAfter(orphanGrace - age)
 		return false, nil
 	}
-	// The informer's event brings the unit back once the cache has a consumer it missed.
+	// The informer's event brings the unit back once the cache has a consumer it missed. A consumer
+	// out of reach is left to the dequeue pass, which says why the unit waits.
 	if gone, err := c.consumers.goneFromServer(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil || !gone {
+		if errors.As(err, new(errConsumerOutOfReach)) {
+			return false, nil
+		}
 		return false, err
 	}
 	err := c.acct.Client.SchedulingV1beta1().QueueUnits(u.Namespace).Delete(ctx, u.Name, preconditionUID(u.UID))

@@ -342,3 +342,18 @@ func TestQueueUnitBatchJobExample(t *testing.T) {
 		return q.Status.Allocated.Cpu().Cmp(*u.Spec.Resource.Cpu()) == 0 && q.Status.Dequeued == 1
 	})
 }
+
+// A unit whose consumer's kind the API server does not serve waits, saying so, and is tried again
+// after a while rather than failing its sync over and over.
+func TestQueueUnitOfAKindNotServedWaits(t *testing.T) {
+	queue := "qu-unserved"
+	createQueue(t, util.MakeQueue(queue).Obj())
+	ns := newNamespace(t, "", nil)
+	u := util.MakeQueueUnit(ns, "tf", queue, "tf").Obj()
+	u.Spec.ConsumerRef.APIVersion, u.Spec.ConsumerRef.Kind = "kubeflow.org/v1", "TFJob"
+	createUnit(t, u)
+	waitUnit(t, ns, "tf", "waiting for its kind", enqueuedWith("waiting: kind TFJob of kubeflow.org/v1 is not served by the API server (is its CRD installed?)"))
+	if err := util.WaitForEvent(context.Background(), cluster.Kube, ns, "tf", "ScheduleFailed", "is not served", settle); err != nil {
+		t.Fatal(err)
+	}
+}
