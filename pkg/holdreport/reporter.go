@@ -45,13 +45,22 @@ type Reporter struct {
 
 	mu       sync.Mutex
 	pending  map[types.NamespacedName]hold
-	reported map[types.UID]string
+	reported map[types.UID]why
 }
+
+// Reasons of the PodScheduled=False condition of a held pod, beside the default Unschedulable.
+const (
+	// NamespaceNotAllowed: the pod's queue does not select its namespace.
+	NamespaceNotAllowed = "NamespaceNotAllowed"
+)
+
+// why is a condition's reason and message.
+type why struct{ reason, message string }
 
 // hold is one pod's latest reason to wait.
 type hold struct {
-	pod     *v1.Pod
-	message string
+	pod *v1.Pod
+	why
 }
 
 // New returns a reporter; Run starts its worker.
@@ -66,21 +75,27 @@ func New(client kubernetes.Interface, pods corelisters.PodLister, recorder event
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports"},
 		),
 		pending:  map[types.NamespacedName]hold{},
-		reported: map[types.UID]string{},
+		reported: map[types.UID]why{},
 	}
 }
 
-// Held records that pod waits for message. It returns at once; the report is written later, and only
-// if message differs from what was last reported for the pod.
+// Held records that pod waits for message, with reason Unschedulable. It returns at once; the report
+// is written later, and only if it differs from what was last reported for the pod.
 func (r *Reporter) Held(pod *v1.Pod, message string) {
+	r.HeldBecause(pod, v1.PodReasonUnschedulable, message)
+}
+
+// HeldBecause is Held with the condition's reason.
+func (r *Reporter) HeldBecause(pod *v1.Pod, reason, message string) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	w := why{reason: reason, message: message}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reported[pod.UID] == message {
+	if r.reported[pod.UID] == w {
 		delete(r.pending, key)
 		return
 	}
-	r.pending[key] = hold{pod: pod, message: message}
+	r.pending[key] = hold{pod: pod, why: w}
 	r.queue.Add(key)
 }
 
@@ -131,7 +146,7 @@ func (r *Reporter) take(key types.NamespacedName) (hold, bool) {
 	defer r.mu.Unlock()
 	h, ok := r.pending[key]
 	delete(r.pending, key)
-	if !ok || r.reported[h.pod.UID] == h.message {
+	if !ok || r.reported[h.pod.UID] == h.why {
 		return hold{}, false
 	}
 	return h, true
@@ -169,7 +184,7 @@ func (r *Reporter) report(ctx context.Context, h hold) error {
 	podutil.UpdatePodCondition(&pod.Status, &v1.PodCondition{
 		Type:    v1.PodScheduled,
 		Status:  v1.ConditionFalse,
-		Reason:  v1.PodReasonUnschedulable,
+		Reason:  h.reason,
 		Message: h.message,
 	})
 	if _, err := r.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
@@ -177,7 +192,7 @@ func (r *Reporter) report(ctx context.Context, h hold) error {
 	}
 	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.message)
 	r.mu.Lock()
-	r.reported[pod.UID] = h.message
+	r.reported[pod.UID] = h.why
 	r.mu.Unlock()
 	return nil
 }

@@ -78,24 +78,26 @@ func (p *QueueState) Name() string { return Name }
 // saying why, written asynchronously. The pod is indexed under what it waits for before the check,
 // so that a change after the check finds it.
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	message := p.hold(pod)
+	reason, message := p.hold(pod)
 	if message == "" {
 		p.Release(pod)
 		return nil
 	}
-	p.Reporter.Held(pod, message)
+	p.Reporter.HeldBecause(pod, reason, message)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 }
 
-// hold indexes the pod under what can end its hold, then says why it is held, or "" when it is not.
-// Until the namespaces are known, that is the namespace cache; then the pod's PodGroup if it names
-// one (a queue's change reaches the pods of its PodGroups); else the pod's queue.
-func (p *QueueState) hold(pod *v1.Pod) string {
+// hold indexes the pod under what can end its hold, then says why it is held (the condition's reason
+// and message), or "" when it is not. Until the namespaces are known, that is the namespace cache;
+// then the pod's PodGroup if it names one (a queue's change reaches the pods of its PodGroups); else
+// the pod's queue; and, once the queue lets it in, its namespace, whose labels its queue selects.
+func (p *QueueState) hold(pod *v1.Pod) (reason, message string) {
+	const unschedulable = v1.PodReasonUnschedulable
 	if !p.acct.NamespacesSynced() {
 		p.Held.Add(pod, namespacesBucket)
 		if !p.acct.NamespacesSynced() {
-			return "waiting for the scheduler's namespace cache to learn the pod's queue"
+			return unschedulable, "waiting for the scheduler's namespace cache to learn the pod's queue"
 		}
 	}
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
@@ -103,17 +105,20 @@ func (p *QueueState) hold(pod *v1.Pod) string {
 	}
 	name, err := p.acct.QueueOf(pod)
 	if err != nil {
-		return err.Error()
+		return unschedulable, err.Error()
 	}
 	if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
 		p.Held.Add(pod, queueBucket(name))
 	}
 	q, _ := p.acct.Queue(name)
 	if message := p.holdMessage(name, q); message != "" {
-		return message
+		return unschedulable, message
 	}
 	p.Held.Add(pod, namespaceBucket(pod.Namespace))
-	return p.acct.NamespaceRefusal(q, pod.Namespace)
+	if refusal := p.acct.NamespaceRefusal(q, pod.Namespace); refusal != "" {
+		return holdreport.NamespaceNotAllowed, refusal
+	}
+	return "", ""
 }
 
 // holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.

@@ -64,10 +64,16 @@ func TestPreEnqueue(t *testing.T) {
 		util.MakeQueue("unknown").Parent("gone").Obj(),
 		util.MakeQueue("stale").StatusState(schedulingv1beta1.QueueStateUnknown).Obj(),
 		util.MakeQueue("resumed").State(schedulingv1beta1.QueueStateOpen).StatusState(schedulingv1beta1.QueueStateOpen).Obj(),
+		util.MakeQueue("team-only").Namespaces(map[string]string{"team": "yes"}).Obj(),
+		util.MakeQueue("nobody").NoNamespaces().Obj(),
+		util.MakeQueue("cycle-a").Parent("cycle-b").Obj(),
+		util.MakeQueue("cycle-b").Parent("cycle-a").Obj(),
 		util.MakePodGroup("ns", "pg-suspended").Queue("suspended").Obj(),
 		util.MakePodGroup("team", "pg-namespace-queue").Obj(),
 	}
-	namespaces := []runtime.Object{namespace("ns", ""), namespace("team", "suspended")}
+	selected := namespace("selected", "")
+	selected.Labels = map[string]string{"team": "yes"}
+	namespaces := []runtime.Object{namespace("ns", ""), namespace("team", "suspended"), selected}
 	tests := []struct {
 		name       string
 		pod        *v1.Pod
@@ -114,6 +120,22 @@ func TestPreEnqueue(t *testing.T) {
 			name:       "root is no submission target",
 			pod:        util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "root").Obj(),
 			wantReason: `queue "root" is the root of the queue hierarchy: it takes no work`,
+		},
+		{name: "a queue selecting the namespace", pod: util.MakePod("selected", "p").Label(schedulingv1beta1.QueueLabel, "team-only").Obj()},
+		{
+			name:       "a queue not selecting the namespace",
+			pod:        util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "team-only").Obj(),
+			wantReason: `queue "team-only" does not accept work from namespace "ns": its spec.namespaceSelector "team=yes" does not select the namespace's labels`,
+		},
+		{
+			name:       "a queue without a selector",
+			pod:        util.MakePod("selected", "p").Label(schedulingv1beta1.QueueLabel, "nobody").Obj(),
+			wantReason: `queue "nobody" does not accept work from namespace "selected": it has no spec.namespaceSelector, so it accepts no namespace's work`,
+		},
+		{
+			name:       "a queue in a cycle",
+			pod:        util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "cycle-a").Obj(),
+			wantReason: `queue "cycle-a" is Unknown: its parent chain is a cycle: cycle-a -> cycle-b -> cycle-a`,
 		},
 		{
 			name:       "missing PodGroup",

@@ -88,7 +88,9 @@ func bind(t *testing.T, namespace, role, user string) {
 	if namespace == "" {
 		_, err = cluster.Kube.RbacV1().ClusterRoleBindings().Create(context.Background(),
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject, RoleRef: ref}, metav1.CreateOptions{})
-		t.Cleanup(func() { _ = cluster.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = cluster.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	} else {
 		_, err = cluster.Kube.RbacV1().RoleBindings(namespace).Create(context.Background(),
 			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject, RoleRef: ref}, metav1.CreateOptions{})

@@ -17,6 +17,7 @@ import (
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -111,8 +112,12 @@ func TestSchedulerHoldsPodsOfUnselectedNamespaces(t *testing.T) {
 	withoutAdmission(t, func() { names = createPods(t, f.nsA, "stray", 2, queuePod(f.nsA, f.qB)) })
 	waitHeld(t, f.nsA, names, `queue "ten-hold-b" does not accept work from namespace "`+f.nsA+`"`)
 	for _, name := range names {
-		if pod := getPod(t, f.nsA, name); pod.Spec.NodeName != "" {
+		pod := getPod(t, f.nsA, name)
+		if pod.Spec.NodeName != "" {
 			t.Fatalf("pod %s was bound to %s", name, pod.Spec.NodeName)
+		}
+		if c := util.PodScheduledCondition(pod); c.Reason != holdreport.NamespaceNotAllowed {
+			t.Errorf("pod %s: PodScheduled reason %q, want %s: no node can help it", name, c.Reason, holdreport.NamespaceNotAllowed)
 		}
 	}
 	if b := getQueue(t, f.qB); len(b.Status.Allocated) != 0 {

@@ -1,0 +1,98 @@
+package accounting
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A cycle stored by two concurrent re-parentings makes its queues, and the queues below it, Unknown
+// with the cycle named; a pod of a queue in the cycle is counted once in each total.
+func TestCycleMakesQueuesUnknown(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{
+		util.MakeQueue("a").Parent("b").Obj(),
+		util.MakeQueue("b").Parent("a").Obj(),
+		util.MakeQueue("below").Parent("a").Obj(),
+		util.MakeQueue("orphan").Parent("gone").Obj(),
+		util.MakeQueue("fine").Obj(),
+	}, util.MakeNode("n", "8", "8Gi"),
+		util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Node("n").Obj())
+	for _, tt := range []struct {
+		queue string
+		want  TreeFault
+	}{
+		{"a", TreeFault{Reason: ParentCycle, Detail: "its parent chain is a cycle: a -> b -> a"}},
+		{"b", TreeFault{Reason: ParentCycle, Detail: "its parent chain is a cycle: b -> a -> b"}},
+		{"below", TreeFault{Reason: ParentCycle, Detail: "its parent chain is a cycle: a -> b -> a"}},
+		{"orphan", TreeFault{Reason: ParentMissing, Detail: `its parent queue "gone" does not exist`}},
+		{"fine", TreeFault{}},
+	} {
+		q, _ := a.Queue(tt.queue)
+		if diff := cmp.Diff(tt.want, a.TreeFaultOf(q)); diff != "" {
+			t.Errorf("queue %s (-want,+got):\n%s", tt.queue, diff)
+		}
+		wantState := schedulingv1beta1.QueueStateUnknown
+		if tt.want.Reason == "" {
+			wantState = schedulingv1beta1.QueueStateOpen
+		}
+		if got := a.SchedulingState(q); got != wantState {
+			t.Errorf("queue %s: scheduling state %s, want %s", tt.queue, got, wantState)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		held := a.subtreeAllocated(name)
+		if got := held.Cpu().MilliValue(); got != 1000 {
+			t.Errorf("subtree of %s holds %dm cpu, want the pod's 1000m once", name, got)
+		}
+	}
+}
+
+// A queue's selector is parsed once per generation and decides which namespaces it takes work from.
+func TestNamespaceRefusal(t *testing.T) {
+	selected := &v1.Namespace{}
+	selected.Name, selected.Labels = "in", map[string]string{"team": "a"}
+	other := &v1.Namespace{}
+	other.Name = "out"
+	team := util.MakeQueue("team").Namespaces(map[string]string{"team": "a"}).Obj()
+	team.UID, team.Generation = "uid-team", 1
+	a := newTestAccounting(t, []runtime.Object{
+		team,
+		util.MakeQueue("all").Obj(),
+		util.MakeQueue("none").NoNamespaces().Obj(),
+	}, selected, other)
+	for _, tt := range []struct {
+		queue, namespace string
+		refused          bool
+	}{
+		{"team", "in", false}, {"team", "out", true}, {"team", "unknown-yet", true},
+		{"all", "out", false}, {"all", "unknown-yet", false},
+		{"none", "in", true},
+	} {
+		q, _ := a.Queue(tt.queue)
+		if got := a.NamespaceRefusal(q, tt.namespace); (got != "") != tt.refused {
+			t.Errorf("queue %s, namespace %s: refusal %q, want refused %t", tt.queue, tt.namespace, got, tt.refused)
+		}
+	}
+	// The cached selector of an unchanged queue is what is read; a new generation is parsed again.
+	q, _ := a.Queue("team")
+	if _, err := a.selectors.of(q); err != nil {
+		t.Fatal(err)
+	}
+	a.selectors.mu.Lock()
+	a.selectors.parsed["team"] = parsedSelector{uid: q.UID, generation: q.Generation, selector: labels.Nothing()}
+	a.selectors.mu.Unlock()
+	if got := a.NamespaceRefusal(q, "in"); got == "" {
+		t.Errorf("the selector of an unchanged queue was parsed again")
+	}
+	changed := q.DeepCopy()
+	changed.Generation++
+	if got := a.NamespaceRefusal(changed, "in"); got != "" {
+		t.Errorf("a new generation kept the old selector: %s", got)
+	}
+}
