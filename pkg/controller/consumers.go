@@ -246,31 +246,31 @@ func (c *consumers) goneFromServer(ctx context.Context, namespace string, ref co
 // unsuspend turns the consumer's suspend switch off when it is on, so that the job creates its pods;
 // a consumer without one is left alone. It reads the consumer from the API
 // server, not the cache, and writes with the version read, so a concurrent change is never lost.
-func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) (bool, error) {
+func (c *consumers) unsuspend(ctx context.Context, namespace string, ref corev1.ObjectReference) error {
 	m, err := c.mapping(ref)
 	if err != nil {
-		return false, err
+		return err
 	}
 	api := c.client.Resource(m.Resource).Namespace(namespace)
 	obj, err := api.Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, errNoConsumer{namespace, ref.Kind, ref.Name}
+			return errNoConsumer{namespace, ref.Kind, ref.Name}
 		}
-		return false, outOfReach(ref, err)
+		return outOfReach(ref, err)
 	}
 	if ref.UID != "" && obj.GetUID() != ref.UID {
-		return false, errNoConsumer{namespace, ref.Kind, ref.Name}
+		return errNoConsumer{namespace, ref.Kind, ref.Name}
 	}
 	field := suspendField(obj)
 	if field == nil {
-		return false, nil
+		return nil
 	}
 	if err := unstructured.SetNestedField(obj.Object, false, field...); err != nil {
-		return false, err
+		return err
 	}
 	_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
-	return err == nil, outOfReach(ref, err)
+	return outOfReach(ref, err)
 }
 
 // suspendFields are where job kinds keep their suspend switch: spec.suspend (batch/v1 Job, JobSet,

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"testing"
-
 	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +22,6 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"strings"
-	"time"
 )
 
 func TestFinished(t *testing.T) {
@@ -136,7 +136,7 @@ func TestConsumerOutOfReach(t *testing.T) {
 		factory: dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
 		watched: map[schema.GroupKind]cache.SharedIndexInformer{}, unmapped: map[schema.GroupKind]time.Time{}, stop: make(chan struct{})}
 	job := corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "j"}
-	_, err := c.unsuspend(context.Background(), "ns", job)
+	err := c.unsuspend(context.Background(), "ns", job)
 	if !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "queue-scheduler may not read or update Job of batch/v1: grant it in the queue-scheduler ClusterRole") {
 		t.Errorf("unsuspend of a forbidden kind: %v, want it out of reach, naming the kind and the ClusterRole", err)
 	}
@@ -147,7 +147,7 @@ func TestConsumerOutOfReach(t *testing.T) {
 		t.Errorf("an informer was started for a kind queue-scheduler may not watch")
 	}
 	tf := corev1.ObjectReference{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "t"}
-	if _, err := c.unsuspend(context.Background(), "ns", tf); !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "is not served") {
+	if err := c.unsuspend(context.Background(), "ns", tf); !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "is not served") {
 		t.Errorf("unsuspend of a kind not served: %v, want it out of reach", err)
 	}
 }

@@ -158,7 +158,7 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 	case refusal != nil:
 		return c.stillEnqueued(ctx, u, "resource does not fit: "+refusal.Message)
 	}
-	if _, err := c.consumers.unsuspend(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil {
+	if err := c.consumers.unsuspend(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil {
 		c.acct.ForgetWork(key)
 		if errors.As(err, new(errNoConsumer)) {
 			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
