@@ -343,3 +343,29 @@ func TestQueueHoldingPodsCannotBecomeAParent(t *testing.T) {
 		t.Errorf("the refused queue was stored: %v", err)
 	}
 }
+
+// Narrowing a queue's selector evicts nothing: the pods it runs keep running, and only new work from
+// the namespace it no longer selects is refused.
+func TestNarrowedSelectorKeepsRunningWork(t *testing.T) {
+	f := setUpTenants(t, "ten-narrow")
+	running := createPods(t, f.nsA, "running", 2, queuePod(f.nsA, f.qA))
+	waitBound(t, f.nsA, running)
+	if _, err := queues().Patch(context.Background(), f.qA, types.MergePatchType,
+		[]byte(`{"spec":{"namespaceSelector":{"matchLabels":{"tenant":"someone-else"}}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		_, err := cluster.Kube.CoreV1().Pods(f.nsA).Create(ctx, queuePod(f.nsA, f.qA)("late"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), `queue "ten-narrow-a" does not accept work from namespace`), nil
+	})
+	if err != nil {
+		t.Fatalf("new work from a namespace the queue no longer selects was still admitted after %s", settle)
+	}
+	for _, name := range running {
+		pod := getPod(t, f.nsA, name)
+		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
+			t.Errorf("running pod %s was disturbed by the narrowed selector: node %q, deleting %v", name, pod.Spec.NodeName, pod.DeletionTimestamp)
+		}
+	}
+	waitQueue(t, f.qA, "still counting its running pods", func(q *schedulingv1beta1.Queue) bool { return q.Status.Allocated.Cpu().Value() == 2 })
+}
