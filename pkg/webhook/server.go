@@ -70,8 +70,8 @@ func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Acco
 	}()
 	context.AfterFunc(ctx, func() { _ = server.Close() })
 	if args.CertDir == "" {
-		if err := s.patchCABundle(ctx); err != nil {
-			klog.FromContext(ctx).Error(err, "Patching the webhook CA bundle; retrying at the next certificate check")
+		if err := s.watchConfigurations(ctx); err != nil {
+			return nil, err
 		}
 	}
 	go wait.UntilWithContext(ctx, s.renew, args.CertCheckInterval.Duration)

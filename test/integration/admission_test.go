@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -330,3 +332,49 @@ func waitNamespaceSeen(t *testing.T, namespace string) {
 }
 
 func qLabel(q string) map[string]string { return map[string]string{schedulingv1beta1.QueueLabel: q} }
+
+// A webhook configuration re-applied without its CA bundle (kubectl apply of the shipped manifest)
+// gets it back within seconds: admission works again without waiting for the hourly certificate check.
+func TestReappliedWebhookConfigurationGetsItsCABundle(t *testing.T) {
+	admission := cluster.Kube.AdmissionregistrationV1()
+	ctx := context.Background()
+	validating, err := admission.ValidatingWebhookConfigurations().Get(ctx, config.DefaultConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutating, err := admission.MutatingWebhookConfigurations().Get(ctx, config.DefaultConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range validating.Webhooks {
+		validating.Webhooks[i].ClientConfig.CABundle = nil
+	}
+	for i := range mutating.Webhooks {
+		mutating.Webhooks[i].ClientConfig.CABundle = nil
+	}
+	if _, err := admission.ValidatingWebhookConfigurations().Update(ctx, validating, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admission.MutatingWebhookConfigurations().Update(ctx, mutating, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server cannot call a webhook without the CA: with failurePolicy Fail, the probe below
+	// is refused for the wrong reason until the bundle is back in both configurations.
+	probe := util.MakeQueue("ca-probe").Parent("no-such-parent").Obj()
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		v, err := admission.ValidatingWebhookConfigurations().Get(ctx, config.DefaultConfigurationName, metav1.GetOptions{})
+		if err != nil || len(v.Webhooks[0].ClientConfig.CABundle) == 0 {
+			return false, nil
+		}
+		m, err := admission.MutatingWebhookConfigurations().Get(ctx, config.DefaultConfigurationName, metav1.GetOptions{})
+		if err != nil || len(m.Webhooks[0].ClientConfig.CABundle) == 0 {
+			return false, nil
+		}
+		_, last = queues().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), `spec.parent: Not found: "no-such-parent"`), nil
+	})
+	if err != nil {
+		t.Fatalf("admission did not work again within 10 s of the re-applied configurations: %v", last)
+	}
+}

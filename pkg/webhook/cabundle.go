@@ -1,0 +1,84 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// watchConfigurations writes the CA bundle back whenever the webhook configurations are created or
+// edited without it (kubectl apply of the shipped manifests, say), instead of at the next hourly
+// certificate check: until then the API server could not call the webhook. One key is queued for
+// both configurations; the patch reads and writes both.
+func (s *Server) watchConfigurations(ctx context.Context) error {
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "webhook-ca-bundle"})
+	factory := informers.NewSharedInformerFactoryWithOptions(s.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.args.ConfigurationName).String()
+	}))
+	admission := factory.Admissionregistration().V1()
+	lacksCA := func(obj any) {
+		if s.lacksCA(obj) {
+			queue.Add(s.args.ConfigurationName)
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: lacksCA, UpdateFunc: func(_, obj any) { lacksCA(obj) }}
+	if _, err := admission.ValidatingWebhookConfigurations().Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	if _, err := admission.MutatingWebhookConfigurations().Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	}()
+	go func() {
+		for s.patchNext(ctx, queue) {
+		}
+	}()
+	return nil
+}
+
+func (s *Server) patchNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string]) bool {
+	key, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(key)
+	if err := s.patchCABundle(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Writing the CA bundle into the webhook configurations; retrying")
+		queue.AddRateLimited(key)
+		return true
+	}
+	queue.Forget(key)
+	return true
+}
+
+// lacksCA says whether a webhook configuration has a webhook whose CA bundle is not the server's.
+func (s *Server) lacksCA(obj any) bool {
+	ca := s.CABundle()
+	switch cfg := obj.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for _, w := range cfg.Webhooks {
+			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
+				return true
+			}
+		}
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for _, w := range cfg.Webhooks {
+			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
+				return true
+			}
+		}
+	}
+	return false
+}
