@@ -67,8 +67,8 @@ func (x *Holder) Activate(key string) {
 }
 
 // Tell gives the pods held for key a new reason to wait.
-func (x *Holder) Tell(key, message string) {
+func (x *Holder) Tell(key string, w Why) {
 	for _, pod := range x.Held.Pods(key) {
-		x.Reporter.Held(pod, message)
+		x.Reporter.Held(pod, w)
 	}
 }

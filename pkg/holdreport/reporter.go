@@ -45,22 +45,41 @@ type Reporter struct {
 
 	mu       sync.Mutex
 	pending  map[types.NamespacedName]hold
-	reported map[types.UID]why
+	reported map[types.UID]Why
 }
 
-// Reasons of the PodScheduled=False condition of a held pod, beside the default Unschedulable.
+// Why is the PodScheduled=False condition of a held pod: its reason and message. A pod that more
+// nodes cannot help carries a reason of its own, so that cluster autoscalers, which add nodes for pods
+// whose reason is Unschedulable, leave it alone; an empty reason reports as Unschedulable.
+type Why struct {
+	Reason  string
+	Message string
+}
+
+// Reasons of held pods that no new node can help.
 const (
+	// QueueSuspended: the pod's queue is Suspended.
+	QueueSuspended = "QueueSuspended"
+	// QueueUnknown: the pod's queue has no known place in the tree (missing parent, cycle).
+	QueueUnknown = "QueueUnknown"
+	// QueueMissing: the pod's queue does not exist, or is the root.
+	QueueMissing = "QueueMissing"
 	// NamespaceNotAllowed: the pod's queue does not select its namespace.
 	NamespaceNotAllowed = "NamespaceNotAllowed"
+	// PodGroupMissing: the pod's PodGroup does not exist yet.
+	PodGroupMissing = "PodGroupMissing"
+	// PodGroupPending: the pod's PodGroup has not been admitted to its queue yet.
+	PodGroupPending = "PodGroupPending"
+	// GangIncomplete: the pod's gang has fewer than minMember pods, or is denied until its time-out.
+	GangIncomplete = "GangIncomplete"
+	// UnitEnqueued: the QueueUnit of the pod's job is still Enqueued.
+	UnitEnqueued = "UnitEnqueued"
 )
-
-// why is a condition's reason and message.
-type why struct{ reason, message string }
 
 // hold is one pod's latest reason to wait.
 type hold struct {
 	pod *v1.Pod
-	why
+	Why
 }
 
 // New returns a reporter; Run starts its worker.
@@ -75,27 +94,24 @@ func New(client kubernetes.Interface, pods corelisters.PodLister, recorder event
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports"},
 		),
 		pending:  map[types.NamespacedName]hold{},
-		reported: map[types.UID]why{},
+		reported: map[types.UID]Why{},
 	}
 }
 
-// Held records that pod waits for message, with reason Unschedulable. It returns at once; the report
-// is written later, and only if it differs from what was last reported for the pod.
-func (r *Reporter) Held(pod *v1.Pod, message string) {
-	r.HeldBecause(pod, v1.PodReasonUnschedulable, message)
-}
-
-// HeldBecause is Held with the condition's reason.
-func (r *Reporter) HeldBecause(pod *v1.Pod, reason, message string) {
+// Held records why pod waits. It returns at once; the report is written later, and only if it
+// differs from what was last reported for the pod.
+func (r *Reporter) Held(pod *v1.Pod, w Why) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	w := why{reason: reason, message: message}
+	if w.Reason == "" {
+		w.Reason = v1.PodReasonUnschedulable
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reported[pod.UID] == w {
 		delete(r.pending, key)
 		return
 	}
-	r.pending[key] = hold{pod: pod, why: w}
+	r.pending[key] = hold{pod: pod, Why: w}
 	r.queue.Add(key)
 }
 
@@ -146,7 +162,7 @@ func (r *Reporter) take(key types.NamespacedName) (hold, bool) {
 	defer r.mu.Unlock()
 	h, ok := r.pending[key]
 	delete(r.pending, key)
-	if !ok || r.reported[h.pod.UID] == h.why {
+	if !ok || r.reported[h.pod.UID] == h.Why {
 		return hold{}, false
 	}
 	return h, true
@@ -184,15 +200,15 @@ func (r *Reporter) report(ctx context.Context, h hold) error {
 	podutil.UpdatePodCondition(&pod.Status, &v1.PodCondition{
 		Type:    v1.PodScheduled,
 		Status:  v1.ConditionFalse,
-		Reason:  h.reason,
-		Message: h.message,
+		Reason:  h.Reason,
+		Message: h.Message,
 	})
 	if _, err := r.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 		return err
 	}
-	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.message)
+	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.Message)
 	r.mu.Lock()
-	r.reported[pod.UID] = h.why
+	r.reported[pod.UID] = h.Why
 	r.mu.Unlock()
 	return nil
 }

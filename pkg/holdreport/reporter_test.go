@@ -83,16 +83,16 @@ func TestReportsOncePerChangeOfReason(t *testing.T) {
 	f := newFixture(t, pod)
 
 	for range 3 {
-		f.reporter.Held(pod, "queue \"a\" is Suspended")
+		f.reporter.Held(pod, Why{Message: "queue \"a\" is Suspended"})
 		f.drain(t)
 	}
 	if got := f.writes(); got != 1 {
 		t.Errorf("writes after the same reason three times: got %d, want 1", got)
 	}
-	f.reporter.Held(pod, "queue \"a\" does not exist")
+	f.reporter.Held(pod, Why{Message: "queue \"a\" does not exist"})
 	f.drain(t)
 	f.reporter.Released(pod)
-	f.reporter.Held(pod, "queue \"a\" does not exist")
+	f.reporter.Held(pod, Why{Message: "queue \"a\" does not exist"})
 	f.drain(t)
 	if got := f.writes(); got != 3 {
 		t.Errorf("writes after a new reason and a release: got %d, want 3", got)
@@ -110,7 +110,7 @@ func TestReportsOncePerChangeOfReason(t *testing.T) {
 func TestReportSetsPodScheduledFalse(t *testing.T) {
 	pod := pendingPod("p")
 	f := newFixture(t, pod)
-	f.reporter.Held(pod, "queue \"a\" is Suspended: no new resources are allocated")
+	f.reporter.Held(pod, Why{Message: "queue \"a\" is Suspended: no new resources are allocated"})
 	f.drain(t)
 
 	got, err := f.client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
@@ -135,11 +135,11 @@ func TestNoReportForBoundOrReplacedPods(t *testing.T) {
 	replaced := pendingPod("replaced")
 	f := newFixture(t, bound, replaced)
 
-	f.reporter.Held(bound, "held")
+	f.reporter.Held(bound, Why{Message: "held"})
 	stale := replaced.DeepCopy()
 	stale.UID = "an-older-pod"
-	f.reporter.Held(stale, "held")
-	f.reporter.Held(pendingPod("gone"), "held")
+	f.reporter.Held(stale, Why{Message: "held"})
+	f.reporter.Held(pendingPod("gone"), Why{Message: "held"})
 	f.drain(t)
 
 	if got := f.writes(); got != 0 {
@@ -153,8 +153,8 @@ func TestNoReportForBoundOrReplacedPods(t *testing.T) {
 func TestLatestReasonWins(t *testing.T) {
 	pod := pendingPod("p")
 	f := newFixture(t, pod)
-	f.reporter.Held(pod, "first")
-	f.reporter.Held(pod, "second")
+	f.reporter.Held(pod, Why{Message: "first"})
+	f.reporter.Held(pod, Why{Message: "second"})
 	f.drain(t)
 	if diff := cmp.Diff([]string{"Warning FailedScheduling second"}, f.events()); diff != "" {
 		t.Errorf("events (-want,+got):\n%s", diff)
@@ -180,10 +180,37 @@ func TestEveryReportWaitsForTheRateLimiter(t *testing.T) {
 	limiter := &countingLimiter{}
 	f.reporter.limiter = limiter
 	for _, p := range pods {
-		f.reporter.Held(p, "held")
+		f.reporter.Held(p, Why{Message: "held"})
 	}
 	f.drain(t)
 	if f.writes() != 50 || limiter.waits != 50 {
 		t.Errorf("writes %d, limiter waits %d; want 50 and 50", f.writes(), limiter.waits)
+	}
+}
+
+// A hold that no node can help carries its own reason, so that autoscalers leave the pod alone; the
+// same message with another reason is a change, and is written again.
+func TestReportCarriesTheReason(t *testing.T) {
+	pod := pendingPod("p")
+	f := newFixture(t, pod)
+	reason := func() string {
+		got, err := f.client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
+		if err != nil || len(got.Status.Conditions) != 1 {
+			t.Fatalf("pod: %v, conditions %+v", err, got.Status.Conditions)
+		}
+		return got.Status.Conditions[0].Reason
+	}
+	f.reporter.Held(pod, Why{Reason: QueueSuspended, Message: "queue \"a\" is Suspended"})
+	f.drain(t)
+	if got := reason(); got != QueueSuspended {
+		t.Errorf("reason: %q, want %s", got, QueueSuspended)
+	}
+	f.reporter.Held(pod, Why{Message: "queue \"a\" is Suspended"})
+	f.drain(t)
+	if got := f.writes(); got != 2 {
+		t.Errorf("writes: got %d, want 2 (the reason changed)", got)
+	}
+	if got := reason(); got != v1.PodReasonUnschedulable {
+		t.Errorf("reason after a hold without one: %q, want %s", got, v1.PodReasonUnschedulable)
 	}
 }

@@ -117,29 +117,35 @@ func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 		g.held.Remove(pod)
 		return nil
 	}
-	message := g.gateMessage(pg, key)
-	if message == "" {
+	why := g.gate(pg, key)
+	if why.Message == "" {
 		g.held.Remove(pod)
 		g.reporter.Released(pod)
 		return nil
 	}
-	g.reporter.Held(pod, message)
-	klog.FromContext(ctx).V(5).Info("Pod waits for its gang", "pod", klog.KObj(pod), "reason", message)
-	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+	g.reporter.Held(pod, why)
+	klog.FromContext(ctx).V(5).Info("Pod waits for its gang", "pod", klog.KObj(pod), "reason", why.Message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why.Message)
 }
 
 // gateMessage says why a group's pods may not enter the active queue, or "" when they may.
 func (g *Gang) gateMessage(pg *schedulingv1beta1.PodGroup, key string) string {
+	return g.gate(pg, key).Message
+}
+
+// gate is gateMessage with the reason held members report: no new node can help them.
+func (g *Gang) gate(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
 	switch pg.Status.Phase {
 	case "", schedulingv1beta1.PodGroupPending:
-		return fmt.Sprintf("podgroup %s is Pending: its queue has not admitted it yet", key)
+		return holdreport.Why{Reason: holdreport.PodGroupPending, Message: fmt.Sprintf("podgroup %s is Pending: its queue has not admitted it yet", key)}
 	case schedulingv1beta1.PodGroupInqueue:
 		if live := g.members.count(key).live; live < pg.MinMemberOrOne() {
-			return fmt.Sprintf("podgroup %s has %d of its minMember %d pods: waiting for the rest of the gang", key, live, pg.MinMemberOrOne())
+			return holdreport.Why{Reason: holdreport.GangIncomplete, Message: fmt.Sprintf(
+				"podgroup %s has %d of its minMember %d pods: waiting for the rest of the gang", key, live, pg.MinMemberOrOne())}
 		}
 	}
 	// A gang that ran already takes its replacement members as they come.
-	return ""
+	return holdreport.Why{}
 }
 
 // Less orders pods by priority, then keeps a gang's members together, ordered by their PodGroup's

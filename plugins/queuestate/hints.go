@@ -35,7 +35,7 @@ func (p *QueueState) watch(namespaces cache.SharedIndexInformer) error {
 			old, okOld := oldObj.(*schedulingv1beta1.Queue)
 			q, ok := obj.(*schedulingv1beta1.Queue)
 			if okOld && ok {
-				changed := p.holdMessage(old.Name, old) != p.holdMessage(q.Name, q) ||
+				changed := p.queueHold(old.Name, old) != p.queueHold(q.Name, q) ||
 					!apiequality.Semantic.DeepEqual(old.Spec.NamespaceSelector, q.Spec.NamespaceSelector)
 				p.onQueue(q, changed, false)
 			}
@@ -84,12 +84,12 @@ func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
 	for _, pg := range p.acct.PodGroupsOf(name) {
 		buckets = append(buckets, podGroupBucket(pg.Namespace, pg.Name))
 	}
-	message := p.holdMessage(name, q)
+	why := p.queueHold(name, q)
 	for _, b := range buckets {
-		if message == "" {
+		if why.Message == "" {
 			p.Activate(b)
 		} else {
-			p.Tell(b, message)
+			p.Tell(b, why)
 		}
 	}
 }

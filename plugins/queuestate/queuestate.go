@@ -78,26 +78,25 @@ func (p *QueueState) Name() string { return Name }
 // saying why, written asynchronously. The pod is indexed under what it waits for before the check,
 // so that a change after the check finds it.
 func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	reason, message := p.hold(pod)
-	if message == "" {
+	why := p.hold(pod)
+	if why.Message == "" {
 		p.Release(pod)
 		return nil
 	}
-	p.Reporter.HeldBecause(pod, reason, message)
-	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", message)
-	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+	p.Reporter.Held(pod, why)
+	klog.FromContext(ctx).V(5).Info("Pod held by its queue", "pod", klog.KObj(pod), "reason", why.Message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why.Message)
 }
 
-// hold indexes the pod under what can end its hold, then says why it is held (the condition's reason
-// and message), or "" when it is not. Until the namespaces are known, that is the namespace cache;
-// then the pod's PodGroup if it names one (a queue's change reaches the pods of its PodGroups); else
-// the pod's queue; and, once the queue lets it in, its namespace, whose labels its queue selects.
-func (p *QueueState) hold(pod *v1.Pod) (reason, message string) {
-	const unschedulable = v1.PodReasonUnschedulable
+// hold indexes the pod under what can end its hold, then says why it is held, or nothing when it is
+// not. Until the namespaces are known, that is the namespace cache; then the pod's PodGroup if it
+// names one (a queue's change reaches the pods of its PodGroups); else the pod's queue; and, once the
+// queue lets it in, its namespace, whose labels its queue selects.
+func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 	if !p.acct.NamespacesSynced() {
 		p.Held.Add(pod, namespacesBucket)
 		if !p.acct.NamespacesSynced() {
-			return unschedulable, "waiting for the scheduler's namespace cache to learn the pod's queue"
+			return holdreport.Why{Message: "waiting for the scheduler's namespace cache to learn the pod's queue"}
 		}
 	}
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
@@ -105,37 +104,37 @@ func (p *QueueState) hold(pod *v1.Pod) (reason, message string) {
 	}
 	name, err := p.acct.QueueOf(pod)
 	if err != nil {
-		return unschedulable, err.Error()
+		return holdreport.Why{Reason: holdreport.PodGroupMissing, Message: err.Error()}
 	}
 	if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
 		p.Held.Add(pod, queueBucket(name))
 	}
 	q, _ := p.acct.Queue(name)
-	if message := p.holdMessage(name, q); message != "" {
-		return unschedulable, message
+	if why := p.queueHold(name, q); why.Message != "" {
+		return why
 	}
 	p.Held.Add(pod, namespaceBucket(pod.Namespace))
 	if refusal := p.acct.NamespaceRefusal(q, pod.Namespace); refusal != "" {
-		return holdreport.NamespaceNotAllowed, refusal
+		return holdreport.Why{Reason: holdreport.NamespaceNotAllowed, Message: refusal}
 	}
-	return "", ""
+	return holdreport.Why{}
 }
 
-// holdMessage says why the pods of queue name (nil when missing) are held, or "" when they are not.
-func (p *QueueState) holdMessage(name string, q *schedulingv1beta1.Queue) string {
+// queueHold says why the pods of queue name (nil when missing) are held, or nothing when they are not.
+func (p *QueueState) queueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
 	switch {
 	case name == schedulingv1beta1.RootQueue:
-		return fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)
+		return holdreport.Why{Reason: holdreport.QueueMissing, Message: fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)}
 	case q == nil:
-		return fmt.Sprintf("queue %q does not exist", name)
+		return holdreport.Why{Reason: holdreport.QueueMissing, Message: fmt.Sprintf("queue %q does not exist", name)}
 	}
 	switch p.acct.SchedulingState(q) {
 	case schedulingv1beta1.QueueStateSuspended:
-		return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)
+		return holdreport.Why{Reason: holdreport.QueueSuspended, Message: fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)}
 	case schedulingv1beta1.QueueStateUnknown:
-		return fmt.Sprintf("queue %q is Unknown: %s", name, p.acct.TreeFaultOf(q).Detail)
+		return holdreport.Why{Reason: holdreport.QueueUnknown, Message: fmt.Sprintf("queue %q is Unknown: %s", name, p.acct.TreeFaultOf(q).Detail)}
 	default:
-		return ""
+		return holdreport.Why{}
 	}
 }
 

@@ -66,19 +66,19 @@ func (p *QueueUnit) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 		p.Release(pod)
 		return nil
 	}
-	message := holdMessage(u)
-	p.Reporter.Held(pod, message)
+	why := holdWhy(u)
+	p.Reporter.Held(pod, why)
 	klog.FromContext(ctx).V(5).Info("Pod held by its QueueUnit", "pod", klog.KObj(pod), "queueUnit", klog.KObj(u))
-	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why.Message)
 }
 
-// holdMessage says why the pods of an Enqueued unit wait.
-func holdMessage(u *schedulingv1beta1.QueueUnit) string {
+// holdWhy says why the pods of an Enqueued unit wait.
+func holdWhy(u *schedulingv1beta1.QueueUnit) holdreport.Why {
 	message := fmt.Sprintf("QueueUnit %s/%s is Enqueued: the job's pods wait until it is dequeued", u.Namespace, u.Name)
 	if u.Status.Message != "" {
 		message += " (" + u.Status.Message + ")"
 	}
-	return message
+	return holdreport.Why{Reason: holdreport.UnitEnqueued, Message: message}
 }
 
 // onUnit lets held pods in when their unit is Dequeued or deleted, or tells them its new message.
@@ -95,7 +95,7 @@ func (p *QueueUnit) onUnit(obj any) {
 		p.Activate(key)
 		return
 	}
-	p.Tell(key, holdMessage(u))
+	p.Tell(key, holdWhy(u))
 }
 
 // current returns the unit as the accounting's cache holds it now, or nil when it is gone.

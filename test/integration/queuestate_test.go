@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -204,5 +205,42 @@ func waitQueueAllocated(t *testing.T, queue string, cpus int64) {
 	})
 	if err != nil {
 		t.Fatalf("queue %s: allocated cpu %s, want %d", queue, last, cpus)
+	}
+}
+
+// Held pods that no new node can help carry a reason of their own, which cluster autoscalers do not
+// act on; a pod that a bigger node would help keeps Unschedulable.
+func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
+	ns := newNamespace(t, "", nil)
+	createQueue(t, util.MakeQueue("why-suspended").State(schedulingv1beta1.QueueStateSuspended).Obj())
+	createQueue(t, util.MakeQueue("why-open").Obj())
+	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(context.Background(),
+		util.MakePodGroup(ns, "three").Queue("why-open").MinMember(3).Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	member := func(group string) func(string) *v1.Pod {
+		return func(name string) *v1.Pod {
+			return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, group).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		}
+	}
+	huge := func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Label(schedulingv1beta1.QueueLabel, "why-open").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1000"}).Obj()
+	}
+	for _, tt := range []struct {
+		pods   []string
+		reason string
+	}{
+		{createPods(t, ns, "suspended", 1, queuePod(ns, "why-suspended")), holdreport.QueueSuspended},
+		{createPods(t, ns, "lonely", 1, member("three")), holdreport.GangIncomplete},
+		{createPods(t, ns, "early", 1, member("later")), holdreport.PodGroupMissing},
+		{createPods(t, ns, "huge", 1, huge), v1.PodReasonUnschedulable},
+	} {
+		err := util.WaitForPods(context.Background(), cluster.Kube, ns, tt.pods, settle, "held with reason "+tt.reason, func(pod *v1.Pod) bool {
+			c := util.PodScheduledCondition(pod)
+			return pod.Spec.NodeName == "" && c != nil && c.Status == v1.ConditionFalse && c.Reason == tt.reason
+		})
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -187,6 +188,11 @@ func TestQueueUnitHoldsAndReleasesJobPods(t *testing.T) {
 	createJob(t, ns, "second", 2, false)
 	secondPods := waitJobPods(t, ns, "second", 2)
 	waitHeld(t, ns, secondPods, "QueueUnit "+ns+"/second is Enqueued")
+	for _, name := range secondPods {
+		if c := util.PodScheduledCondition(getPod(t, ns, name)); c.Reason != holdreport.UnitEnqueued {
+			t.Errorf("pod %s held by its unit: reason %q, want %s", name, c.Reason, holdreport.UnitEnqueued)
+		}
+	}
 
 	for _, name := range firstPods {
 		finishPod(t, ns, name)
