@@ -67,6 +67,7 @@ func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option
 	opts := options.NewOptionsWithComponentGlobalsRegistry(registry)
 	opts.ConfigFile = configPath
 	opts.SecureServing.BindPort = 0
+	scheduler.WithoutMetricsAllowList(opts)
 	return app.Setup(ctx, opts, plugins...)
 }
 

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/component-base/term"
 	"k8s.io/kubernetes/pkg/controller/job"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
@@ -30,7 +31,8 @@ type event struct {
 
 // Options shape a run.
 type Options struct {
-	// Progress receives a progress line about once a second; nil for none.
+	// Progress receives progress lines: on a terminal one line rewritten every second, elsewhere (a log)
+	// a line of its own every ten seconds; nil for none.
 	Progress io.Writer
 	// Dir keeps the control plane's data; a temporary directory when empty.
 	Dir string
@@ -170,6 +172,7 @@ func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer
 	events := sim.timeline(s)
 	var actions []ActionRecord
 	nextSample, lastProgress := time.Duration(0), time.Now()
+	every, terminal := progressEvery(progress)
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	for {
@@ -190,9 +193,9 @@ func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer
 			}
 			nextSample += s.Sample.Duration
 		}
-		if progress != nil && time.Since(lastProgress) >= time.Second {
+		if progress != nil && time.Since(lastProgress) >= every {
 			lastProgress = time.Now()
-			sim.printProgress(progress, now, s.Duration.Duration)
+			sim.printProgress(progress, terminal, now, s.Duration.Duration)
 		}
 		if now >= s.Duration.Duration {
 			break
@@ -203,10 +206,19 @@ func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer
 		case <-ticker.C:
 		}
 	}
-	if progress != nil {
+	if terminal {
 		_, _ = fmt.Fprintln(progress) // a progress line that cannot be written is not worth failing for
 	}
 	return sim.result(s, actions), nil
+}
+
+// progressEvery says how often progress is printed to w, and whether w is a terminal: there one line
+// is rewritten every second; in a log, a line of its own every ten seconds.
+func progressEvery(w io.Writer) (time.Duration, bool) {
+	if _, _, err := term.TerminalSize(w); err == nil {
+		return time.Second, true
+	}
+	return 10 * time.Second, false
 }
 
 // sample records each queue's running cpu, pending pods and deserved cpu.
@@ -226,7 +238,7 @@ func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 	return nil
 }
 
-func (sim *simulation) printProgress(w io.Writer, now, end time.Duration) {
+func (sim *simulation) printProgress(w io.Writer, terminal bool, now, end time.Duration) {
 	running, pending := sim.recorder.live()
 	busy, waiting := 0.0, 0
 	for _, cpu := range running {
@@ -241,8 +253,13 @@ func (sim *simulation) printProgress(w io.Writer, now, end time.Duration) {
 		evicted += n
 	}
 	sim.recorder.mu.Unlock()
-	_, _ = fmt.Fprintf(w, "\rt=%s/%s  running %.0f of %.0f cpu  pending pods %d  evictions %d   ",
+	line := fmt.Sprintf("t=%s/%s  running %.0f of %.0f cpu  pending pods %d  evictions %d",
 		now.Truncate(time.Second), end, busy, sim.capacity, waiting, evicted)
+	if terminal {
+		_, _ = fmt.Fprintf(w, "\r%s   ", line)
+		return
+	}
+	_, _ = fmt.Fprintln(w, line)
 }
 
 // act carries out an operator's action.

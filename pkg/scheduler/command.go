@@ -77,6 +77,7 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 		opts.InformerName = name
 	}
 	ctx := genericapiserver.SetupSignalContext()
+	WithoutMetricsAllowList(opts)
 	cc, sched, err := app.Setup(ctx, opts, PluginOptions()...)
 	if err != nil {
 		return err
@@ -89,4 +90,13 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 		return err
 	}
 	return app.Run(ctx, cc, sched)
+}
+
+// WithoutMetricsAllowList states that no metric label allow-list is configured, when none is: the
+// metrics options otherwise read an allow-list manifest named by no flag and log an error ("The
+// manifest file is empty") at every start.
+func WithoutMetricsAllowList(opts *options.Options) {
+	if opts.Metrics != nil && opts.Metrics.AllowListMapping == nil && opts.Metrics.AllowListMappingManifest == "" {
+		opts.Metrics.AllowListMapping = map[string]string{}
+	}
 }

@@ -54,6 +54,10 @@ func TestRunReportsTheShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Progress into a log is a line of its own, never rewritten with carriage returns.
+	if strings.Contains(progress.String(), "\r") {
+		t.Errorf("progress written to a log holds carriage returns: %q", progress.String())
+	}
 	for name, want := range map[string]float64{"one": 4, "two": 8, "three": 12} {
 		q, ok := result.Queue(name)
 		if !ok {
