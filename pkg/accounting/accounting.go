@@ -6,6 +6,7 @@ package accounting
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ type Accounting struct {
 	queueUnits       listers.QueueUnitLister
 	commands         buslisters.CommandLister
 	namespaces       corelisters.NamespaceLister
+	nsInformer       cache.SharedIndexInformer
 	namespacesSynced cache.InformerSynced
 	handlersSynced   []cache.InformerSynced
 	usage            *usage
@@ -111,6 +113,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		queueUnits:       v1beta1.QueueUnits().Lister(),
 		commands:         factory.Bus().V1alpha1().Commands().Lister(),
 		namespaces:       nsInformer.Lister(),
+		nsInformer:       nsInformer.Informer(),
 		namespacesSynced: nsInformer.Informer().HasSynced,
 		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
 		pins:             pins{byUID: map[types.UID]string{}},
@@ -195,6 +198,19 @@ func (a *Accounting) QueueUnits() listers.QueueUnitLister { return a.queueUnits 
 
 // Namespaces lists namespaces from the cache.
 func (a *Accounting) Namespaces() corelisters.NamespaceLister { return a.namespaces }
+
+// OnNamespaceLabels calls f with the name of a namespace whose labels changed: the queues that select
+// it may have changed.
+func (a *Accounting) OnNamespaceLabels(f func(namespace string)) error {
+	_, err := a.nsInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, obj any) {
+		old, okOld := oldObj.(*v1.Namespace)
+		ns, ok := obj.(*v1.Namespace)
+		if okOld && ok && !maps.Equal(old.Labels, ns.Labels) {
+			f(ns.Name)
+		}
+	}})
+	return err
+}
 
 // Commands lists Commands from the cache.
 func (a *Accounting) Commands() buslisters.CommandLister { return a.commands }

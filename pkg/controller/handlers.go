@@ -2,6 +2,7 @@ package controller
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
@@ -36,7 +37,21 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	}
 	c.acct.OnQueueUsageChange(c.enqueueQueueSoon)
 	c.acct.OnDeservedChange(c.enqueueQueueSoon)
-	return nil
+	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)
+}
+
+// onNamespaceLabels retries the namespace's Pending PodGroups and the Enqueued units: the queues that
+// select the namespace may have changed.
+func (c *Controller) onNamespaceLabels(namespace string) {
+	groups, err := c.acct.PodGroups().PodGroups(namespace).List(labels.Everything())
+	if err == nil {
+		for _, pg := range groups {
+			if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
+				c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
+			}
+		}
+	}
+	c.enqueueDequeue()
 }
 
 func unwrap(obj any) any {

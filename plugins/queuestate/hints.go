@@ -2,10 +2,9 @@ package queuestate
 
 import (
 	"context"
-	"maps"
 
-	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -24,7 +23,7 @@ func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 // watch follows the accounting's informers on queues and PodGroups, the one watch of each kind in
 // the process, and the scheduler's on namespaces, whose labels decide which queues take their pods. Their stores are current before any handler runs, and PreEnqueue indexes a pod before
 // it reads them, so a change either is seen by the check or finds the pod in the index.
-func (p *QueueState) watch(namespaces cache.SharedIndexInformer) error {
+func (p *QueueState) watch() error {
 	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if q, ok := obj.(*schedulingv1beta1.Queue); ok {
@@ -35,9 +34,10 @@ func (p *QueueState) watch(namespaces cache.SharedIndexInformer) error {
 			old, okOld := oldObj.(*schedulingv1beta1.Queue)
 			q, ok := obj.(*schedulingv1beta1.Queue)
 			if okOld && ok {
-				changed := p.queueHold(old.Name, old) != p.queueHold(q.Name, q) ||
-					!apiequality.Semantic.DeepEqual(old.Spec.NamespaceSelector, q.Spec.NamespaceSelector)
-				p.onQueue(q, changed, false)
+				p.onQueue(q, p.queueHold(old.Name, old) != p.queueHold(q.Name, q), false)
+				if !apiequality.Semantic.DeepEqual(old.Spec.NamespaceSelector, q.Spec.NamespaceSelector) {
+					p.onSelector(q.Name)
+				}
 			}
 		},
 	}); err != nil {
@@ -52,16 +52,11 @@ func (p *QueueState) watch(namespaces cache.SharedIndexInformer) error {
 	}); err != nil {
 		return err
 	}
-	_, err := namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, obj any) {
-			old, okOld := oldObj.(*v1.Namespace)
-			ns, ok := obj.(*v1.Namespace)
-			if okOld && ok && !maps.Equal(old.Labels, ns.Labels) {
-				p.Activate(namespaceBucket(ns.Name))
-			}
-		},
+	return p.acct.OnNamespaceLabels(func(namespace string) {
+		for _, q := range p.acct.AllQueues() {
+			p.Activate(namespaceBucket(q.Name, namespace))
+		}
 	})
-	return err
 }
 
 // onQueue settles the pods held for a queue whose hold changed, and, for a queue just added, those
@@ -91,5 +86,17 @@ func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
 		} else {
 			p.Tell(b, why)
 		}
+	}
+}
+
+// onSelector brings back the pods a queue refused for their namespace: its new selector may take
+// them. A selector changes seldom; the namespaces are listed from the cache.
+func (p *QueueState) onSelector(queue string) {
+	namespaces, err := p.acct.Namespaces().List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, ns := range namespaces {
+		p.Activate(namespaceBucket(queue, ns.Name))
 	}
 }

@@ -30,8 +30,8 @@ const namespacesBucket = "namespaces"
 func queueBucket(queue string) string { return "queue/" + queue }
 
 // namespaceBucket holds the pods a queue refuses for their namespace: a change of the namespace's
-// labels may let them in.
-func namespaceBucket(namespace string) string { return "namespace/" + namespace }
+// labels, or of the queue's selector, may let them in.
+func namespaceBucket(queue, namespace string) string { return "namespace/" + queue + "/" + namespace }
 
 func podGroupBucket(namespace, name string) string {
 	return "podgroup/" + namespace + "/" + name
@@ -64,7 +64,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	p := &QueueState{acct: acct, Holder: holder}
-	if err := p.watch(h.SharedInformerFactory().Core().V1().Namespaces().Informer()); err != nil {
+	if err := p.watch(); err != nil {
 		return nil, err
 	}
 	go p.activateWhenNamespacesSynced(ctx)
@@ -113,7 +113,7 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 	if why := p.queueHold(name, q); why.Message != "" {
 		return why
 	}
-	p.Held.Add(pod, namespaceBucket(pod.Namespace))
+	p.Held.Add(pod, namespaceBucket(name, pod.Namespace))
 	if refusal := p.acct.NamespaceRefusal(q, pod.Namespace); refusal != "" {
 		return holdreport.Why{Reason: holdreport.NamespaceNotAllowed, Message: refusal}
 	}

@@ -290,7 +290,7 @@ func TestInformerEventsActivateHeldPods(t *testing.T) {
 		util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj())
 	var got activations
 	p.Activator = got.activate
-	if err := p.watch(informers.NewSharedInformerFactory(kubefake.NewClientset(), 0).Core().V1().Namespaces().Informer()); err != nil {
+	if err := p.watch(); err != nil {
 		t.Fatal(err)
 	}
 	for _, pod := range []*v1.Pod{

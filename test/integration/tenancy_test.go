@@ -104,12 +104,18 @@ func TestNamespaceSelectorDecidesWhoSubmits(t *testing.T) {
 }
 
 // With the webhook bypassed, the scheduler itself refuses a pod whose queue does not select its
-// namespace: the pod is held with a reason naming the rule and never bound. Once the namespace is
-// labelled for the queue, the pod is let in.
+// namespace: the pod is held with a reason naming the rule and never bound, and a PodGroup stays
+// Pending. Once the namespace is labelled for the queue, both are let in.
 func TestSchedulerHoldsPodsOfUnselectedNamespaces(t *testing.T) {
 	f := setUpTenants(t, "ten-hold")
 	var names []string
-	withoutAdmission(t, func() { names = createPods(t, f.nsA, "stray", 2, queuePod(f.nsA, f.qB)) })
+	withoutAdmission(t, func() {
+		names = createPods(t, f.nsA, "stray", 2, queuePod(f.nsA, f.qB))
+		if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(f.nsA).Create(context.Background(),
+			util.MakePodGroup(f.nsA, "gang").Queue(f.qB).MinMember(1).Obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	waitHeld(t, f.nsA, names, `queue "ten-hold-b" does not accept work from namespace "`+f.nsA+`"`)
 	for _, name := range names {
 		pod := getPod(t, f.nsA, name)
@@ -123,8 +129,10 @@ func TestSchedulerHoldsPodsOfUnselectedNamespaces(t *testing.T) {
 	if b := getQueue(t, f.qB); len(b.Status.Allocated) != 0 {
 		t.Errorf("queue %s allocated %v to a refused pod", f.qB, b.Status.Allocated)
 	}
+	waitPodGroupPhase(t, f.nsA, "gang", schedulingv1beta1.PodGroupPending)
 	patchNamespaceLabels(t, f.nsA, map[string]string{"tenant": "ten-hold-b"})
 	waitBound(t, f.nsA, names)
+	waitPodGroupPhase(t, f.nsA, "gang", schedulingv1beta1.PodGroupInqueue)
 }
 
 // A pod's queue is decided once, at admission: a pod without a queue label gets its namespace's
@@ -368,4 +376,48 @@ func TestNarrowedSelectorKeepsRunningWork(t *testing.T) {
 		}
 	}
 	waitQueue(t, f.qA, "still counting its running pods", func(q *schedulingv1beta1.Queue) bool { return q.Status.Allocated.Cpu().Value() == 2 })
+}
+
+// Work that got past a bypassed webhook from a namespace its queue does not select waits, each kind
+// saying why: pods are held, a PodGroup stays Pending, a QueueUnit stays Enqueued. Widening the queue's
+// selector lets all of it in.
+func TestUnselectedWorkWaitsUntilTheSelectorWidens(t *testing.T) {
+	f := setUpTenants(t, "ten-widen")
+	ctx := context.Background()
+	var pods []string
+	withoutAdmission(t, func() {
+		pods = createPods(t, f.nsA, "stray", 1, queuePod(f.nsA, f.qB))
+		if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(f.nsA).Create(ctx,
+			util.MakePodGroup(f.nsA, "gang").Queue(f.qB).MinMember(1).Obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		createJob(t, f.nsA, "job", 1, true)
+		createUnit(t, util.MakeQueueUnit(f.nsA, "job", f.qB, "job").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	})
+	refusal := `queue "ten-widen-b" does not accept work from namespace "` + f.nsA + `"`
+	waitHeld(t, f.nsA, pods, refusal)
+	waitUnit(t, f.nsA, "job", "Enqueued for its namespace", enqueuedWith(refusal))
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(f.nsA).Get(ctx, "gang", metav1.GetOptions{})
+		if err != nil || pg.Status.Phase != schedulingv1beta1.PodGroupPending {
+			return false, nil
+		}
+		for _, c := range pg.Status.Conditions {
+			if strings.Contains(c.Message, refusal) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("PodGroup never said it waits for its namespace within %s", settle)
+	}
+
+	if _, err := queues().Patch(ctx, f.qB, types.MergePatchType,
+		[]byte(`{"spec":{"namespaceSelector":{"matchLabels":null,"matchExpressions":[{"key":"tenant","operator":"In","values":["ten-widen-a","ten-widen-b"]}]}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, f.nsA, pods)
+	waitPodGroupPhase(t, f.nsA, "gang", schedulingv1beta1.PodGroupInqueue)
+	waitUnit(t, f.nsA, "job", "Dequeued once its namespace is selected", isDequeued)
 }
