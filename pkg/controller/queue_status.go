@@ -101,6 +101,8 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 		Running:            w.running,
 		Completed:          w.completed,
 		Unknown:            w.unknown,
+		RunningPods:        int32(usage.Bound),
+		PendingPods:        int32(usage.Pods - usage.Bound),
 		Enqueued:           w.enqueued,
 		Dequeued:           w.dequeued,
 		Allocated:          usage.Allocated,

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -241,6 +242,41 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 		})
 		if err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// `kubectl get q` shows a queue's pods, PodGroups and units, zeros included: a queue running only bare
+// pods reads its running pods, and 0, not a blank, for the rest. The API server's table is what
+// kubectl prints; columns of priority 1 are those of -o wide.
+func TestQueueTableShowsPodsAndZeros(t *testing.T) {
+	createQueue(t, util.MakeQueue("table-bare").Obj())
+	ns := newNamespace(t, "", nil)
+	waitBound(t, ns, createPods(t, ns, "bare", 3, queuePod(ns, "table-bare")))
+	waitQueue(t, "table-bare", "counting its 3 pods", func(q *schedulingv1beta1.Queue) bool { return q.Status.RunningPods == 3 })
+	raw, err := cluster.Kube.CoreV1().RESTClient().Get().AbsPath("/apis/scheduling.queue-scheduler.io/v1beta1/queues/table-bare").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(context.Background()).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := &metav1.Table{}
+	if err := json.Unmarshal(raw, table); err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 1 {
+		t.Fatalf("table rows: %d, want 1", len(table.Rows))
+	}
+	got := map[string]string{}
+	for i, c := range table.ColumnDefinitions {
+		got[fmt.Sprintf("%s/%d", c.Name, c.Priority)] = fmt.Sprint(table.Rows[0].Cells[i])
+	}
+	want := map[string]string{
+		"State/0": "Open", "Pods/0": "3", "Pending Pods/0": "0", "Pending/0": "0", "Running/0": "0",
+		"Inqueue/1": "0", "Enqueued/1": "0", "Dequeued/1": "0",
+	}
+	for column, value := range want {
+		if got[column] != value {
+			t.Errorf("column %s (name/priority) = %q, want %q; table %v", column, got[column], value, got)
 		}
 	}
 }

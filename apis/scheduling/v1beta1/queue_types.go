@@ -88,26 +88,33 @@ type QueueStatus struct {
 
 	// pending counts PodGroups not yet admitted to the queue.
 	// +optional
-	Pending int32 `json:"pending,omitempty"`
+	Pending int32 `json:"pending"`
 	// inqueue counts PodGroups admitted whose pods are not yet running.
 	// +optional
-	Inqueue int32 `json:"inqueue,omitempty"`
+	Inqueue int32 `json:"inqueue"`
 	// running counts PodGroups with at least minMember pods running.
 	// +optional
-	Running int32 `json:"running,omitempty"`
+	Running int32 `json:"running"`
 	// completed counts finished PodGroups.
 	// +optional
-	Completed int32 `json:"completed,omitempty"`
+	Completed int32 `json:"completed"`
 	// unknown counts PodGroups whose running members fell below minMember.
 	// +optional
-	Unknown int32 `json:"unknown,omitempty"`
+	Unknown int32 `json:"unknown"`
+
+	// runningPods counts the queue's live pods bound to a node, with or without a PodGroup.
+	// +optional
+	RunningPods int32 `json:"runningPods"`
+	// pendingPods counts the queue's live pods not bound yet.
+	// +optional
+	PendingPods int32 `json:"pendingPods"`
 
 	// enqueued counts QueueUnits waiting in the queue.
 	// +optional
-	Enqueued int32 `json:"enqueued,omitempty"`
+	Enqueued int32 `json:"enqueued"`
 	// dequeued counts QueueUnits admitted by the queue.
 	// +optional
-	Dequeued int32 `json:"dequeued,omitempty"`
+	Dequeued int32 `json:"dequeued"`
 
 	// allocated is what the queue's bound pods request.
 	// +optional
@@ -139,8 +146,13 @@ type QueueStatus struct {
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.spec.weight`
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parent`
-// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pending`
-// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`
+// +kubebuilder:printcolumn:name="Pods",type=integer,JSONPath=`.status.runningPods`,description="live pods bound to a node"
+// +kubebuilder:printcolumn:name="Pending Pods",type=integer,JSONPath=`.status.pendingPods`,description="live pods not bound yet"
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pending`,description="PodGroups not yet admitted"
+// +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`,description="PodGroups with minMember pods running"
+// +kubebuilder:printcolumn:name="Inqueue",type=integer,JSONPath=`.status.inqueue`,priority=1,description="PodGroups admitted, not yet running"
+// +kubebuilder:printcolumn:name="Enqueued",type=integer,JSONPath=`.status.enqueued`,priority=1,description="QueueUnits waiting"
+// +kubebuilder:printcolumn:name="Dequeued",type=integer,JSONPath=`.status.dequeued`,priority=1,description="QueueUnits admitted"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.parent) || self.spec.parent != self.metadata.name",message="spec.parent must not name the queue itself"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name != 'root' || !has(self.spec.parent) || size(self.spec.parent) == 0",message="the root queue has no parent"
