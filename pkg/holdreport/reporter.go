@@ -9,6 +9,7 @@ package holdreport
 import (
 	"context"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,9 @@ const (
 	ReportsPerSecond = 50
 	// ReportBurst is how many reports may go out at once before ReportsPerSecond applies.
 	ReportBurst = 100
+	// ReportDelay is how long a pod must wait before its first report is written: a wait that ends on
+	// its own within it (fresh shares a moment away, a gang's last member arriving) leaves no Warning.
+	ReportDelay = time.Second
 	// maxRetries is how often a failed report is tried again before it waits for the next change.
 	maxRetries = 5
 )
@@ -41,6 +45,7 @@ type Reporter struct {
 	pods     corelisters.PodLister
 	recorder events.EventRecorderLogger
 	limiter  flowcontrol.RateLimiter
+	delay    time.Duration
 	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
 
 	mu       sync.Mutex
@@ -89,6 +94,7 @@ func New(client kubernetes.Interface, pods corelisters.PodLister, recorder event
 		pods:     pods,
 		recorder: recorder,
 		limiter:  flowcontrol.NewTokenBucketRateLimiter(ReportsPerSecond, ReportBurst),
+		delay:    ReportDelay,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports"},
@@ -112,7 +118,11 @@ func (r *Reporter) Held(pod *v1.Pod, w Why) {
 		return
 	}
 	r.pending[key] = hold{pod: pod, Why: w}
-	r.queue.Add(key)
+	if _, reported := r.reported[pod.UID]; reported {
+		r.queue.Add(key) // a new reason for a pod that waits already
+		return
+	}
+	r.queue.AddAfter(key, r.delay)
 }
 
 // Released forgets pod: it no longer waits, or is gone. If it is held again later, that is a change

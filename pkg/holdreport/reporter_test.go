@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -38,7 +39,9 @@ func newFixture(t *testing.T, pods ...*v1.Pod) *fixture {
 	factory.WaitForCacheSync(ctx.Done())
 	client.ClearActions()
 	recorder := events.NewFakeRecorder(len(objs) + 10)
-	return &fixture{reporter: New(client, lister, recorder), client: client, recorder: recorder}
+	reporter := New(client, lister, recorder)
+	reporter.delay = 0
+	return &fixture{reporter: reporter, client: client, recorder: recorder}
 }
 
 // drain processes every queued report.
@@ -212,5 +215,26 @@ func TestReportCarriesTheReason(t *testing.T) {
 	}
 	if got := reason(); got != v1.PodReasonUnschedulable {
 		t.Errorf("reason after a hold without one: %q, want %s", got, v1.PodReasonUnschedulable)
+	}
+}
+
+// A pod whose wait ends within the report delay gets no report; one that waits longer gets it.
+func TestShortWaitsAreNotReported(t *testing.T) {
+	short, long := pendingPod("short"), pendingPod("long")
+	f := newFixture(t, short, long)
+	f.reporter.delay = 20 * time.Millisecond
+	f.reporter.Held(short, Why{Message: "waiting for the fair shares"})
+	f.reporter.Held(long, Why{Message: "waiting for the fair shares"})
+	f.reporter.Released(short)
+	for processed := 0; processed < 2; processed++ {
+		if !f.reporter.processNext(context.Background()) { // blocks until a delayed key is due
+			t.Fatal("reporter shut down")
+		}
+	}
+	if got := f.writes(); got != 1 {
+		t.Errorf("writes: got %d, want 1 (only the pod that kept waiting)", got)
+	}
+	if diff := cmp.Diff([]string{"Warning FailedScheduling waiting for the fair shares"}, f.events()); diff != "" {
+		t.Errorf("events (-want,+got):\n%s", diff)
 	}
 }
