@@ -54,3 +54,14 @@ func (a *Accounting) CycleAbove(queue string) []string {
 		chain = append(chain, name)
 	}
 }
+
+// QueueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it is the sum of
+// the queues' generations in the informer's store, which is current before any handler hears of the
+// change. A decision made under one version (a gang denied for lack of room) is stale under another.
+func (a *Accounting) QueueSpecsVersion() int64 {
+	var sum int64
+	for _, q := range a.AllQueues() {
+		sum += q.Generation
+	}
+	return sum
+}

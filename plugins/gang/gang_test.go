@@ -61,7 +61,7 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 
 func TestGateMessage(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] })}
+	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 })}
 	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
 		p.Status.Phase = phase
@@ -88,7 +88,8 @@ func TestGateMessage(t *testing.T) {
 
 func TestMembersCountAndDenial(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
-	m := newMembers(func(key string) []*v1.Pod { return pods[key] })
+	queues := int64(1)
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues })
 	m.reserve(types.UID("reserved"))
 	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
@@ -111,5 +112,11 @@ func TestMembersCountAndDenial(t *testing.T) {
 	m.deny("ns/lapsed", -time.Second)
 	if m.isDenied("ns/lapsed") {
 		t.Error("a denial past its window still holds")
+	}
+	// A queue's spec changed: whichever handler brings the members back first, they are not denied.
+	m.deny("ns/g", time.Minute)
+	queues++
+	if m.isDenied("ns/g") {
+		t.Error("a denial made before a queue's spec changed still holds")
 	}
 }

@@ -20,8 +20,18 @@ type members struct {
 	// rejected marks members rejected because of a sibling, whose Unreserve is not a new failure.
 	rejected map[types.UID]bool
 	// denied holds, per gang rejected since the cluster last freed room, when the denial lapses: its
-	// members reserve nothing until then or until room is freed.
-	denied map[string]time.Time
+	// members reserve nothing until then, until room is freed, or until a queue's spec changes.
+	denied map[string]denial
+	// queues reads the version of the queues' specs (accounting.QueueSpecsVersion).
+	queues func() int64
+}
+
+// denial is when a gang's denial lapses, and the version of the queues' specs it was made under: a
+// queue's new capability, weight or reclaimable flag may let the gang in, whichever handler hears of
+// the change first.
+type denial struct {
+	until  time.Time
+	queues int64
 }
 
 // gangCount is how a gang's live members stand.
@@ -32,23 +42,24 @@ type gangCount struct {
 	assigned int32
 }
 
-func newMembers(pods func(key string) []*v1.Pod) *members {
+func newMembers(pods func(key string) []*v1.Pod, queues func() int64) *members {
 	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
-		denied: map[string]time.Time{}}
+		denied: map[string]denial{}, queues: queues}
 }
 
-// deny marks the gang key rejected until room is freed, for at most window.
+// deny marks the gang key rejected until room is freed or a queue's spec changes, for at most window.
 func (m *members) deny(key string, window time.Duration) {
+	version := m.queues()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.denied[key] = time.Now().Add(window)
+	m.denied[key] = denial{until: time.Now().Add(window), queues: version}
 }
 
 func (m *members) isDenied(key string) bool {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	until, ok := m.denied[key]
-	return ok && time.Now().Before(until)
+	d, ok := m.denied[key]
+	m.mu.Unlock()
+	return ok && time.Now().Before(d.until) && d.queues == m.queues()
 }
 
 // roomFreed lifts every denial but that of the gang a freed pod belonged to, and returns the gangs
