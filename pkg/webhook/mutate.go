@@ -19,7 +19,7 @@ type patchOp struct {
 }
 
 // mutatePod decides a new pod's scheduler and queue, once. In a namespace opted in to queue-scheduler
-// a pod that names no scheduler gets queue-scheduler. A pod of queue-scheduler without a queue label
+// a pod that names no scheduler gets queue-scheduler, unless it is a DaemonSet's or already on a node. A pod of queue-scheduler without a queue label
 // gets one: its PodGroup's queue, else its QueueUnit's, else its namespace's annotation, else
 // "default". A pod that names a queue but another scheduler is admitted with a warning.
 func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
@@ -30,7 +30,7 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 	pod.Namespace = req.Namespace
 	ns := s.namespaceOf(ctx, pod.Namespace)
 	var d decision
-	if ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true" &&
+	if ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true" && placedByKubernetes(pod) &&
 		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == v1.DefaultSchedulerName) {
 		pod.Spec.SchedulerName = schedulingv1beta1.SchedulerName
 		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/schedulerName", Value: pod.Spec.SchedulerName})
@@ -49,6 +49,20 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 		}
 	}
 	return d, nil
+}
+
+// placedByKubernetes says whether the pod is one a scheduler places: not a pod already on a node (a
+// mirror pod) nor a DaemonSet's, which is bound to its node and is no queue's work.
+func placedByKubernetes(pod *v1.Pod) bool {
+	if pod.Spec.NodeName != "" {
+		return false
+	}
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind == "DaemonSet" && ref.Controller != nil && *ref.Controller {
+			return false
+		}
+	}
+	return true
 }
 
 // queueToLabel is the queue a new pod without a queue label belongs to, or "" while its PodGroup does

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -214,6 +215,15 @@ func TestManagedNamespaceAndSchedulerWarnings(t *testing.T) {
 			created.Spec.SchedulerName, created.Labels[schedulingv1beta1.QueueLabel], schedulingv1beta1.SchedulerName)
 	}
 	waitBound(t, managed, []string{"plain"})
+	daemon := util.MakePod(managed, "daemon").SchedulerName("").Obj()
+	daemon.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-agent", Controller: ptr.To(true)}}
+	created, err = kube.CoreV1().Pods(managed).Create(ctx, daemon, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.SchedulerName != v1.DefaultSchedulerName {
+		t.Errorf("a DaemonSet's pod in a managed namespace got schedulerName %q; want it left to %s", created.Spec.SchedulerName, v1.DefaultSchedulerName)
+	}
 	if _, err := kube.CoreV1().Pods(other).Create(ctx, util.MakePod(other, "elsewhere").SchedulerName("").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
