@@ -121,7 +121,8 @@ func (g *Gang) forget(pod *v1.Pod) {
 	g.reporter.Released(pod)
 }
 
-// activateIfReady brings back the held pods of gang key once it may enter the active queue.
+// activateIfReady brings back the held pods of gang key once it may enter the active queue, and tells
+// them why they still wait otherwise (a group admitted to its queue, now waiting for its other members).
 func (g *Gang) activateIfReady(key string) {
 	if key == "" {
 		return
@@ -131,7 +132,14 @@ func (g *Gang) activateIfReady(key string) {
 		return
 	}
 	pg, ok := g.acct.PodGroupByKey(key)
-	if !ok || g.gateMessage(pg, key) != "" {
+	if !ok {
+		return
+	}
+	if why := g.gate(pg, key); why.Message != "" {
+		// Still held, maybe for another reason (admitted, now waiting for the rest of the gang).
+		for _, pod := range pods {
+			g.reporter.Held(pod, why)
+		}
 		return
 	}
 	g.handle.Activate(klog.Background(), pods)
