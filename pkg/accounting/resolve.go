@@ -26,6 +26,23 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 // It says whether the answer is settled: named by the pod's PodGroup, its label or its unit, which do
 // not change; a queue that comes from the namespace is resolved again at each of the pod's updates.
 func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (queue string, settled bool, err error) {
+	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation)
+}
+
+// QueueOfNewPod is QueueOf for a pod being created, whose namespace (nil for none) the caller read:
+// a namespace created a moment before its first pod may not be in the cache yet.
+func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace) (string, error) {
+	queue, _, err := a.resolveQueueIn(pod, a.UnitOf(pod), func(string) string {
+		if ns == nil {
+			return ""
+		}
+		return ns.Annotations[schedulingv1beta1.QueueAnnotation]
+	})
+	return queue, err
+}
+
+// resolveQueueIn is resolveQueue with the namespace's queue annotation read by annotation.
+func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit, annotation func(namespace string) string) (queue string, settled bool, err error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
 		if err != nil {
@@ -44,7 +61,7 @@ func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit
 	}
 	// Not settled: the pod's unit, or the Job between it and its unit, may reach the caches after
 	// the pod, and the namespace's annotation may change.
-	return a.namespaceQueue(pod.Namespace), false, nil
+	return schedulingv1beta1.QueueFor("", annotation(pod.Namespace)), false, nil
 }
 
 // QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else
@@ -76,10 +93,6 @@ func (a *Accounting) pinnedQueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) stri
 	return a.pins.queue(u.UID, func() string {
 		return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
 	})
-}
-
-func (a *Accounting) namespaceQueue(namespace string) string {
-	return schedulingv1beta1.QueueFor("", a.namespaceAnnotation(namespace))
 }
 
 // namespaceAnnotation is the namespace's queue annotation, or "".

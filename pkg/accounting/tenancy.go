@@ -69,7 +69,7 @@ func (a *Accounting) SelectorRefusal(q *schedulingv1beta1.Queue, namespace strin
 	case sel.Matches(labels.Set(nsLabels)):
 		return ""
 	}
-	return fmt.Sprintf("queue %q does not accept work from namespace %q: %s", q.Name, namespace, DescribeSelector(q.Spec.NamespaceSelector))
+	return fmt.Sprintf("queue %q does not accept work from namespace %q: %s", q.Name, namespace, describeRefusal(q.Spec.NamespaceSelector))
 }
 
 // NamespaceRefusal is SelectorRefusal with the namespace's labels from the cache; a namespace the
@@ -82,13 +82,10 @@ func (a *Accounting) NamespaceRefusal(q *schedulingv1beta1.Queue, namespace stri
 	return a.SelectorRefusal(q, namespace, nsLabels)
 }
 
-// DescribeSelector says which namespaces a namespaceSelector selects, for messages.
-func DescribeSelector(sel *metav1.LabelSelector) string {
-	switch {
-	case sel == nil:
+// describeRefusal says why a selector that did not select a namespace's labels refused it.
+func describeRefusal(sel *metav1.LabelSelector) string {
+	if sel == nil {
 		return "it has no spec.namespaceSelector, so it accepts no namespace's work"
-	case len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0:
-		return "its spec.namespaceSelector {} selects every namespace"
 	}
 	return fmt.Sprintf("its spec.namespaceSelector %q does not select the namespace's labels", metav1.FormatLabelSelector(sel))
 }

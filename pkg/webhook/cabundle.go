@@ -24,12 +24,12 @@ func (s *Server) watchConfigurations(ctx context.Context) error {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.args.ConfigurationName).String()
 	}))
 	admission := factory.Admissionregistration().V1()
-	lacksCA := func(obj any) {
-		if s.lacksCA(obj) {
+	onChange := func(obj any) {
+		if lacksCA(obj, s.CABundle()) {
 			queue.Add(s.args.ConfigurationName)
 		}
 	}
-	handler := cache.ResourceEventHandlerFuncs{AddFunc: lacksCA, UpdateFunc: func(_, obj any) { lacksCA(obj) }}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: onChange, UpdateFunc: func(_, obj any) { onChange(obj) }}
 	if _, err := admission.ValidatingWebhookConfigurations().Informer().AddEventHandler(handler); err != nil {
 		return err
 	}
@@ -63,22 +63,29 @@ func (s *Server) patchNext(ctx context.Context, queue workqueue.TypedRateLimitin
 	return true
 }
 
-// lacksCA says whether a webhook configuration has a webhook whose CA bundle is not the server's.
-func (s *Server) lacksCA(obj any) bool {
-	ca := s.CABundle()
-	switch cfg := obj.(type) {
-	case *admissionregistrationv1.ValidatingWebhookConfiguration:
-		for _, w := range cfg.Webhooks {
-			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
-				return true
-			}
-		}
-	case *admissionregistrationv1.MutatingWebhookConfiguration:
-		for _, w := range cfg.Webhooks {
-			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
-				return true
-			}
+// lacksCA says whether a webhook configuration has a webhook whose CA bundle is not ca.
+func lacksCA(cfg any, ca []byte) bool {
+	for _, c := range clientConfigs(cfg) {
+		if !bytes.Equal(c.CABundle, ca) {
+			return true
 		}
 	}
 	return false
+}
+
+// clientConfigs returns the client configurations of a webhook configuration's webhooks, to read or
+// write in place.
+func clientConfigs(cfg any) []*admissionregistrationv1.WebhookClientConfig {
+	var out []*admissionregistrationv1.WebhookClientConfig
+	switch cfg := cfg.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for i := range cfg.Webhooks {
+			out = append(out, &cfg.Webhooks[i].ClientConfig)
+		}
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for i := range cfg.Webhooks {
+			out = append(out, &cfg.Webhooks[i].ClientConfig)
+		}
+	}
+	return out
 }

@@ -44,7 +44,9 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 		return d, nil
 	}
 	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
-		if queue := s.queueToLabel(pod, ns); queue != "" {
+		// A pod of a PodGroup not created yet gets no label: the scheduler resolves its queue from the
+		// PodGroup once it exists.
+		if queue, err := s.acct.QueueOfNewPod(pod, ns); err == nil {
 			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
 		}
 	}
@@ -63,26 +65,6 @@ func placedByKubernetes(pod *v1.Pod) bool {
 		}
 	}
 	return true
-}
-
-// queueToLabel is the queue a new pod without a queue label belongs to, or "" while its PodGroup does
-// not exist (the scheduler resolves the queue from the PodGroup once it does).
-func (s *Server) queueToLabel(pod *v1.Pod, ns *v1.Namespace) string {
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		pg, err := s.acct.PodGroups().PodGroups(pod.Namespace).Get(group)
-		if err != nil {
-			return ""
-		}
-		return s.acct.QueueOfPodGroup(pg)
-	}
-	if unit := s.acct.UnitOf(pod); unit != nil {
-		return s.acct.QueueOfQueueUnit(unit)
-	}
-	annotation := ""
-	if ns != nil {
-		annotation = ns.Annotations[schedulingv1beta1.QueueAnnotation]
-	}
-	return schedulingv1beta1.QueueFor("", annotation)
 }
 
 // namespaceOf reads a namespace from the cache, else from the API server (one created a moment ago).

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,16 +124,8 @@ func (s *Server) patchCABundle(ctx context.Context) error {
 	ca, name := s.CABundle(), s.args.ConfigurationName
 	admission := s.kube.AdmissionregistrationV1()
 	return errors.Join(
-		patchCA(ctx, admission.ValidatingWebhookConfigurations(), name, func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) {
-			for i := range cfg.Webhooks {
-				cfg.Webhooks[i].ClientConfig.CABundle = ca
-			}
-		}),
-		patchCA(ctx, admission.MutatingWebhookConfigurations(), name, func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) {
-			for i := range cfg.Webhooks {
-				cfg.Webhooks[i].ClientConfig.CABundle = ca
-			}
-		}),
+		patchCA(ctx, admission.ValidatingWebhookConfigurations(), name, ca),
+		patchCA(ctx, admission.MutatingWebhookConfigurations(), name, ca),
 	)
 }
 
@@ -145,23 +135,22 @@ type configurations[T interface{ DeepCopyObject() runtime.Object }] interface {
 	Update(ctx context.Context, cfg T, opts metav1.UpdateOptions) (T, error)
 }
 
-// patchCA updates the named configuration when setCA changes it.
-func patchCA[T interface{ DeepCopyObject() runtime.Object }](ctx context.Context, api configurations[T], name string, setCA func(T)) error {
+// patchCA writes ca into every webhook of the named configuration that lacks it.
+func patchCA[T interface{ DeepCopyObject() runtime.Object }](ctx context.Context, api configurations[T], name string, ca []byte) error {
 	cfg, err := api.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).Info("No webhook configuration to patch", "name", name, "kind", fmt.Sprintf("%T", cfg))
 		return nil
 	}
-	if err != nil {
+	if err != nil || !lacksCA(cfg, ca) {
 		return err
 	}
 	updated, ok := cfg.DeepCopyObject().(T)
 	if !ok {
 		return fmt.Errorf("webhook configuration %q: unexpected copy %T", name, updated)
 	}
-	setCA(updated)
-	if apiequality.Semantic.DeepEqual(updated, cfg) {
-		return nil
+	for _, c := range clientConfigs(updated) {
+		c.CABundle = ca
 	}
 	_, err = api.Update(ctx, updated, metav1.UpdateOptions{})
 	return err

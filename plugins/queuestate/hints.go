@@ -20,9 +20,10 @@ func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 	return nil, nil
 }
 
-// watch follows the accounting's informers on queues and PodGroups, the one watch of each kind in
-// the process, and the scheduler's on namespaces, whose labels decide which queues take their pods. Their stores are current before any handler runs, and PreEnqueue indexes a pod before
-// it reads them, so a change either is seen by the check or finds the pod in the index.
+// watch follows the accounting's informers on queues, PodGroups and namespaces (whose labels decide
+// which queues take their pods), the one watch of each kind in the process. Their stores are current
+// before any handler runs, and PreEnqueue indexes a pod before it reads them, so a change either is
+// seen by the check or finds the pod in the index.
 func (p *QueueState) watch() error {
 	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

@@ -2,7 +2,6 @@ package validation
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -24,8 +23,8 @@ func AcceptsWork(path *field.Path, queue, namespace string, joining bool, view V
 	case !ok:
 		return field.ErrorList{field.NotFound(path, queue)}
 	}
-	if fault := treeFault(q, view); fault != "" {
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: %s; it accepts no new work", queue, fault))}
+	if fault := TreeFaultOf(q, view); fault.Reason != "" {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: %s; it accepts no new work", queue, fault.Detail))}
 	}
 	if len(view.Children(queue)) > 0 {
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q has child queues: only leaf queues take work", queue))}
@@ -40,21 +39,6 @@ func AcceptsWork(path *field.Path, queue, namespace string, joining bool, view V
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is %s: it accepts no new work", queue, closedOrClosing(q)))}
-}
-
-// treeFault says why a queue's place in the tree is not known: a missing parent, or a parent chain
-// that runs into a cycle.
-func treeFault(q *schedulingv1beta1.Queue, view View) string {
-	if q.Spec.Parent == "" {
-		return ""
-	}
-	if !exists(view, q.Spec.Parent) {
-		return fmt.Sprintf("its parent queue %q does not exist", q.Spec.Parent)
-	}
-	if chain, cyclic := ancestry(q, view); cyclic {
-		return "its parent chain is a cycle: " + strings.Join(chain, " -> ")
-	}
-	return ""
 }
 
 // FitsCapability refuses work whose total request (a PodGroup's minResources, a QueueUnit's
