@@ -240,8 +240,3 @@ func (a *Accounting) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1bet
 		return q.Spec.State
 	}
 }
-
-func (a *Accounting) exists(queue string) bool {
-	_, ok := a.Queue(queue)
-	return ok
-}

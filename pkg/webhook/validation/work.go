@@ -111,11 +111,6 @@ func ValidateCommand(cmd *busv1alpha1.Command, adminNamespace string, view View)
 	return nil
 }
 
-func exists(view View, queue string) bool {
-	_, ok := view.Queue(queue)
-	return ok
-}
-
 // ValidateQueueLabelUnchanged keeps a pod's queue label as admission decided it: a pod cannot move
 // itself into another queue.
 func ValidateQueueLabelUnchanged(pod, old *corev1.Pod) field.ErrorList {
