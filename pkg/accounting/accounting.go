@@ -160,6 +160,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		}
 	}
 	klog.FromContext(ctx).V(2).Info("Queue accounting synced")
+	a.serveMetrics(ctx)
 	return a, nil
 }
 

@@ -16,6 +16,9 @@ type Refusal struct {
 	// WaitsForShares is set when only the recomputation of the shares stands in the way: the pod is
 	// worth trying again as soon as they are fresh.
 	WaitsForShares bool
+	// AtCapability is set when the queue or an ancestor would exceed its capability: more nodes do
+	// not help, only the queue's own pods leaving (or a larger capability) does.
+	AtCapability bool
 }
 
 // waitingForShares begins the message of a refusal that only waits for fresh shares.
@@ -23,6 +26,10 @@ const waitingForShares = "waiting for the fair shares"
 
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
+}
+
+func atCapability(format string, args ...any) *Refusal {
+	return &Refusal{Message: fmt.Sprintf(format, args...), AtCapability: true}
 }
 
 // Admit says why a pod of queue that requests req may not be scheduled now, or nil when it may. A
@@ -34,6 +41,13 @@ func refuse(format string, args ...any) *Refusal {
 // taken by other pods of its queue. It reads the accounting only: no API calls.
 func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refusal {
 	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, own, false)})
+}
+
+// AdmitPod is Admit for a pod of queue that requests req. The scheduler may see a new pod before the
+// accounting counts it: until then the shares cannot include its demand, and a refusal for the share
+// only waits for them (it is counted, marking the shares stale, and they are recomputed).
+func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
+	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod)})
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
@@ -60,6 +74,8 @@ type admitOptions struct {
 	whole bool
 	// heldBack is added to the queue's allocation for the capability checks only.
 	heldBack v1.ResourceList
+	// uncounted: the work is not counted in the demand yet, so the shares cannot include it.
+	uncounted bool
 }
 
 func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions) *Refusal {
@@ -76,7 +92,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if over == "" {
 		return nil
 	}
-	if a.SharesStale() {
+	if a.SharesStale() || opts.uncounted {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
 		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
 			waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
@@ -119,10 +135,10 @@ func exceeds(q *schedulingv1beta1.Queue, used, reserved, req v1.ResourceList) *R
 			continue
 		}
 		if held.IsZero() {
-			return refuse("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
+			return atCapability("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
 				q.Name, name, u.String(), r.String(), limit.String())
 		}
-		return refuse("queue %q would exceed its capability of %s: %s allocated + %s reserved by admitted work + %s requested > %s",
+		return atCapability("queue %q would exceed its capability of %s: %s allocated + %s reserved by admitted work + %s requested > %s",
 			q.Name, name, u.String(), held.String(), r.String(), limit.String())
 	}
 	return nil

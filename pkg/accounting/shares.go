@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/fairshare"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 // sharesInterval is the least time between two computations of the fair shares: changes that arrive
@@ -100,7 +101,10 @@ func (a *Accounting) runShares(ctx context.Context) {
 			return
 		case <-a.shares.dirty:
 		}
+		start := time.Now()
 		a.recomputeShares()
+		metrics.ShareComputations.Inc()
+		metrics.ShareComputationDuration.Observe(time.Since(start).Seconds())
 		select {
 		case <-ctx.Done():
 			return

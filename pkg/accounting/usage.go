@@ -162,6 +162,14 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 	return p.queue, ok && p.settled
 }
 
+// Counted says whether the accounting has counted pod as the informer shows it: from then on the
+// shares are stale until they include it.
+func (a *Accounting) Counted(pod *v1.Pod) bool {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	return a.usage.pods[pod.UID].informed
+}
+
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
 // then on the shares are stale until they are recomputed without it.
 func (a *Accounting) Leaving(pod *v1.Pod) bool {

@@ -11,6 +11,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
@@ -75,11 +76,13 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 			return err
 		}
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "QueueNotFound", "%s not applied: queue %q does not exist", cmd.Spec.Action, cmd.Spec.Target.Name)
+		countCommand(cmd, "QueueNotFound")
 		return c.deleteCommand(ctx, cmd)
 	}
 	if errs := validation.ValidateCommand(cmd, c.adminNamespace, c.acct); len(errs) > 0 {
 		// Admission was bypassed: the Command may not operate this queue.
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "CommandForbidden", "%s not applied: %v", cmd.Spec.Action, errs.ToAggregate())
+		countCommand(cmd, "Forbidden")
 		return c.deleteCommand(ctx, cmd)
 	}
 	if q.Annotations[LastCommandAnnotation] != string(cmd.UID) {
@@ -107,6 +110,7 @@ func (c *Controller) apply(ctx context.Context, cmd *busv1alpha1.Command, q *sch
 		// Admission refused the new state: retrying cannot help, so say why and drop the Command.
 		c.recorder.Eventf(q, v1.EventTypeWarning, "CommandRejected", "%s by Command %s/%s rejected: %v",
 			cmd.Spec.Action, cmd.Namespace, cmd.Name, err)
+		countCommand(cmd, "Rejected")
 		return nil
 	}
 	if err != nil {
@@ -127,9 +131,17 @@ func (c *Controller) recordOutcome(cmd *busv1alpha1.Command, q *schedulingv1beta
 	}
 	if o.ignored != "" {
 		c.recorder.Eventf(q, v1.EventTypeWarning, o.reason, "%s ignored %s: %s", cmd.Spec.Action, by, o.ignored)
+		countCommand(cmd, "Ignored")
 		return
 	}
 	c.recorder.Eventf(q, v1.EventTypeNormal, o.reason, "%s %s: spec.state %s -> %s", cmd.Spec.Action, by, stateOrOpen(before), o.state)
+	countCommand(cmd, "Applied")
+}
+
+// countCommand counts a Command handled with result (Applied, Ignored, Rejected, Forbidden,
+// QueueNotFound).
+func countCommand(cmd *busv1alpha1.Command, result string) {
+	metrics.Commands.WithLabelValues(string(cmd.Spec.Action), result).Inc()
 }
 
 func (c *Controller) deleteCommand(ctx context.Context, cmd *busv1alpha1.Command) error {

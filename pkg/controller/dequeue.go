@@ -19,6 +19,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 // Reasons of the events a dequeue attempt records on its QueueUnit.
@@ -174,6 +175,7 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 		return err
 	}
 	c.recorder.Event(u, v1.EventTypeNormal, ReasonScheduleSucceeded, message)
+	metrics.QueueUnitTimeToDequeued.WithLabelValues(queue).Observe(metrics.SinceCreation(u.CreationTimestamp.Time, time.Now()))
 	klog.FromContext(ctx).V(2).Info("QueueUnit dequeued", "queueUnit", klog.KObj(u), "queue", queue)
 	return nil
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 // memberCounts is how a PodGroup's members stand.
@@ -82,10 +84,28 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}
-	pg = pg.DeepCopy()
-	pg.Status = status
-	_, err = c.acct.Client.SchedulingV1beta1().PodGroups(namespace).UpdateStatus(ctx, pg, metav1.UpdateOptions{})
-	return ignoreGoneOrStale(err)
+	updated := pg.DeepCopy()
+	updated.Status = status
+	if _, err := c.acct.Client.SchedulingV1beta1().PodGroups(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return ignoreGoneOrStale(err)
+	}
+	c.countPhaseChange(pg, status.Phase)
+	return nil
+}
+
+// countPhaseChange records a PodGroup's move to Inqueue (an admission) or to Running (its time from
+// creation), once: the write of the new phase succeeded, and the next sync starts from it.
+func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase schedulingv1beta1.PodGroupPhase) {
+	if phase == pg.Status.Phase {
+		return
+	}
+	queue := c.acct.QueueOfPodGroup(pg)
+	switch phase {
+	case schedulingv1beta1.PodGroupInqueue:
+		metrics.PodGroupAdmissions.WithLabelValues(queue).Inc()
+	case schedulingv1beta1.PodGroupRunning:
+		metrics.PodGroupTimeToRunning.WithLabelValues(queue).Observe(metrics.SinceCreation(pg.CreationTimestamp.Time, time.Now()))
+	}
 }
 
 // membersOf returns the PodGroup's pods, finished ones included.

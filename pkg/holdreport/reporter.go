@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 const (
@@ -69,6 +71,9 @@ const (
 	QueueUnknown = "QueueUnknown"
 	// QueueMissing: the pod's queue does not exist, or is the root.
 	QueueMissing = "QueueMissing"
+	// QueueCapability: the pod's queue, or one of its ancestors, would exceed its capability, and no
+	// pod of the queue of lower priority could make room by preemption.
+	QueueCapability = "QueueCapability"
 	// NamespaceNotAllowed: the pod's queue does not select its namespace.
 	NamespaceNotAllowed = "NamespaceNotAllowed"
 	// PodGroupMissing: the pod's PodGroup does not exist yet.
@@ -217,6 +222,7 @@ func (r *Reporter) report(ctx context.Context, h hold) error {
 		return err
 	}
 	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.Message)
+	metrics.HeldPodReports.WithLabelValues(h.Reason).Inc()
 	r.mu.Lock()
 	r.reported[pod.UID] = h.Why
 	r.mu.Unlock()

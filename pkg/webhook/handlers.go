@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
@@ -92,6 +94,7 @@ func verdict(ctx context.Context, req *admissionv1.AdmissionRequest, review revi
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest,
 			Reason: metav1.StatusReasonBadRequest, Message: err.Error()}
 	case len(d.errs) > 0:
+		countRefusal(req, d.errs)
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 			Reason: metav1.StatusReasonInvalid, Message: describe(req, d.errs)}
@@ -106,6 +109,16 @@ func verdict(ctx context.Context, req *admissionv1.AdmissionRequest, review revi
 		}
 	}
 	return resp
+}
+
+// subscripts are the map keys and list indexes of a field path: left out of the refusal's rule label,
+// which must not grow with what users write.
+var subscripts = regexp.MustCompile(`\[[^\]]*\]`)
+
+// countRefusal counts a refused request by the kind of object and the first rule it broke, named by
+// the field that rule checks.
+func countRefusal(req *admissionv1.AdmissionRequest, errs field.ErrorList) {
+	metrics.AdmissionRefusals.WithLabelValues(req.Kind.Kind, subscripts.ReplaceAllString(errs[0].Field, "")).Inc()
 }
 
 // describe names the object and lists the broken rules with their fields.

@@ -13,6 +13,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/plugins/reclaim"
 )
@@ -75,7 +76,7 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 	if bySibling || pg == nil || pg.MinMemberOrOne() <= 1 {
 		return
 	}
-	reason := fmt.Sprintf("member %s was not bound", pod.Name)
+	reason, cause := fmt.Sprintf("member %s was not bound", pod.Name), "MemberNotBound"
 	if !g.acct.Reclaiming(key) {
 		// A gang whose reclaim is under way is not denied: its members come back at once to the room
 		// being freed, rather than waiting out the denial.
@@ -83,8 +84,9 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 		g.deny(key)
 	}
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		reason = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne())
+		reason, cause = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne()), "Timeout"
 	}
+	g.countRejection(pod, cause)
 	if rejected := g.rejectWaiting(key, reason); rejected > 0 {
 		klog.FromContext(ctx).V(3).Info("Gang member given up; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected, "reason", reason)
 	}
@@ -143,10 +145,21 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
+	g.countRejection(pod, "Unschedulable")
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
 	g.deny(key)
 	g.reportFailure(pg, key, reason)
 	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
+}
+
+// countRejection counts the rejection of pod's gang, for cause (Timeout, MemberNotBound,
+// Unschedulable); a time-out is counted as such too.
+func (g *Gang) countRejection(pod *v1.Pod, cause string) {
+	queue, _ := g.acct.QueueOf(pod)
+	metrics.GangRejections.WithLabelValues(queue, cause).Inc()
+	if cause == "Timeout" {
+		metrics.GangTimeouts.WithLabelValues(queue).Inc()
+	}
 }
 
 // allowWaiting lets every waiting member of the gang key bind.

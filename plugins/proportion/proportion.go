@@ -6,6 +6,7 @@ package proportion
 
 import (
 	"context"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +17,8 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -25,17 +27,20 @@ const Name = "Proportion"
 // staleBucket holds the pods turned away while the shares were being recomputed.
 const staleBucket = "\x00stale-shares"
 
-// Proportion enforces capabilities and fair shares.
+// Proportion enforces capabilities and fair shares. Its Holder indexes the pods it turned away, at
+// PreEnqueue or PreFilter, by their queue (or by the wait for fresh shares), and reports the pods it
+// holds before scheduling.
 type Proportion struct {
-	handle   fwk.Handle
-	acct     *accounting.Accounting
-	rejected *podindex.Index
+	acct *accounting.Accounting
+	*holdreport.Holder
 }
 
 var (
+	_ fwk.PreEnqueuePlugin  = &Proportion{}
 	_ fwk.PreFilterPlugin   = &Proportion{}
 	_ fwk.FilterPlugin      = &Proportion{}
 	_ fwk.ReservePlugin     = &Proportion{}
+	_ fwk.PostBindPlugin    = &Proportion{}
 	_ fwk.EnqueueExtensions = &Proportion{}
 )
 
@@ -45,13 +50,14 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	p := &Proportion{handle: h, acct: acct, rejected: podindex.New()}
-	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
-	acct.OnDeservedChange(p.activate)
-	acct.OnSharesComputed(func() { p.activate(staleBucket) })
-	if err := p.rejected.ForgetOnBindOrDelete(h.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
+	holder, err := holdreport.NewHolder(ctx, h)
+	if err != nil {
 		return nil, err
 	}
+	p := &Proportion{acct: acct, Holder: holder}
+	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
+	acct.OnDeservedChange(p.Activate)
+	acct.OnSharesComputed(func() { p.Activate(staleBucket) })
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err
@@ -72,7 +78,7 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 // activateSubtree brings back the rejected pods of a queue and of the queues below it.
 func (p *Proportion) activateSubtree(queue string, seen map[string]bool) {
 	seen[queue] = true
-	p.activate(queue)
+	p.Activate(queue)
 	for _, child := range p.acct.Children(queue) {
 		if !seen[child.Name] {
 			p.activateSubtree(child.Name, seen)
@@ -95,18 +101,18 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	own := accounting.PodWork(pod)
 	// Indexed before the check, so that a larger share announced after the check finds the pod.
-	p.rejected.Add(pod, queue)
-	refusal := p.acct.Admit(queue, own, req)
+	p.Held.Add(pod, queue)
+	refusal := p.acct.AdmitPod(pod, queue, req)
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
 	if refusal == nil {
-		p.rejected.Remove(pod)
+		p.Held.Remove(pod)
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	s.headroom, s.freed = p.acct.HeadroomOf(queue, own, req), accounting.Amounts{}
-	if refusal.WaitsForShares {
-		p.waitForShares(pod)
+	if refusal.WaitsForShares && !p.waitForShares(pod) {
+		p.Activate(staleBucket)
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
@@ -161,18 +167,18 @@ func (p *Proportion) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod,
 	p.acct.Forget(pod)
 }
 
-// waitForShares keeps a pod turned away for stale shares until they are fresh. The recomputation
-// that makes them fresh may have announced itself between the pod's check and now, before the pod
-// was indexed: when the shares are fresh already, the pod is let in at once.
-func (p *Proportion) waitForShares(pod *v1.Pod) {
-	p.rejected.Add(pod, staleBucket)
-	if !p.acct.SharesStale() {
-		p.activate(staleBucket)
+// PostBind records the pod's wait, from its creation to its binding, under its queue.
+func (p *Proportion) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	if queue, err := p.acct.QueueOf(pod); err == nil {
+		metrics.PodWait.WithLabelValues(queue).Observe(metrics.SinceCreation(pod.CreationTimestamp.Time, time.Now()))
 	}
 }
 
-func (p *Proportion) activate(queue string) {
-	if pods := p.rejected.Pods(queue); len(pods) > 0 {
-		p.handle.Activate(klog.Background(), pods)
-	}
+// waitForShares indexes a pod turned away for stale shares until they are fresh, and says whether
+// they still are stale for it: stale, or not yet including the pod, whose counting makes them stale.
+// The recomputation that makes them fresh may have announced itself between the pod's check and its
+// indexing: when it returns false, the pod must be let in at once.
+func (p *Proportion) waitForShares(pod *v1.Pod) bool {
+	p.Held.Add(pod, staleBucket)
+	return !p.acct.Counted(pod) || p.acct.SharesStale()
 }

@@ -17,10 +17,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -51,9 +53,15 @@ func TestIsSchedulableAfterPodDelete(t *testing.T) {
 // its shares are fresh.
 func newTestAccounting(t *testing.T, objs ...runtime.Object) *accounting.Accounting {
 	t.Helper()
+	return newTestAccountingWith(t, nil, objs...)
+}
+
+// newTestAccountingWith is newTestAccounting with nodes and pods in the cluster.
+func newTestAccountingWith(t *testing.T, cluster []runtime.Object, objs ...runtime.Object) *accounting.Accounting {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(cluster...), 0)
 	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), kube)
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +82,9 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 	acct := newTestAccounting(t, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
 		util.MakeQueue("b").Parent("a").Obj(), util.MakeQueue("c").Obj())
 	handle := &activations{}
-	p := &Proportion{handle: handle, acct: acct, rejected: podindex.New()}
+	p := newTestPlugin(acct, handle)
 	for _, queue := range []string{"a", "b", "c"} {
-		p.rejected.Add(util.MakePod("ns", "in-"+queue).Obj(), queue)
+		p.Held.Add(util.MakePod("ns", "in-"+queue).Obj(), queue)
 	}
 	withGeneration := func(g int64) *schedulingv1beta1.Queue {
 		q := util.MakeQueue("a").Obj()
@@ -94,6 +102,15 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 	}
 }
 
+// newTestPlugin builds the plugin on acct, letting pods in through handle; its reporter is not run.
+func newTestPlugin(acct *accounting.Accounting, handle *activations) *Proportion {
+	return &Proportion{acct: acct, Holder: &holdreport.Holder{
+		Held:      podindex.New(),
+		Reporter:  holdreport.New(kubefake.NewClientset(), nil, nil),
+		Activator: handle.Activate,
+	}}
+}
+
 // activations records what a plugin lets into the active queue.
 type activations struct {
 	fwk.Handle
@@ -106,16 +123,73 @@ func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	}
 }
 
-// A pod turned away for stale shares that are fresh by the time it is indexed is let in at once:
-// the recomputation's announcement may have come before the pod was indexed, and no other one may
-// follow.
+// A pod turned away for stale shares that are fresh, and include it, by the time it is indexed is not
+// left waiting: the recomputation's announcement may have come before the pod was indexed, and no
+// other one may follow. A pod the accounting has not counted yet waits: counting it makes the shares
+// stale, and their recomputation lets it in.
 func TestWaitForSharesThatTurnedFresh(t *testing.T) {
-	acct := newTestAccounting(t, util.MakeQueue("root").Obj())
-	handle := &activations{}
-	p := &Proportion{handle: handle, acct: acct, rejected: podindex.New()}
-	p.waitForShares(util.MakePod("ns", "late").Obj())
-	if len(handle.pods) != 1 || handle.pods[0] != "late" {
-		t.Errorf("activated %v, want the pod that came after the shares turned fresh", handle.pods)
+	counted := util.MakePod("ns", "counted").UID("counted").Label(schedulingv1beta1.QueueLabel, "a").Obj()
+	acct := newTestAccountingWith(t, []runtime.Object{counted}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj())
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Counted(counted) && !acct.SharesStale(), nil
+	}); err != nil {
+		t.Fatal("the pod was never counted in fresh shares")
+	}
+	p := newTestPlugin(acct, &activations{})
+	if p.waitForShares(counted) {
+		t.Error("a counted pod waits for shares that turned fresh")
+	}
+	if !p.waitForShares(util.MakePod("ns", "new").UID("new").Label(schedulingv1beta1.QueueLabel, "a").Obj()) {
+		t.Error("a pod not yet counted does not wait for the shares to include it")
+	}
+}
+
+// A pod that no node can help, its queue or an ancestor at its capability, is held before
+// scheduling with a reason autoscalers do not act on, unless a preemption in its queue could make
+// room; a pod that fits goes on.
+func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
+	cpu := func(n string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: n} }
+	pod := func(name, req string, priority int32) *v1.Pod {
+		return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "capped").Req(cpu(req)).Priority(priority).Obj()
+	}
+	bound := pod("bound", "2", 0)
+	bound.Spec.NodeName = "n"
+	neverPreempts := pod("never", "2", 10)
+	neverPreempts.Spec.PreemptionPolicy = ptr.To(v1.PreemptNever)
+	tests := []struct {
+		pod    *v1.Pod
+		reason string
+	}{
+		{pod: pod("fits", "1", 0)},
+		{pod: pod("over-parent", "2", 0), reason: holdreport.QueueCapability},
+		{pod: pod("may-preempt", "2", 10)},
+		{pod: neverPreempts, reason: holdreport.QueueCapability},
+	}
+	cluster := []runtime.Object{util.MakeNode("n", "100", "100Gi"), bound}
+	for _, tt := range tests {
+		cluster = append(cluster, tt.pod)
+	}
+	acct := newTestAccountingWith(t, cluster, util.MakeQueue("root").Obj(),
+		util.MakeQueue("parent").Capability(cpu("3")).Obj(),
+		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj())
+	// Every pod counted, in fresh shares: what is left to check is the capability.
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Usage("capped").Pods == len(cluster)-1 && !acct.SharesStale(), nil
+	}); err != nil {
+		t.Fatal("the pods were never counted")
+	}
+	for _, tt := range tests {
+		t.Run(tt.pod.Name, func(t *testing.T) {
+			p := newTestPlugin(acct, &activations{})
+			why := p.hold(tt.pod, "capped")
+			if why.Reason != tt.reason {
+				t.Errorf("hold reason %q (%s), want %q", why.Reason, why.Message, tt.reason)
+			}
+			status := p.PreEnqueue(context.Background(), tt.pod)
+			if held := !status.IsSuccess(); held != (tt.reason != "") {
+				t.Errorf("PreEnqueue: %v, want held %v", status, tt.reason != "")
+			}
+		})
 	}
 }
 
@@ -144,7 +218,7 @@ func BenchmarkDryRunStep(b *testing.B) {
 	}); err != nil {
 		b.Fatal("the victims were never counted")
 	}
-	p := &Proportion{handle: &activations{}, acct: acct, rejected: podindex.New()}
+	p := newTestPlugin(acct, &activations{})
 	preemptor := util.MakePod("ns", "preemptor").UID("preemptor").Label(schedulingv1beta1.QueueLabel, "a").
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
 	state := framework.NewCycleState()

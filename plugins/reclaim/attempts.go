@@ -173,8 +173,9 @@ func (r *Reclaim) patchNomination(ctx context.Context, pod *v1.Pod, node string)
 // victim stays), the attempt ends at once: its nominations are released, and the gang may try again.
 func (r *Reclaim) evictAll(ctx context.Context, at *attempt, preemptor *v1.Pod, by string) {
 	var failed atomic.Bool
+	queue, _ := r.acct.QueueOf(preemptor)
 	workqueue.ParallelizeUntil(ctx, 16, len(at.victims), func(i int) {
-		if _, err := r.evictPod(ctx, at.victims[i], preemptor, by, at.victims[i].Spec.NodeName, Name); err != nil {
+		if _, err := r.evictPod(ctx, at.victims[i], preemptor, queue, by, at.victims[i].Spec.NodeName, Name); err != nil {
 			klog.FromContext(ctx).V(2).Info("Gang reclaim: eviction failed", "victim", klog.KObj(at.victims[i]), "err", err)
 			failed.Store(true)
 		}

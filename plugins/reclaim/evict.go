@@ -11,21 +11,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
 // evict takes one victim of the Evaluator's preemption for a single pod.
 func (r *Reclaim) evict(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor, victim *v1.Pod, pluginName string) (bool, error) {
-	by := fmt.Sprintf("%s %s of queue %q", preemptor.Type(), klog.KObj(preemptor), r.queueOfPreemptor(preemptor))
-	return r.evictPod(ctx, victim, preemptor.Obj(), by, c.Name(), pluginName)
+	queue := r.queueOfPreemptor(preemptor)
+	by := fmt.Sprintf("%s %s of queue %q", preemptor.Type(), klog.KObj(preemptor), queue)
+	return r.evictPod(ctx, victim, preemptor.Obj(), queue, by, c.Name(), pluginName)
 }
 
 // evictPod takes one victim: a pod still waiting at Permit is sent back to the queue in memory; any
 // other goes through the Eviction API, which honours PodDisruptionBudgets (a refused eviction fails
-// this attempt, and the preemptor tries again later). by names the preemptor in the event.
-func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtime.Object, by, node, pluginName string) (bool, error) {
+// this attempt, and the preemptor tries again later). queue is the preemptor's; by names the
+// preemptor in the event.
+func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtime.Object, queue, by, node, pluginName string) (bool, error) {
 	logger := klog.FromContext(ctx)
+	victimQueue, _ := r.acct.QueueOf(victim)
 	if wp := r.handle.GetWaitingPod(victim.UID); wp != nil && wp.Preempt(pluginName, "preempted") {
 		logger.V(2).Info("Waiting pod preempted", "preemptor", by, "victim", klog.KObj(victim), "node", node)
+		countVictim(queue, victimQueue)
 		return true, nil
 	}
 	// The UID precondition keeps a pod recreated under the victim's name since the dry run safe.
@@ -40,11 +46,21 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 		r.inflight.drop(victim.UID)
 		return false, err
 	}
-	victimQueue, _ := r.acct.QueueOf(victim)
 	r.handle.EventRecorder().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Reclaiming",
 		"Evicted from queue %q by %s on node %s", victimQueue, by, node)
 	logger.V(2).Info("Victim evicted", "preemptor", by, "victim", klog.KObj(victim), "node", node)
+	countVictim(queue, victimQueue)
 	return false, nil
+}
+
+// countVictim counts a pod taken for a pod of queue: a preemption within the queue, or a reclaim
+// from another.
+func countVictim(queue, victimQueue string) {
+	if queue == victimQueue {
+		metrics.Preemptions.WithLabelValues(queue).Inc()
+		return
+	}
+	metrics.ReclaimEvictions.WithLabelValues(queue, victimQueue).Inc()
 }
 
 func (r *Reclaim) queueOfPreemptor(preemptor preemption.ExecutorPreemptor) string {

@@ -215,6 +215,7 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 	ns := newNamespace(t, "", nil)
 	createQueue(t, util.MakeQueue("why-suspended").State(schedulingv1beta1.QueueStateSuspended).Obj())
 	createQueue(t, util.MakeQueue("why-open").Obj())
+	createQueue(t, util.MakeQueue("why-capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(context.Background(),
 		util.MakePodGroup(ns, "three").Queue("why-open").MinMember(3).Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -234,6 +235,9 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 		{createPods(t, ns, "suspended", 1, queuePod(ns, "why-suspended")), holdreport.QueueSuspended},
 		{createPods(t, ns, "lonely", 1, member("three")), holdreport.GangIncomplete},
 		{createPods(t, ns, "early", 1, member("later")), holdreport.PodGroupMissing},
+		{createPods(t, ns, "capped", 1, func(name string) *v1.Pod {
+			return util.MakePod(ns, name).Label(schedulingv1beta1.QueueLabel, "why-capped").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+		}), holdreport.QueueCapability},
 		{createPods(t, ns, "huge", 1, huge), v1.PodReasonUnschedulable},
 	} {
 		err := util.WaitForPods(context.Background(), cluster.Kube, ns, tt.pods, settle, "held with reason "+tt.reason, func(pod *v1.Pod) bool {
@@ -242,6 +246,40 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 		})
 		if err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// On an idle cluster the first pods of a new queue wait only for the shares to include their demand,
+// a moment: they bind without ever reading PodScheduled=False, which a FailedScheduling warning
+// comes with. The watch starts before the pods exist, so it sees every status they pass through.
+func TestFirstPodsOfANewQueueBindWithoutAWarning(t *testing.T) {
+	createQueue(t, util.MakeQueue("first-pods").Obj())
+	ns := newNamespace(t, "", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	w, err := cluster.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	pods := createPods(t, ns, "first", 3, queuePod(ns, "first-pods"))
+	bound := map[string]bool{}
+	for len(bound) < len(pods) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pods bound: %v of %v", bound, pods)
+		case ev := <-w.ResultChan():
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok {
+				t.Fatalf("watch event %v: %#v", ev.Type, ev.Object)
+			}
+			if c := util.PodScheduledCondition(pod); c != nil && c.Status == v1.ConditionFalse {
+				t.Errorf("pod %s read PodScheduled=False (%s): %s", pod.Name, c.Reason, c.Message)
+			}
+			if pod.Spec.NodeName != "" {
+				bound[pod.Name] = true
+			}
 		}
 	}
 }

@@ -192,6 +192,7 @@ func TestGangTimesOut(t *testing.T) {
 	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("gangs").Obj())
 	onGangNodes(t)
+	timeouts := metricNow(t, "queue_scheduler_gang_timeouts_total", map[string]string{"queue": "gangs"})
 	createPodGroup(t, util.MakePodGroup(ns, "late").MinMember(3).Queue("gangs").ScheduleTimeout(2).Obj())
 	for i := range 3 {
 		pod := gangPod("late", i)
@@ -202,6 +203,9 @@ func TestGangTimesOut(t *testing.T) {
 	}
 	waitUnschedulable(t, "late", "timed out after 2s waiting for 3 members")
 	wantNothingReserved(t, "late")
+	if got := metricNow(t, "queue_scheduler_gang_timeouts_total", map[string]string{"queue": "gangs"}) - timeouts; got < 1 {
+		t.Errorf("/metrics counts %v gang time-outs, want at least 1", got)
+	}
 }
 
 // wantNothingReserved checks that a rejected gang holds nothing: a pod needing a whole gang node

@@ -128,6 +128,7 @@ func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 		return a["borrower"] == 35 && a["keeper"] == 25
 	})
 	evicted := watchEvictions(t)
+	reclaimed := reclaimCount(t, "owner", "borrower")
 	// Each queue deserves 20: the borrower gives back its 15 above; the keeper's 5 above stay.
 	submitWith(t, "owner", "low", 30)
 	waitAllocation(t, "20/25/15", func(a map[string]int64) bool {
@@ -138,6 +139,9 @@ func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 		t.Errorf("%d pods evicted, want 15: %v", len(victims), victims)
 	}
 	wantOnlyVictims(t, victims, "borrower-low-", "the borrower's low-priority pods")
+	if got := reclaimCount(t, "owner", "borrower") - reclaimed; got != 15 {
+		t.Errorf("/metrics counts %v evictions from the borrower for the owner, want 15", got)
+	}
 	wantSteady(t, evicted)
 	if a := boundCPU(t); a["borrower"] != 20 || a["keeper"] != 25 || a["owner"] != 15 {
 		t.Fatalf("allocation moved during the steady window: %v", a)
@@ -171,6 +175,7 @@ func TestPreemptionWithinAQueue(t *testing.T) {
 	submitWith(t, "capped", "low", 4)
 	waitAllocation(t, "at the capability", func(a map[string]int64) bool { return a["capped"] == 4 })
 	evicted := watchEvictions(t)
+	preempted := metricNow(t, "queue_scheduler_preemption_victims_total", map[string]string{"queue": "capped"})
 	submitWith(t, "capped", "high", 1)
 	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"capped-high-0"}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
@@ -182,4 +187,24 @@ func TestPreemptionWithinAQueue(t *testing.T) {
 	if a := boundCPU(t); a["capped"] > 4 {
 		t.Fatalf("capped holds %d CPUs, above its capability of 4", a["capped"])
 	}
+	if got := metricNow(t, "queue_scheduler_preemption_victims_total", map[string]string{"queue": "capped"}) - preempted; got != 1 {
+		t.Errorf("/metrics counts %v preemptions within the queue, want 1", got)
+	}
+}
+
+// metricNow is the current value of a sample on /metrics, 0 when there is none yet.
+func metricNow(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := util.ScrapeMetrics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := util.MetricValue(families, name, labels)
+	return v
+}
+
+// reclaimCount is how many pods of victim reclaim evicted for queue, as /metrics counts them.
+func reclaimCount(t *testing.T, queue, victim string) float64 {
+	t.Helper()
+	return metricNow(t, "queue_scheduler_reclaim_evictions_total", map[string]string{"queue": queue, "victim_queue": victim})
 }

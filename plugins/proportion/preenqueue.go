@@ -1,0 +1,66 @@
+package proportion
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+)
+
+// PreEnqueue holds back, before any scheduling attempt, the pods that no new node can help: those
+// whose queue (or an ancestor) is at its capability, unless a lower-priority pod of the queue could
+// make room by preemption. It also holds the pods that only wait for the shares to include the
+// latest demand, a wait of a moment that should not read as a failure: the report is written only if
+// the wait lasts (holdreport.ReportDelay). Every other refusal goes on to PreFilter, where the
+// framework reports it Unschedulable and reclaim may make room: there, a node would help.
+func (p *Proportion) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
+	queue, err := p.acct.QueueOf(pod)
+	if err != nil {
+		return nil // QueueState holds pods whose queue is unknown.
+	}
+	why := p.hold(pod, queue)
+	if why.Message == "" {
+		p.Release(pod)
+		return nil
+	}
+	p.Reporter.Held(pod, why)
+	klog.FromContext(ctx).V(5).Info("Pod held by its queue's share", "pod", klog.KObj(pod), "reason", why.Message)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why.Message)
+}
+
+// hold indexes the pod under what can end its hold before checking, so that a change after the
+// check finds it, and says why it is held, or nothing when it goes on to scheduling.
+func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
+	p.Held.Add(pod, queue)
+	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	refusal := p.acct.AdmitPod(pod, queue, req)
+	switch {
+	case refusal == nil:
+		return holdreport.Why{}
+	case refusal.WaitsForShares:
+		// Fresh already: the recomputation announced itself before the pod was indexed, and
+		// PreFilter checks it against the fresh shares.
+		if !p.waitForShares(pod) {
+			return holdreport.Why{}
+		}
+		return holdreport.Why{Message: refusal.Message}
+	case refusal.AtCapability && !p.mayPreemptWithin(pod, queue):
+		return holdreport.Why{Reason: holdreport.QueueCapability, Message: refusal.Message}
+	default:
+		return holdreport.Why{}
+	}
+}
+
+// mayPreemptWithin says whether a preemption could make room for pod in its queue: the pod may
+// preempt, and the queue has a bound pod of lower priority.
+func (p *Proportion) mayPreemptWithin(pod *v1.Pod, queue string) bool {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return false
+	}
+	return p.acct.HasBoundBelow(queue, corev1helpers.PodPriority(pod))
+}
