@@ -14,6 +14,18 @@ TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
 	k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
 	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen
 
+MODULE := github.com/queue-scheduler/queue-scheduler
+VERSION ?= $(shell cat VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's date, not the build's: the same commit gives the same binary.
+BUILD_DATE ?= $(shell git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -X $(MODULE)/pkg/version.version=$(VERSION) -X $(MODULE)/pkg/version.commit=$(COMMIT) \
+	-X $(MODULE)/pkg/version.buildDate=$(BUILD_DATE)
+# make image: the platforms of the image's index, its reference name, and where it is written.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE ?= queue-scheduler:$(VERSION)
+IMAGE_OUT ?= out/image
+
 SCENARIO ?= examples/scenarios/demo.yaml
 # The cases of make bench; BenchmarkEndToEnd (creation included) runs with BENCH=.
 BENCH ?= Freshness|Gangs|Memory|Fairness|Reclaim|Throughput
@@ -26,7 +38,22 @@ all: build
 
 .PHONY: build
 build: ## Build the binaries into bin/.
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+.PHONY: image
+image: $(BIN)/ocibuild ## Build the queue-scheduler OCI image archive (no container engine) into $(IMAGE_OUT).
+	@for p in $(IMAGE_PLATFORMS); do \
+		echo "building $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" \
+			-o $(IMAGE_OUT)/$${p/\//_}/queue-scheduler ./cmd/queue-scheduler || exit 1; \
+	done
+	$(BIN)/ocibuild --name queue-scheduler --version $(VERSION) --ref $(IMAGE) --source https://$(MODULE) \
+		--out $(IMAGE_OUT)/queue-scheduler.oci.tar \
+		$(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=$(IMAGE_OUT)/$(subst /,_,$(p))/queue-scheduler)
+	@echo "wrote $(IMAGE_OUT)/queue-scheduler.oci.tar ($(IMAGE)); load it with: skopeo copy oci-archive:$(IMAGE_OUT)/queue-scheduler.oci.tar docker://REGISTRY/queue-scheduler:$(VERSION)"
+
+$(BIN)/ocibuild: hack/tools/go.mod hack/tools/go.sum hack/tools/ocibuild/main.go
+	$(GO) -C hack/tools build -o $(BIN)/ ./ocibuild
 
 .PHONY: tools
 tools: $(addprefix $(BIN)/,$(TOOLS)) ## Build the pinned code generators and linters.

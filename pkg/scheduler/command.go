@@ -18,6 +18,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/version"
 )
 
 // NewCommand returns the queue-scheduler command: kube-scheduler's flags and configuration file, the
@@ -62,6 +64,7 @@ spec.schedulerName: queue-scheduler.`,
 // run sets the scheduler up from its options, starts the embedded controller and webhook server, and
 // runs the scheduler until a termination signal.
 func run(cmd *cobra.Command, opts *options.Options) error {
+	printVersionIfRequested(cmd)
 	verflag.PrintAndExitIfRequested()
 	fg := opts.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	if err := logsapi.ValidateAndApply(opts.Logs, fg); err != nil {
@@ -90,6 +93,15 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 		return err
 	}
 	return app.Run(ctx, cc, sched)
+}
+
+// printVersionIfRequested answers --version with the project's version (and the Kubernetes version
+// it is built on), then exits; --version=raw still prints the Kubernetes component version in full.
+func printVersionIfRequested(cmd *cobra.Command) {
+	if f := cmd.Flags().Lookup("version"); f != nil && f.Value.String() == "true" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", Name, version.Get())
+		os.Exit(0)
+	}
 }
 
 // WithoutMetricsAllowList states that no metric label allow-list is configured, when none is: the
