@@ -99,7 +99,7 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 // it is built on), then exits; --version=raw still prints the Kubernetes component version in full.
 func printVersionIfRequested(cmd *cobra.Command) {
 	if f := cmd.Flags().Lookup("version"); f != nil && f.Value.String() == "true" {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", Name, version.Get())
+		_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", Name, version.Get())
 		os.Exit(0)
 	}
 }
