@@ -29,3 +29,4 @@ for p in "${api_pkgs[@]}"; do input_args+=(--input "${p}"); done
 rm -rf manifests/crds
 "${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds
 go run ./hack/webhookmanifest manifests/deploy/webhook.yaml
+go run ./hack/installmanifest manifests/install.yaml
