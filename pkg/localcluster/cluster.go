@@ -38,6 +38,9 @@ type Options struct {
 	SchedulerProfile []byte
 	// WithoutScheduler starts the control plane only.
 	WithoutScheduler bool
+	// WithoutCRDs leaves the queue-scheduler CRDs to the caller (a test of the install manifests);
+	// only with WithoutScheduler.
+	WithoutCRDs bool
 	// APIServerFlags are added to the kube-apiserver's flags.
 	APIServerFlags []string
 	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
@@ -94,7 +97,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.apiServer, err = startAPIServer(etcdURL, opts.APIServerFlags); err != nil {
 		return c, err
 	}
-	if err := c.connect(ctx); err != nil {
+	if opts.WithoutCRDs && !opts.WithoutScheduler {
+		return c, fmt.Errorf("WithoutCRDs needs WithoutScheduler: the scheduler needs the CRDs")
+	}
+	if err := c.connect(ctx, !opts.WithoutCRDs); err != nil {
 		return c, err
 	}
 	reaperCtx, stopReaper := context.WithCancel(context.Background())
@@ -177,12 +183,12 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// connect builds the clients, writes the kubeconfig and installs the CRDs.
-func (c *Cluster) connect(ctx context.Context) error {
+// connect builds the clients, writes the kubeconfig and, with crds, installs the CRDs.
+func (c *Cluster) connect(ctx context.Context, crds bool) error {
 	c.Config = rest.CopyConfig(c.apiServer.config)
 	c.Config.QPS, c.Config.Burst = 1000, 2000
 	c.Kubeconfig = filepath.Join(c.dir, "kubeconfig")
-	if err := writeKubeconfig(c.Config, c.Kubeconfig); err != nil {
+	if err := WriteKubeconfig(c.Config, c.Kubeconfig); err != nil {
 		return err
 	}
 	var err error
@@ -191,6 +197,9 @@ func (c *Cluster) connect(ctx context.Context) error {
 	}
 	if c.Queues, err = queueclient.New(c.Config); err != nil {
 		return err
+	}
+	if !crds {
+		return nil
 	}
 	if err := InstallCRDs(ctx, c.Config); err != nil {
 		return fmt.Errorf("install CRDs: %w", err)

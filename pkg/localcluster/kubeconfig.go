@@ -11,9 +11,10 @@ import (
 // contextName names the cluster, user and context in the kubeconfig the local cluster writes.
 const contextName = "queuesim"
 
-// writeKubeconfig writes a kubeconfig for cfg to path. It keeps the TLS server name of the loopback
+// WriteKubeconfig writes a kubeconfig for cfg (its server, CA and bearer token or client
+// certificate) to path. It keeps the TLS server name of the loopback
 // certificate: without it every client fails with "certificate signed by unknown authority".
-func writeKubeconfig(cfg *rest.Config, path string) error {
+func WriteKubeconfig(cfg *rest.Config, path string) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[contextName] = &clientcmdapi.Cluster{
 		Server:                   cfg.Host,
