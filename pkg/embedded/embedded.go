@@ -37,9 +37,10 @@ var (
 	started = map[string]bool{}
 )
 
-// Start starts the webhook server (unless disabled) and then the controller, once per API server.
-// The webhook comes first: the controller's first writes go through it.
-func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Interface, acct *accounting.Accounting, args *config.QueueStateArgs) error {
+// Start starts the webhook server (unless disabled) and then the controller, holding lease, once
+// per API server. The webhook comes first: the controller's first writes go through it.
+func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Interface, acct *accounting.Accounting,
+	args *config.QueueStateArgs, lease controller.LeaderElection) error {
 	mu.Lock()
 	defer mu.Unlock()
 	key := kubeConfig.Host
@@ -61,7 +62,7 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 	}
 	started[key] = true
 	go func() {
-		if err := c.Run(ctx, controller.DefaultLeaderElection(args.Controller.LeaseNamespace)); err != nil {
+		if err := c.Run(ctx, lease); err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Queue controller stopped")
 		}
 		mu.Lock()

@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/klog/v2"
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
@@ -27,7 +29,18 @@ func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfi
 	if err != nil {
 		return err
 	}
-	return embedded.Start(ctx, cc.KubeConfig, cc.Client, acct, args)
+	return embedded.Start(ctx, cc.KubeConfig, cc.Client, acct, args, controllerLease(cc.ComponentConfig.LeaderElection, args))
+}
+
+// controllerLease is the controller's lease: in the namespace of the QueueState args, timed as the
+// scheduler's own lease when the scheduler elects a leader, so that one set of settings governs
+// both, else the defaults.
+func controllerLease(le componentbaseconfig.LeaderElectionConfiguration, args *config.QueueStateArgs) controller.LeaderElection {
+	lease := controller.DefaultLeaderElection(args.Controller.LeaseNamespace)
+	if le.LeaderElect {
+		lease.LeaseDuration, lease.RenewDeadline, lease.RetryPeriod = le.LeaseDuration.Duration, le.RenewDeadline.Duration, le.RetryPeriod.Duration
+	}
+	return lease
 }
 
 // queueStateArgs returns the QueueState args of the first profile that configures them, or nil; the

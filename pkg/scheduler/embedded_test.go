@@ -2,11 +2,15 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	componentbaseconfig "k8s.io/component-base/config"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
@@ -41,5 +45,26 @@ func TestQueueStateArgs(t *testing.T) {
 				t.Errorf("bind address %q, want %q", got.Webhook.BindAddress, tt.want)
 			}
 		})
+	}
+}
+
+// The controller's lease is timed as the scheduler's when the scheduler elects a leader, and keeps
+// the defaults when it does not (a single replica, the simulator).
+func TestControllerLeaseFollowsTheSchedulers(t *testing.T) {
+	args := &config.QueueStateArgs{Controller: config.ControllerArgs{LeaseNamespace: "qs"}}
+	scheduler := componentbaseconfig.LeaderElectionConfiguration{
+		LeaderElect:   true,
+		LeaseDuration: metav1.Duration{Duration: 30 * time.Second},
+		RenewDeadline: metav1.Duration{Duration: 20 * time.Second},
+		RetryPeriod:   metav1.Duration{Duration: 4 * time.Second},
+	}
+	got := controllerLease(scheduler, args)
+	if got.Namespace != "qs" || got.Name != controller.ComponentName ||
+		got.LeaseDuration != 30*time.Second || got.RenewDeadline != 20*time.Second || got.RetryPeriod != 4*time.Second {
+		t.Errorf("with leader election: %+v, want the scheduler's timing in namespace qs", got)
+	}
+	scheduler.LeaderElect = false
+	if got, want := controllerLease(scheduler, args), controller.DefaultLeaderElection("qs"); got != want {
+		t.Errorf("without leader election: %+v, want the defaults %+v", got, want)
 	}
 }

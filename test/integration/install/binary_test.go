@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,9 +59,10 @@ func serviceAccountKubeconfig(ctx context.Context, t *testing.T, dir string) str
 }
 
 // runScheduler runs the binary as the Deployment does, with the ServiceAccount's kubeconfig also for
-// delegated authentication and authorization of its secure port, until the test ends. Its log is
-// printed when the test fails.
-func runScheduler(t *testing.T, dir, binary, configPath, kubeconfig, secureAddr string) {
+// delegated authentication and authorization of its secure port. It returns a function that stops
+// it (SIGTERM, as the kubelet would); the test's end stops it too. Its log is printed when the test
+// fails.
+func runScheduler(t *testing.T, dir, binary, configPath, kubeconfig, secureAddr string) (stop func()) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(secureAddr)
 	if err != nil {
@@ -81,16 +83,25 @@ func runScheduler(t *testing.T, dir, binary, configPath, kubeconfig, secureAddr 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		stop()
 		_ = logFile.Close()
 		if t.Failed() {
 			if out, err := os.ReadFile(logPath); err == nil {
@@ -98,6 +109,7 @@ func runScheduler(t *testing.T, dir, binary, configPath, kubeconfig, secureAddr 
 			}
 		}
 	})
+	return stop
 }
 
 // tail returns the last n lines of out.

@@ -13,13 +13,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // serviceAccount is the identity the shipped Deployment runs as.
@@ -104,7 +108,7 @@ func TestInstallManifestWithRBAC(t *testing.T) {
 	kubeconfig := serviceAccountKubeconfig(ctx, t, dir)
 	configPath := install.schedulerConfig(t, dir, kubeconfig, webhookAddr)
 	healthAddr := freeAddr(t)
-	runScheduler(t, dir, binary, configPath, kubeconfig, healthAddr)
+	stop := runScheduler(t, dir, binary, configPath, kubeconfig, healthAddr)
 	waitForDefaultQueue(ctx, t)
 
 	t.Run("healthz", func(t *testing.T) { wantHealthy(t, healthAddr) })
@@ -116,6 +120,31 @@ func TestInstallManifestWithRBAC(t *testing.T) {
 	}
 	for _, unused := range unusedGrants(install.grants(t), events) {
 		t.Errorf("granted but not used: %s", unused)
+	}
+
+	stop()
+	t.Run("while no replica runs the webhooks refuse what they cover", func(t *testing.T) { whileDown(ctx, t) })
+}
+
+// whileDown checks what docs/operations.md says the webhooks' failurePolicy blocks while no replica
+// serves them, and what it leaves alone.
+func whileDown(ctx context.Context, t *testing.T) {
+	refused := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+			t.Errorf("%s while the scheduler is down: %v, want a refusal by the webhook", what, err)
+		}
+	}
+	_, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, util.MakeQueue("late").Obj(), metav1.CreateOptions{})
+	refused("a new queue", err)
+	_, err = cluster.Kube.CoreV1().Pods("team-a").Create(ctx, cpuPod("team-a", "late", "a"), metav1.CreateOptions{})
+	refused("a pod for queue-scheduler", err)
+	other := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "default-scheduler"},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if _, err := cluster.Kube.CoreV1().Pods("team-a").Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a pod of the default scheduler while queue-scheduler is down: %v", err)
 	}
 }
 
