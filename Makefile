@@ -7,6 +7,8 @@ GO ?= go
 # API server several times over. Everything else runs with it.
 INTEGRATION_PKGS := ./test/integration/...
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /pkg/generated/)
+# The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
+PLUGIN_PKGS := ./cmd/kubectl-queue/...
 
 TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen
 TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
@@ -38,7 +40,7 @@ all: build
 
 .PHONY: build
 build: ## Build the binaries into bin/.
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/... $(PLUGIN_PKGS)
 
 .PHONY: image
 image: $(BIN)/ocibuild ## Build the queue-scheduler OCI image archive (no container engine) into $(IMAGE_OUT).
@@ -71,17 +73,17 @@ fmt:
 
 .PHONY: vet
 vet:
-	$(GO) vet ./...
+	$(GO) vet ./... $(PLUGIN_PKGS)
 
 .PHONY: lint
 lint: tools ## Run golangci-lint.
-	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run ./... $(PLUGIN_PKGS)
 
 .PHONY: verify
 verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint finding.
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) vet ./...
-	$(BIN)/golangci-lint run ./...
+	$(GO) vet ./... $(PLUGIN_PKGS)
+	$(BIN)/golangci-lint run ./... $(PLUGIN_PKGS)
 	@git diff --exit-code || { echo "generated files differ: run make generate and commit"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis)" || { git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis; echo "generated files not added to git"; exit 1; }
 

@@ -30,3 +30,4 @@ rm -rf manifests/crds
 "${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds
 go run ./hack/webhookmanifest manifests/deploy/webhook.yaml
 go run ./hack/installmanifest manifests/install.yaml
+go run ./hack/kubectlqueuemod

@@ -3,10 +3,12 @@ package manifests
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -104,5 +106,30 @@ func TestWebhookManifestMatchesTheCode(t *testing.T) {
 		webhook.ServiceClientConfig("queue-scheduler-system", config.DefaultServiceName))
 	if diff := cmp.Diff(wantMutating.Webhooks, gotMutating.Webhooks); diff != "" {
 		t.Errorf("mutating webhooks differ (-code,+manifest); run make generate:\n%s", diff)
+	}
+}
+
+// The Deployment runs the image make image names by default, tagged with the release in VERSION, as
+// README.md's install command expects when it substitutes the registry's reference.
+func TestDeploymentImageIsTheRelease(t *testing.T) {
+	data, err := os.ReadFile("deploy/scheduler.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := os.ReadFile("../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := findObject[appsv1.Deployment](t, data, "Deployment")
+	want := "queue-scheduler:" + strings.TrimSpace(string(version))
+	if got := deployment.Spec.Template.Spec.Containers[0].Image; got != want {
+		t.Errorf("Deployment image %q, want %q", got, want)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), `sed "s|image: `+want+`|`) {
+		t.Errorf("README.md's install command does not substitute image: %s", want)
 	}
 }
