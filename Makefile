@@ -10,11 +10,14 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /pkg/gene
 # The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
 PLUGIN_PKGS := ./cmd/kubectl-queue/...
 
-TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen
+TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen helm
 TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
-	github.com/golangci/golangci-lint/v2/cmd/golangci-lint \
+	github.com/golangci/golangci-lint/v2/cmd/golangci-lint helm.sh/helm/v3/cmd/helm \
 	k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
 	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen
+
+# The pinned tools are a module of their own, outside go.work.
+TOOLS_GO := GOWORK=off $(GO) -C hack/tools
 
 MODULE := github.com/queue-scheduler/queue-scheduler
 VERSION ?= $(shell cat VERSION)
@@ -55,13 +58,13 @@ image: $(BIN)/ocibuild ## Build the queue-scheduler OCI image archive (no contai
 	@echo "wrote $(IMAGE_OUT)/queue-scheduler.oci.tar ($(IMAGE)); load it with: skopeo copy oci-archive:$(IMAGE_OUT)/queue-scheduler.oci.tar docker://REGISTRY/queue-scheduler:$(VERSION)"
 
 $(BIN)/ocibuild: hack/tools/go.mod hack/tools/go.sum hack/tools/ocibuild/main.go
-	$(GO) -C hack/tools build -o $(BIN)/ ./ocibuild
+	$(TOOLS_GO) build -o $(BIN)/ ./ocibuild
 
 .PHONY: tools
 tools: $(addprefix $(BIN)/,$(TOOLS)) ## Build the pinned code generators and linters.
 
 $(addprefix $(BIN)/,$(TOOLS)) &: hack/tools/go.mod hack/tools/go.sum
-	$(GO) -C hack/tools build -o $(BIN)/ $(TOOL_PKGS)
+	$(TOOLS_GO) build -o $(BIN)/ $(TOOL_PKGS)
 
 .PHONY: generate
 generate: tools ## Regenerate deepcopy, clientset, listers, informers and CRDs.
@@ -84,6 +87,8 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./... $(PLUGIN_PKGS)
 	$(BIN)/golangci-lint run ./... $(PLUGIN_PKGS)
+	$(BIN)/helm lint --strict --kube-version 1.37.0 charts/queue-scheduler
+	$(BIN)/helm lint --strict --kube-version 1.37.0 --set webhook.certManager.enabled=true charts/queue-scheduler
 	@git diff --exit-code || { echo "generated files differ: run make generate and commit"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis)" || { git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis; echo "generated files not added to git"; exit 1; }
 

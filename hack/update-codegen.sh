@@ -31,3 +31,4 @@ rm -rf manifests/crds
 go run ./hack/webhookmanifest manifests/deploy/webhook.yaml
 go run ./hack/installmanifest manifests/install.yaml
 go run ./hack/kubectlqueuemod
+go run ./hack/chartsync
