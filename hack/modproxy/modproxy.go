@@ -129,16 +129,21 @@ func (f file) Lstat() (os.FileInfo, error)  { return os.Lstat(filepath.Join(f.ro
 func (f file) Open() (io.ReadCloser, error) { return os.Open(filepath.Join(f.root, f.name)) }
 
 // Env is the environment of a go command that resolves modules from the proxy directory first, then
-// from the module cache's downloads only: nothing is fetched from the network, and modules served
-// from the working tree are not checked against the checksum database.
+// from the module cache's downloads, then from the proxies the go command is configured with (a
+// fresh machine's cache lacks what tidy reads of the dependencies' tests). Modules served from the
+// working tree are not checked against the checksum database.
 func Env(proxyDir string) ([]string, error) {
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMODCACHE: %w", err)
+		return nil, fmt.Errorf("go env GOMODCACHE GOPROXY: %w", err)
 	}
-	cache := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
-	return []string{
-		"GOWORK=off", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GOTOOLCHAIN=local",
-		"GOPROXY=file://" + filepath.ToSlash(proxyDir) + ",file://" + filepath.ToSlash(cache),
-	}, nil
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	cache := filepath.Join(strings.TrimSpace(lines[0]), "cache", "download")
+	proxies := "file://" + filepath.ToSlash(proxyDir) + ",file://" + filepath.ToSlash(cache)
+	if len(lines) > 1 {
+		if configured := strings.TrimSpace(lines[1]); configured != "" && configured != "off" {
+			proxies += "," + configured
+		}
+	}
+	return []string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GOTOOLCHAIN=local", "GOPROXY=" + proxies}, nil
 }
