@@ -5,8 +5,10 @@ GO ?= go
 
 # Packages that start an in-process control plane run without the race detector: it slows the
 # API server several times over. Everything else runs with it.
-INTEGRATION_PKGS := ./test/integration/...
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /pkg/generated/)
+# The image and go install tests build binaries as users do; like the integration tests they run
+# without -race and with a longer timeout.
+INTEGRATION_PKGS := ./test/integration/... ./test/image ./test/goinstall
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/image -e /test/goinstall -e /pkg/generated/)
 # The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
 PLUGIN_PKGS := ./cmd/kubectl-queue/...
 

@@ -14,7 +14,9 @@ func newVersionCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version",
-		Args:  cobra.NoArgs,
+		Example: `  # Which release of the plugin is installed
+  kubectl queue version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(o.Out, "kubectl-queue %s\n", version.Get())
 			return err
