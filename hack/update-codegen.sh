@@ -32,3 +32,11 @@ go run ./hack/webhookmanifest manifests/deploy/webhook.yaml
 go run ./hack/installmanifest manifests/install.yaml
 go run ./hack/kubectlqueuemod
 go run ./hack/chartsync
+
+# The PodGroup CRDs of the other gang APIs, from their Go modules, for the tests that install them.
+crdtmp="$(mktemp -d)"
+trap 'rm -rf "${crdtmp}"' EXIT
+"${bin}/controller-gen" crd:crdVersions=v1 paths=sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1 \
+  paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:dir="${crdtmp}"
+rm -f test/gangcrds/*.yaml
+cp "${crdtmp}"/*_podgroups.yaml test/gangcrds/

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // QueueStateArgs configures the QueueState plugin and the components it starts once per process:
@@ -20,6 +23,17 @@ type QueueStateArgs struct {
 	Controller ControllerArgs `json:"controller,omitempty"`
 	// Webhook configures the admission webhook server; Disabled turns it off.
 	Webhook WebhookArgs `json:"webhook,omitempty"`
+	// GangSources lists the other APIs whose PodGroups queue-scheduler schedules as gangs:
+	// "scheduler-plugins", "volcano" and "kubernetes" (the native Workload API). Each is taken only
+	// while the API server serves it. All of them when absent; [] takes queue-scheduler's own
+	// PodGroups only. Leave out a source whose own scheduler still runs on the cluster (Volcano's, or
+	// a coscheduling profile): one writer per PodGroup status.
+	GangSources []schedulingv1beta1.GangSource `json:"gangSources,omitempty"`
+}
+
+// TakesGangsOf says whether PodGroups of source are gangs of queue-scheduler.
+func (a *QueueStateArgs) TakesGangsOf(source schedulingv1beta1.GangSource) bool {
+	return slices.Contains(a.GangSources, source)
 }
 
 // ControllerArgs configures the embedded controller.
@@ -99,6 +113,9 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	if a.Controller.LeaseNamespace == "" {
 		a.Controller.LeaseNamespace = leaseNamespace
 	}
+	if a.GangSources == nil {
+		a.GangSources = slices.Clone(schedulingv1beta1.GangSources)
+	}
 	w := &a.Webhook
 	if w.BindAddress == "" {
 		w.BindAddress = DefaultBindAddress
@@ -131,6 +148,16 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 		if net.ParseIP(ip) == nil {
 			errs = append(errs, field.Invalid(path.Child("ipAddresses").Index(i), ip, "must be an IP address"))
 		}
+	}
+	seen := map[schedulingv1beta1.GangSource]bool{}
+	for i, source := range a.GangSources {
+		switch {
+		case !slices.Contains(schedulingv1beta1.GangSources, source):
+			errs = append(errs, field.NotSupported(field.NewPath("gangSources").Index(i), source, schedulingv1beta1.GangSources))
+		case seen[source]:
+			errs = append(errs, field.Duplicate(field.NewPath("gangSources").Index(i), source))
+		}
+		seen[source] = true
 	}
 	if a.Webhook.CertCheckInterval.Duration < time.Second {
 		errs = append(errs, field.Invalid(path.Child("certCheckInterval"), a.Webhook.CertCheckInterval.String(), "must be at least 1s"))

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 func TestDecodeGang(t *testing.T) {
@@ -33,6 +36,42 @@ func TestDecodeGang(t *testing.T) {
 		}
 		if err != nil || args.ScheduleTimeout() != tt.want {
 			t.Errorf("%s: got %v, %v; want %s", tt.name, args, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeGangSources(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      []schedulingv1beta1.GangSource
+		wantErr   string
+	}{
+		{name: "absent takes every source", want: schedulingv1beta1.GangSources},
+		{name: "empty takes none", raw: `{"gangSources": []}`, want: []schedulingv1beta1.GangSource{}},
+		{name: "one", raw: `{"gangSources": ["volcano"]}`, want: []schedulingv1beta1.GangSource{schedulingv1beta1.GangSourceVolcano}},
+		{name: "unknown", raw: `{"gangSources": ["yunikorn"]}`,
+			wantErr: `gangSources[0]: Unsupported value: "yunikorn": supported values: "scheduler-plugins", "volcano", "kubernetes"`},
+		{name: "twice", raw: `{"gangSources": ["volcano", "volcano"]}`, wantErr: `gangSources[1]: Duplicate value: "volcano"`},
+	}
+	for _, tt := range tests {
+		var obj runtime.Object
+		if tt.raw != "" {
+			obj = &runtime.Unknown{Raw: []byte(tt.raw)}
+		}
+		args, err := Decode(obj, "ns")
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: got error %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(args.GangSources, tt.want) {
+			t.Errorf("%s: got %v, %v; want %v", tt.name, args.GangSources, err, tt.want)
+		}
+		for _, source := range schedulingv1beta1.GangSources {
+			if args.TakesGangsOf(source) != slices.Contains(tt.want, source) {
+				t.Errorf("%s: TakesGangsOf(%s) = %v", tt.name, source, args.TakesGangsOf(source))
+			}
 		}
 	}
 }

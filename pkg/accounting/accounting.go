@@ -144,7 +144,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err != nil {
 		return nil, err
 	}
-	queuesSynced, err := a.shares.dirtyOnChange(v1beta1.Queues().Informer(), v1beta1.QueueUnits().Informer())
+	queuesSynced, err := a.shares.dirtyOnChange(v1beta1.Queues().Informer(), v1beta1.QueueUnits().Informer(), v1beta1.PodGroups().Informer())
 	if err != nil {
 		return nil, err
 	}

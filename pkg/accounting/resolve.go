@@ -47,7 +47,7 @@ func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUn
 		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", false, fmt.Errorf("PodGroup %q of pod %s/%s does not exist", group, pod.Namespace, pod.Name)
+				return "", false, missingPodGroup(pod, group)
 			}
 			return "", false, err
 		}
@@ -101,4 +101,16 @@ func (a *Accounting) namespaceAnnotation(namespace string) string {
 		return ns.Annotations[schedulingv1beta1.QueueAnnotation]
 	}
 	return ""
+}
+
+// missingPodGroup says that the PodGroup a pod names does not exist; for a pod of another gang API,
+// that queue-scheduler's mirror of that API's PodGroup does not, and where to look for why.
+func missingPodGroup(pod *v1.Pod, group string) error {
+	for _, ref := range schedulingv1beta1.GangRefs(pod) {
+		if ref.Source != "" && ref.Name == group {
+			return fmt.Errorf("PodGroup %q of pod %s/%s, which stands for its %s PodGroup, does not exist (yet): the %s PodGroup's status and events say why",
+				group, pod.Namespace, pod.Name, ref.Source, ref.Source)
+		}
+	}
+	return fmt.Errorf("PodGroup %q of pod %s/%s does not exist", group, pod.Namespace, pod.Name)
 }

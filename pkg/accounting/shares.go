@@ -79,8 +79,9 @@ func (s *shares) dirtyOnChange(informers ...cache.SharedIndexInformer) ([]cache.
 }
 
 // movesShares says whether an update can change the shares: a queue's spec (weight, capability,
-// guarantee, parent, a Suspended state), a QueueUnit's spec or phase (only Enqueued units add to the
-// demand). The controller's writes to a queue's status do not, and are many.
+// guarantee, parent, a Suspended state), a QueueUnit's or PodGroup's spec or phase (only Enqueued
+// units and Pending groups add to the demand). The controller's writes to a queue's status do not,
+// and are many.
 func movesShares(old, obj any) bool {
 	switch o := old.(type) {
 	case *schedulingv1beta1.Queue:
@@ -88,6 +89,9 @@ func movesShares(old, obj any) bool {
 		return !ok || o.Generation != n.Generation
 	case *schedulingv1beta1.QueueUnit:
 		n, ok := obj.(*schedulingv1beta1.QueueUnit)
+		return !ok || o.Generation != n.Generation || o.Status.Phase != n.Status.Phase
+	case *schedulingv1beta1.PodGroup:
+		n, ok := obj.(*schedulingv1beta1.PodGroup)
 		return !ok || o.Generation != n.Generation || o.Status.Phase != n.Status.Phase
 	}
 	return true
@@ -235,8 +239,9 @@ func (a *Accounting) shareTree() *fairshare.Queue {
 	return build(root)
 }
 
-// demand is what a queue holds and asks for: its live pods' requests and its Enqueued QueueUnits'
-// resource.
+// demand is what a queue holds and asks for: its live pods' requests, its Enqueued QueueUnits'
+// resource, and the minResources of its Pending PodGroups beyond what their pods ask for already (a
+// gang whose job creates its pods only once the group is admitted asks through its PodGroup).
 func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
 	demand := quota.Add(u.Allocated, u.Pending)
 	for _, unit := range a.QueueUnitsOf(queue) {
@@ -244,7 +249,12 @@ func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
 			demand = quota.Add(demand, unit.Spec.Resource)
 		}
 	}
-	return demand
+	for _, pg := range a.PodGroupsOf(queue) {
+		if len(pg.Spec.MinResources) > 0 && (pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending) {
+			demand = quota.Add(demand, quota.SubtractWithNonNegativeResult(pg.Spec.MinResources, a.groupRequested(pg)))
+		}
+	}
+	return quota.RemoveZeros(demand)
 }
 
 // DominantShare is how much of its deserved share a queue holds, in the resource where it holds the

@@ -167,3 +167,28 @@ func TestMovesShares(t *testing.T) {
 		}
 	}
 }
+
+// A Pending PodGroup asks through its minResources for what its pods do not ask for yet: a gang whose
+// job creates its pods only once the group is admitted has a demand, and so a share, before them.
+// An admitted group asks through its pods only.
+func TestPendingPodGroupsAskForTheirMinResources(t *testing.T) {
+	group := func(name string, phase schedulingv1beta1.PodGroupPhase) *schedulingv1beta1.PodGroup {
+		pg := util.MakePodGroup("ns", name).Queue("q").MinMember(2).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+		pg.Status.Phase = phase
+		return pg
+	}
+	member := pod("q", "early-0", "1", "")
+	member.Labels[schedulingv1beta1.PodGroupLabel] = "early"
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("q").Obj(),
+		group("waiting", ""), group("early", schedulingv1beta1.PodGroupPending), group("admitted", schedulingv1beta1.PodGroupInqueue)},
+		util.MakeNode("n", "20", "20Gi"), member)
+	// waiting: 4; early: its pending member's 1 and 3 more; admitted: nothing without pods.
+	if got := a.demand("q", a.Usage("q")); got.Cpu().String() != "8" {
+		t.Errorf("demand = %v CPU, want 8", got.Cpu())
+	}
+	pg := group("g", "")
+	admitted := group("g", schedulingv1beta1.PodGroupInqueue)
+	if !movesShares(pg, admitted) {
+		t.Error("a PodGroup's admission does not move the shares")
+	}
+}

@@ -70,6 +70,7 @@ type usage struct {
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	units     map[string]v1.ResourceList       // what each QueueUnit's bound pods hold, by unit key
 	groups    map[string]v1.ResourceList       // what each PodGroup's bound pods hold, by group key
+	asked     map[string]v1.ResourceList       // what each PodGroup's pending pods ask for, by group key
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
 	tree      ancestry
@@ -88,6 +89,7 @@ func newUsage(a *Accounting, sharesDirty func()) *usage {
 		pods:        map[types.UID]podUsage{},
 		units:       map[string]v1.ResourceList{},
 		groups:      map[string]v1.ResourceList{},
+		asked:       map[string]v1.ResourceList{},
 		queues:      map[string]*QueueUsage{},
 		waiting:     map[string]map[types.UID]*v1.Pod{},
 		subtree:     map[string]v1.ResourceList{},
@@ -192,6 +194,14 @@ func (a *Accounting) groupAllocated(pg *schedulingv1beta1.PodGroup) v1.ResourceL
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
 	return a.usage.groups[pg.Namespace+"/"+pg.Name].DeepCopy()
+}
+
+// groupRequested returns what the live pods of a PodGroup hold and ask for.
+func (a *Accounting) groupRequested(pg *schedulingv1beta1.PodGroup) v1.ResourceList {
+	key := pg.Namespace + "/" + pg.Name
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	return quota.Add(a.usage.groups[key], a.usage.asked[key])
 }
 
 // UnitAllocated returns what the bound live pods of the QueueUnit key ("namespace/name") hold.
@@ -373,6 +383,7 @@ func (u *usage) add(p podUsage) {
 		}
 	} else {
 		q.Pending = quota.Add(q.Pending, p.requests)
+		addTo(u.asked, p.group, p.requests)
 	}
 }
 
@@ -397,6 +408,7 @@ func (u *usage) subtract(p podUsage) {
 		}
 	} else {
 		q.Pending = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
+		takeFrom(u.asked, p.group, p.requests)
 	}
 	if q.Pods == 0 {
 		delete(u.queues, p.queue)

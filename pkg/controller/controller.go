@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -28,6 +29,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/scheme"
 )
 
@@ -46,6 +48,8 @@ type Controller struct {
 	usageWrites *throttle
 	// consumers watches the jobs QueueUnits queue.
 	consumers *consumers
+	// gangs watches the PodGroups of the other gang APIs, which the controller mirrors.
+	gangs *gangsource.Sources
 	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
 	// them out.
 	unitsWaiting atomic.Bool
@@ -77,11 +81,12 @@ type workqueues struct {
 	podGroups workqueue.TypedRateLimitingInterface[string]
 	commands  workqueue.TypedRateLimitingInterface[string]
 	units     workqueue.TypedRateLimitingInterface[string]
+	gangs     workqueue.TypedRateLimitingInterface[string]
 }
 
 func newWorkqueues() *workqueues {
 	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands"),
-		units: newWorkqueue("queueunits")}
+		units: newWorkqueue("queueunits"), gangs: newWorkqueue("gangsources")}
 }
 
 func (w *workqueues) shutDown() {
@@ -89,11 +94,13 @@ func (w *workqueues) shutDown() {
 	w.podGroups.ShutDown()
 	w.commands.ShutDown()
 	w.units.ShutDown()
+	w.gangs.ShutDown()
 }
 
 // New builds the controller on the process's accounting; dyn reaches the jobs QueueUnits queue, of
-// any kind. Call Run to start it.
-func New(kube kubernetes.Interface, dyn dynamic.Interface, acct *accounting.Accounting) (*Controller, error) {
+// any kind; gangs are the other gang APIs whose PodGroups it mirrors (none when nil), whose
+// CustomResourceDefinitions it watches through meta. Call Run to start it.
+func New(kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, acct *accounting.Accounting, gangs []gangsource.Source) (*Controller, error) {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0,
@@ -108,6 +115,7 @@ func New(kube kubernetes.Interface, dyn dynamic.Interface, acct *accounting.Acco
 		members:         podInformer.Lister(),
 	}
 	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer)
+	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource)
 	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
 		return nil, err
@@ -137,6 +145,7 @@ func (c *Controller) lead(ctx context.Context) {
 		}
 		c.memberInformers.Start(done)
 		c.consumers.start(done)
+		c.gangs.Start(done)
 	})
 	if !cache.WaitForCacheSync(ctx.Done(), c.memberInformers.Core().V1().Pods().Informer().HasSynced) {
 		return
@@ -158,6 +167,7 @@ func (c *Controller) lead(ctx context.Context) {
 		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
 	}
 	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
+	wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
 	<-ctx.Done()
 	c.mu.Lock()
 	c.wq = nil
@@ -179,6 +189,11 @@ func (c *Controller) enqueueAll() {
 	cmds, _ := c.acct.Commands().List(labels.Everything())
 	for _, cmd := range cmds {
 		c.enqueueCommand(cmd.Namespace + "/" + cmd.Name)
+	}
+	for source, keys := range c.gangs.Keys() {
+		for _, key := range keys {
+			c.enqueueGang(string(source) + "/" + key)
+		}
 	}
 	c.enqueueDequeue()
 }

@@ -31,7 +31,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	c, err := New(kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), acct)
+	c, err := New(kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,9 @@ func (c *Controller) onPodGroup(obj any) {
 	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
 		c.enqueueQueue(c.acct.QueueOfPodGroup(pg))
+		if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
+			c.enqueueGang(gangKey(schedulingv1beta1.GangSource(source), pg.Namespace, pg.Name))
+		}
 	}
 }
 

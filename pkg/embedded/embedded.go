@@ -12,11 +12,17 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	spclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
+	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
 
@@ -48,7 +54,7 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 		return nil
 	}
 	if !args.Webhook.Disabled {
-		if _, err := webhook.Start(ctx, client, acct, args.Webhook, args.Controller.LeaseNamespace); err != nil {
+		if _, err := webhook.Start(ctx, client, acct, args); err != nil {
 			return err
 		}
 	}
@@ -56,7 +62,15 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	c, err := controller.New(client, dyn, acct)
+	meta, err := metadata.NewForConfig(kubeConfig)
+	if err != nil {
+		return fmt.Errorf("metadata client: %w", err)
+	}
+	gangs, err := gangSources(kubeConfig, client, args)
+	if err != nil {
+		return err
+	}
+	c, err := controller.New(client, dyn, meta, acct, gangs)
 	if err != nil {
 		return err
 	}
@@ -70,4 +84,28 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 		mu.Unlock()
 	}()
 	return nil
+}
+
+// gangSources are the other gang APIs args take, on their generated clients.
+func gangSources(kubeConfig *rest.Config, client kubernetes.Interface, args *config.QueueStateArgs) ([]gangsource.Source, error) {
+	kubeConfig = queueclient.JSONConfig(kubeConfig)
+	var sources []gangsource.Source
+	if args.TakesGangsOf(schedulingv1beta1.GangSourceSchedulerPlugins) {
+		sp, err := spclient.NewForConfig(kubeConfig)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler-plugins client: %w", err)
+		}
+		sources = append(sources, gangsource.NewSchedulerPlugins(sp))
+	}
+	if args.TakesGangsOf(schedulingv1beta1.GangSourceVolcano) {
+		vc, err := vcclient.NewForConfig(kubeConfig)
+		if err != nil {
+			return nil, fmt.Errorf("volcano client: %w", err)
+		}
+		sources = append(sources, gangsource.NewVolcano(vc))
+	}
+	if args.TakesGangsOf(schedulingv1beta1.GangSourceKubernetes) {
+		sources = append(sources, gangsource.NewKubernetes(client))
+	}
+	return sources, nil
 }

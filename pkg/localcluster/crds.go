@@ -20,15 +20,15 @@ import (
 // crdEstablishTimeout bounds how long the API server may take to serve a new CRD.
 const crdEstablishTimeout = 30 * time.Second
 
-// loadCRDs decodes the CRDs shipped in manifests/crds.
-func loadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := fs.Glob(manifests.CRDs, "crds/*.yaml")
+// loadCRDs decodes the CRDs of fsys that match glob.
+func loadCRDs(fsys fs.FS, glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(fsys, glob)
 	if err != nil {
 		return nil, err
 	}
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(files))
 	for _, f := range files {
-		data, err := manifests.CRDs.ReadFile(f)
+		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +43,13 @@ func loadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 
 // InstallCRDs creates or updates the queue-scheduler CRDs and waits until each is established.
 func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
-	crds, err := loadCRDs()
+	return InstallCRDsFrom(ctx, cfg, manifests.CRDs, "crds/*.yaml")
+}
+
+// InstallCRDsFrom creates or updates the CRDs of fsys that match glob and waits until each is
+// established.
+func InstallCRDsFrom(ctx context.Context, cfg *rest.Config, fsys fs.FS, glob string) error {
+	crds, err := loadCRDs(fsys, glob)
 	if err != nil {
 		return err
 	}

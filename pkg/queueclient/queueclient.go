@@ -8,10 +8,15 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 )
 
-// New returns a typed client of the queue-scheduler API. Custom resources speak JSON only, so a
-// config set up for protobuf (the scheduler's, the API server's loopback) is switched to JSON.
+// New returns a typed client of the queue-scheduler API.
 func New(cfg *rest.Config) (versioned.Interface, error) {
+	return versioned.NewForConfig(JSONConfig(cfg))
+}
+
+// JSONConfig is cfg speaking JSON. Custom resources speak JSON only, so a config set up for protobuf
+// (the scheduler's, the API server's loopback) is switched to JSON for their clients.
+func JSONConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	return versioned.NewForConfig(cfg)
+	return cfg
 }

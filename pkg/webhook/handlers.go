@@ -220,6 +220,9 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 	if req.Operation != admissionv1.Create {
 		return nil, nil
 	}
+	if errs := validation.ValidateOneGang(pod); len(errs) > 0 {
+		return errs, nil
+	}
 	labels := field.NewPath("metadata", "labels")
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := s.acct.PodGroups().PodGroups(pod.Namespace).Get(group)

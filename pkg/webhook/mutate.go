@@ -19,7 +19,9 @@ type patchOp struct {
 }
 
 // mutatePod decides a new pod's scheduler and queue, once. In a namespace opted in to queue-scheduler
-// a pod that names no scheduler gets queue-scheduler, unless it is a DaemonSet's or already on a node. A pod of queue-scheduler without a queue label
+// a pod that names no scheduler gets queue-scheduler, unless it is a DaemonSet's or already on a node;
+// so does one that names a PodGroup of a gang source queue-scheduler takes, whatever scheduler it
+// names (KubeRay, for one, writes its gang scheduler's name into every pod). A pod of queue-scheduler without a queue label
 // gets one: its PodGroup's queue, else its QueueUnit's, else its namespace's annotation, else
 // "default". A pod that names a queue but another scheduler is admitted with a warning.
 func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
@@ -31,7 +33,7 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 	ns := s.namespaceOf(ctx, pod.Namespace)
 	var d decision
 	if ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true" && placedByKubernetes(pod) &&
-		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == v1.DefaultSchedulerName) {
+		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == v1.DefaultSchedulerName || s.namesTakenGang(pod)) {
 		pod.Spec.SchedulerName = schedulingv1beta1.SchedulerName
 		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/schedulerName", Value: pod.Spec.SchedulerName})
 	}
@@ -43,6 +45,7 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 		}
 		return d, nil
 	}
+	s.labelForeignGang(pod, &d)
 	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
 		// A pod of a PodGroup not created yet gets no label: the scheduler resolves its queue from the
 		// PodGroup once it exists.
@@ -51,6 +54,40 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 		}
 	}
 	return d, nil
+}
+
+// namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.
+func (s *Server) namesTakenGang(pod *v1.Pod) bool {
+	for _, ref := range schedulingv1beta1.GangRefs(pod) {
+		if ref.Source != "" && s.gangs(ref.Source) {
+			return true
+		}
+	}
+	return false
+}
+
+// labelForeignGang gives a pod of queue-scheduler that names a PodGroup of another gang API, and
+// none of queue-scheduler's, the pod-group label of that PodGroup's mirror: from then on every part
+// of queue-scheduler reads the pod's gang from that one label. A pod naming a source that is not
+// taken is scheduled alone, with a warning.
+func (s *Server) labelForeignGang(pod *v1.Pod, d *decision) {
+	refs := schedulingv1beta1.GangRefs(pod)
+	if len(refs) == 0 || refs[0].Source == "" {
+		return
+	}
+	for _, ref := range refs {
+		if s.gangs(ref.Source) {
+			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.PodGroupLabel, ref.Name))
+			if pod.Labels == nil {
+				pod.Labels = map[string]string{}
+			}
+			pod.Labels[schedulingv1beta1.PodGroupLabel] = ref.Name
+			return
+		}
+	}
+	d.warnings = append(d.warnings, fmt.Sprintf(
+		"pod names %s PodGroup %q, whose gangs queue-scheduler does not take (QueueState gangSources): it is scheduled alone, not as a gang",
+		refs[0].Source, refs[0].Name))
 }
 
 // placedByKubernetes says whether the pod is one a scheduler places: not a pod already on a node (a

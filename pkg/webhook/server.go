@@ -23,12 +23,15 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 )
 
 // Server serves admission reviews.
 type Server struct {
 	args config.WebhookArgs
+	// gangs says which other APIs' PodGroups are gangs of queue-scheduler.
+	gangs func(schedulingv1beta1.GangSource) bool
 	// adminNamespace is the scheduler's own namespace: its Commands may operate any queue.
 	adminNamespace string
 	kube           kubernetes.Interface
@@ -41,8 +44,9 @@ type Server struct {
 // Start issues or loads the certificates, starts serving on args.BindAddress, patches the CA bundle
 // into the webhook configurations, and keeps the certificate renewed until ctx ends. adminNamespace
 // is the scheduler's own namespace, whose Commands may operate any queue.
-func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, args config.WebhookArgs, adminNamespace string) (*Server, error) {
-	s := &Server{args: args, adminNamespace: adminNamespace, kube: kube, acct: acct, store: &certStore{
+func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, queueState *config.QueueStateArgs) (*Server, error) {
+	args := queueState.Webhook
+	s := &Server{args: args, gangs: queueState.TakesGangsOf, adminNamespace: queueState.Controller.LeaseNamespace, kube: kube, acct: acct, store: &certStore{
 		kube: kube, namespace: args.CertSecretNamespace, name: args.CertSecretName,
 		dnsNames: args.DNSNames, ips: parseIPs(args.IPAddresses), now: time.Now,
 	}}

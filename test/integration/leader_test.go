@@ -23,7 +23,7 @@ func startController(t *testing.T, ctx context.Context, identity string) *contro
 		t.Fatal(err)
 	}
 	kube.Start(ctx.Done())
-	c, err := controller.New(cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), acct)
+	c, err := controller.New(cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), nil, acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -292,3 +292,32 @@ func TestQueueLabelIsImmutable(t *testing.T) {
 	wantErrors(t, ValidateQueueLabelUnchanged(labelled(""), labelled("a")), "cannot change")
 	wantErrors(t, ValidateQueueLabelUnchanged(labelled("a"), labelled("")), "cannot change")
 }
+
+func TestValidateOneGang(t *testing.T) {
+	native := func(name string) *v1.PodSchedulingGroup { return &v1.PodSchedulingGroup{PodGroupName: &name} }
+	tests := []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		group       *v1.PodSchedulingGroup
+		want        string
+	}{
+		{name: "none"},
+		{name: "ours", labels: map[string]string{schedulingv1beta1.PodGroupLabel: "a"}},
+		{name: "ours and the same foreign name", labels: map[string]string{schedulingv1beta1.PodGroupLabel: "a", schedulingv1beta1.SchedulerPluginsPodGroupLabel: "a"},
+			annotations: map[string]string{schedulingv1beta1.VolcanoGroupNameAnnotation: "a"}, group: native("a")},
+		{name: "scheduler-plugins and volcano", labels: map[string]string{schedulingv1beta1.SchedulerPluginsPodGroupLabel: "a"},
+			annotations: map[string]string{schedulingv1beta1.VolcanoGroupNameAnnotation: "b"},
+			want:        `metadata.annotations[scheduling.k8s.io/group-name]: Invalid value: "b": the pod already names PodGroup "a" in metadata.labels[scheduling.x-k8s.io/pod-group]; a pod belongs to one gang`},
+		{name: "ours and native", labels: map[string]string{schedulingv1beta1.PodGroupLabel: "a"}, group: native("c"),
+			want: `spec.schedulingGroup.podGroupName: Invalid value: "c": the pod already names PodGroup "a" in metadata.labels[scheduling.queue-scheduler.io/pod-group]`},
+	}
+	for _, tt := range tests {
+		pod := util.MakePod("ns", "p").Obj()
+		pod.Labels, pod.Annotations, pod.Spec.SchedulingGroup = tt.labels, tt.annotations, tt.group
+		errs := ValidateOneGang(pod)
+		if got := errs.ToAggregate(); (got == nil) != (tt.want == "") || (got != nil && !strings.Contains(got.Error(), tt.want)) {
+			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -122,3 +122,29 @@ func ValidateQueueLabelUnchanged(pod, old *corev1.Pod) field.ErrorList {
 	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels").Key(schedulingv1beta1.QueueLabel),
 		fmt.Sprintf("a pod's queue is decided when it is created and cannot change (was %q)", was))}
 }
+
+// ValidateOneGang refuses a pod that names two different PodGroups, in queue-scheduler's label or
+// in another gang API's reference: a pod belongs to one gang. The error names the second reference.
+func ValidateOneGang(pod *corev1.Pod) field.ErrorList {
+	refs := schedulingv1beta1.GangRefs(pod)
+	for _, ref := range refs[min(1, len(refs)):] {
+		if ref.Name != refs[0].Name {
+			return field.ErrorList{field.Invalid(gangRefPath(ref.Source), ref.Name, fmt.Sprintf(
+				"the pod already names PodGroup %q in %s; a pod belongs to one gang", refs[0].Name, gangRefPath(refs[0].Source)))}
+		}
+	}
+	return nil
+}
+
+// gangRefPath is the field in which a pod names a PodGroup of source.
+func gangRefPath(source schedulingv1beta1.GangSource) *field.Path {
+	switch source {
+	case schedulingv1beta1.GangSourceSchedulerPlugins:
+		return field.NewPath("metadata", "labels").Key(schedulingv1beta1.SchedulerPluginsPodGroupLabel)
+	case schedulingv1beta1.GangSourceVolcano:
+		return field.NewPath("metadata", "annotations").Key(schedulingv1beta1.VolcanoGroupNameAnnotation)
+	case schedulingv1beta1.GangSourceKubernetes:
+		return field.NewPath("spec", "schedulingGroup", "podGroupName")
+	}
+	return field.NewPath("metadata", "labels").Key(schedulingv1beta1.PodGroupLabel)
+}

@@ -84,11 +84,12 @@ var unreachedRules = map[grant]string{
 	{Group: "", Resource: "secrets", Verb: "update"}:                                 "the webhook's serving certificate renewed",
 	{Group: "scheduling.queue-scheduler.io", Resource: "podgroups", Verb: "delete"}:  "finished PodGroups are deleted after their queue is",
 	{Group: "scheduling.queue-scheduler.io", Resource: "queueunits", Verb: "delete"}: "a unit is deleted a minute after its job is gone, or after its queue is",
+	{Group: "scheduling.queue-scheduler.io", Resource: "podgroups", Verb: "update"}:  "the spec of a mirrored PodGroup changes",
 }
 
-// unreachedGroups are API groups of job kinds this cluster does not serve: units that queue them are
-// read and released with these rules where the kinds are installed.
-var unreachedGroups = map[string]bool{"kubeflow.org": true, "ray.io": true, "jobset.x-k8s.io": true}
+// unreachedGroups are API groups this cluster does not serve: job kinds, whose units are read and
+// released with these rules where the kinds are installed, and Volcano's PodGroups.
+var unreachedGroups = map[string]bool{"kubeflow.org": true, "ray.io": true, "jobset.x-k8s.io": true, "scheduling.volcano.sh": true}
 
 // unusedGrants returns the grants no request used, but for the unreached ones.
 func unusedGrants(grants []grant, events auditEvents) []grant {

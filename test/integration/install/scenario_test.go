@@ -11,10 +11,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	spclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/test/gangcrds"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -72,6 +77,37 @@ func runScenario(ctx context.Context, t *testing.T) {
 	})
 	t.Run("a gang binds whole and its PodGroup runs", func(t *testing.T) { gang(ctx, t) })
 	t.Run("a QueueUnit releases its Job", func(t *testing.T) { unit(ctx, t) })
+	t.Run("a scheduler-plugins gang is taken once its CRD is installed", func(t *testing.T) { foreignGang(ctx, t) })
+}
+
+// foreignGang installs scheduler-plugins' PodGroup CRD while the binary runs and binds a gang of
+// that API: the controller mirrors it and writes its status.
+func foreignGang(ctx context.Context, t *testing.T) {
+	if err := localcluster.InstallCRDsFrom(ctx, cluster.Config, gangcrds.FS, gangcrds.SchedulerPlugins); err != nil {
+		t.Fatal(err)
+	}
+	sp := spclient.NewForConfigOrDie(queueclient.JSONConfig(cluster.Config))
+	pg := &spv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "sp", Namespace: "team-a",
+		Labels: map[string]string{schedulingv1beta1.QueueLabel: "a"}}, Spec: spv1alpha1.PodGroupSpec{MinMember: 2}}
+	create(t, "scheduler-plugins PodGroup sp", func() error {
+		_, err := sp.SchedulingV1alpha1().PodGroups("team-a").Create(ctx, pg, metav1.CreateOptions{})
+		return err
+	})
+	for _, name := range []string{"sp-0", "sp-1"} {
+		pod := util.MakePod("team-a", name).Label(spv1alpha1.PodGroupLabel, "sp").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()
+		create(t, "pod "+name, func() error {
+			_, err := cluster.Kube.CoreV1().Pods("team-a").Create(ctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	wantPods(ctx, t, "team-a", "bound", util.IsBound, "sp-0", "sp-1")
+	for _, name := range []string{"sp-0", "sp-1"} {
+		setRunning(ctx, t, "team-a", name)
+	}
+	poll(ctx, t, "scheduler-plugins PodGroup sp Running", func(ctx context.Context) (bool, error) {
+		got, err := sp.SchedulingV1alpha1().PodGroups("team-a").Get(ctx, "sp", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == spv1alpha1.PodGroupRunning, err
+	})
 }
 
 // gang adds room and binds a PodGroup of two.

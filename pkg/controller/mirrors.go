@@ -1,0 +1,145 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
+)
+
+// mirrorRetry is how long a source PodGroup that could not be mirrored waits before it is tried
+// again: the queue that refused it may take it later.
+const mirrorRetry = 15 * time.Second
+
+// gangKey is the workqueue key of a source's PodGroup: "source/namespace/name".
+func gangKey(source schedulingv1beta1.GangSource, namespace, name string) string {
+	return string(source) + "/" + namespace + "/" + name
+}
+
+func (c *Controller) onGangSource(source gangsource.Source, obj metav1.Object) {
+	c.enqueueGang(gangKey(source.Name(), obj.GetNamespace(), obj.GetName()))
+}
+
+func (c *Controller) enqueueGang(key string) {
+	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.gangs }, key)
+}
+
+func (c *Controller) enqueueGangAfter(key string, after time.Duration) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.wq != nil {
+		c.wq.gangs.AddAfter(key, after)
+	}
+}
+
+// syncGang keeps the mirror of a source's PodGroup — queue-scheduler's PodGroup of the same name,
+// which the scheduler and the accounting read — in step with its source, deletes it with its source,
+// and writes the source's status from it.
+func (c *Controller) syncGang(ctx context.Context, key string) error {
+	name, nsName, _ := strings.Cut(key, "/")
+	source := c.gangs.Source(schedulingv1beta1.GangSource(name))
+	if source == nil {
+		return nil
+	}
+	obj, known := c.gangs.Get(source.Name(), nsName)
+	if !known {
+		return nil
+	}
+	namespace, pgName, err := splitKey(nsName)
+	if err != nil {
+		return nil
+	}
+	mirror, err := c.acct.PodGroups().PodGroups(namespace).Get(pgName)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil {
+		mirror = nil
+	}
+	if obj == nil {
+		return c.deleteMirror(ctx, source, mirror)
+	}
+	mirror, refusal, err := c.ensureMirror(ctx, source, obj, mirror)
+	if err != nil {
+		return err
+	}
+	if refusal != "" {
+		c.recordOn(source, obj, v1.EventTypeWarning, "NotMirrored", refusal)
+		c.enqueueGangAfter(key, mirrorRetry)
+	}
+	m := gangsource.Mirror{PodGroup: mirror, Refusal: refusal}
+	if mirror != nil {
+		m.Members, m.Queue = c.membersOf(mirror), c.acct.QueueOfPodGroup(mirror)
+	}
+	_, err = source.WriteStatus(ctx, obj, m)
+	return ignoreGoneOrStale(err)
+}
+
+// ensureMirror creates or updates the mirror of obj. refusal says why there is none: the admission
+// webhook refused it (the queue does not take the namespace, say) or another PodGroup has its name.
+func (c *Controller) ensureMirror(ctx context.Context, source gangsource.Source, obj metav1.Object,
+	mirror *schedulingv1beta1.PodGroup) (*schedulingv1beta1.PodGroup, string, error) {
+	spec := source.Mirror(obj)
+	api := c.acct.Client.SchedulingV1beta1().PodGroups(obj.GetNamespace())
+	switch {
+	case mirror == nil:
+		created, err := api.Create(ctx, &schedulingv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(),
+				Labels:          map[string]string{schedulingv1beta1.GangSourceLabel: string(source.Name())},
+				OwnerReferences: []metav1.OwnerReference{gangsource.OwnerReference(source, obj)}},
+			Spec: spec,
+		}, metav1.CreateOptions{})
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
+			return nil, fmt.Sprintf("queue-scheduler cannot take the gang: %v", err), nil
+		}
+		return created, "", err
+	case !mirrors(mirror, obj.GetUID()):
+		return nil, fmt.Sprintf("PodGroup %s/%s of queue-scheduler exists and does not stand for this %s; rename one of them",
+			mirror.Namespace, mirror.Name, source.GroupVersionKind().Kind), nil
+	}
+	spec.Queue = mirror.Spec.Queue // decided when the mirror was created, as for any PodGroup
+	if apiequality.Semantic.DeepEqual(spec, mirror.Spec) {
+		return mirror, "", nil
+	}
+	updated := mirror.DeepCopy()
+	updated.Spec = spec
+	updated, err := api.Update(ctx, updated, metav1.UpdateOptions{})
+	return updated, "", err
+}
+
+// mirrors says whether pg is the mirror of the source PodGroup of that UID.
+func mirrors(pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(pg)
+	return pg.Labels[schedulingv1beta1.GangSourceLabel] != "" && ref != nil && ref.UID == uid
+}
+
+// deleteMirror deletes the mirror of a source PodGroup that is gone. A garbage collector does the
+// same through the owner reference; this does not wait for one.
+func (c *Controller) deleteMirror(ctx context.Context, source gangsource.Source, mirror *schedulingv1beta1.PodGroup) error {
+	if mirror == nil || mirror.Labels[schedulingv1beta1.GangSourceLabel] != string(source.Name()) {
+		return nil
+	}
+	ref := metav1.GetControllerOfNoCopy(mirror)
+	if ref == nil || ref.Kind != source.GroupVersionKind().Kind {
+		return nil
+	}
+	err := c.acct.Client.SchedulingV1beta1().PodGroups(mirror.Namespace).Delete(ctx, mirror.Name, preconditionUID(mirror.UID))
+	return ignoreNotFound(err)
+}
+
+// recordOn records an event on a source's PodGroup, whose kind the event scheme does not know.
+func (c *Controller) recordOn(source gangsource.Source, obj metav1.Object, eventType, reason, message string) {
+	gvk := source.GroupVersionKind()
+	c.recorder.Event(&v1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(),
+		Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}, eventType, reason, message)
+}

@@ -1,0 +1,84 @@
+package gangsource
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+func pods(phases ...corev1.PodPhase) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(phases))
+	for i, phase := range phases {
+		out[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{Name: "job-b"}, {Name: "job-a"}}},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	return out
+}
+
+func mirrorIn(phase schedulingv1beta1.PodGroupPhase) *schedulingv1beta1.PodGroup {
+	return &schedulingv1beta1.PodGroup{Status: schedulingv1beta1.PodGroupStatus{Phase: phase}}
+}
+
+func TestSchedulerPluginsStatus(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const P, R, S, F = corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed
+	tests := []struct {
+		name    string
+		was     spv1alpha1.PodGroupPhase
+		mirror  *schedulingv1beta1.PodGroup
+		members []*corev1.Pod
+		want    spv1alpha1.PodGroupPhase
+	}{
+		{name: "no mirror", mirror: nil, members: pods(P, P, P), want: spv1alpha1.PodGroupPending},
+		{name: "not admitted by its queue", mirror: mirrorIn(schedulingv1beta1.PodGroupPending), members: pods(P, P, P), want: spv1alpha1.PodGroupPending},
+		{name: "admitted, too few pods", mirror: mirrorIn(schedulingv1beta1.PodGroupInqueue), members: pods(P, P), want: spv1alpha1.PodGroupPending},
+		{name: "admitted, all pods", mirror: mirrorIn(schedulingv1beta1.PodGroupInqueue), members: pods(P, P, P), want: spv1alpha1.PodGroupScheduling},
+		{name: "running", mirror: mirrorIn(schedulingv1beta1.PodGroupRunning), members: pods(R, R, S), want: spv1alpha1.PodGroupRunning},
+		{name: "a member failed", mirror: mirrorIn(schedulingv1beta1.PodGroupRunning), members: pods(R, R, F), want: spv1alpha1.PodGroupFailed},
+		{name: "finished", mirror: mirrorIn(schedulingv1beta1.PodGroupCompleted), members: pods(S, S, S), want: spv1alpha1.PodGroupFinished},
+		{name: "finished stays", was: spv1alpha1.PodGroupFinished, mirror: mirrorIn(schedulingv1beta1.PodGroupUnknown), members: pods(P), want: spv1alpha1.PodGroupFinished},
+	}
+	for _, tt := range tests {
+		pg := &spv1alpha1.PodGroup{Spec: spv1alpha1.PodGroupSpec{MinMember: 3}, Status: spv1alpha1.PodGroupStatus{Phase: tt.was}}
+		got := schedulerPluginsStatus(pg, Mirror{PodGroup: tt.mirror, Members: tt.members}, now)
+		if got.Phase != tt.want {
+			t.Errorf("%s: phase %q, want %q", tt.name, got.Phase, tt.want)
+		}
+		if tt.was == "" && len(tt.members) > 0 && got.OccupiedBy != "ns/job-a,ns/job-b" {
+			t.Errorf("%s: occupiedBy %q", tt.name, got.OccupiedBy)
+		}
+		if started := got.ScheduleStartTime.Time; (tt.want == spv1alpha1.PodGroupScheduling) != started.Equal(now) {
+			t.Errorf("%s: scheduleStartTime %v", tt.name, started)
+		}
+	}
+}
+
+func TestVolcanoStatus(t *testing.T) {
+	mirror := mirrorIn(schedulingv1beta1.PodGroupInqueue)
+	mirror.Status.Running = 1
+	mirror.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue,
+		Reason: "NotEnoughResources", Message: "2/3 tasks in gang unschedulable: 0/2 nodes are available"}}
+	pg := &vcv1beta1.PodGroup{Status: vcv1beta1.PodGroupStatus{Phase: vcv1beta1.PodGroupPending}}
+	got := volcanoStatus(pg, Mirror{PodGroup: mirror})
+	if got.Phase != vcv1beta1.PodGroupInqueue || got.Running != 1 || len(got.Conditions) != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	if c := got.Conditions[0]; c.Type != vcv1beta1.PodGroupUnschedulableType || c.Status != corev1.ConditionTrue || c.Reason != "NotEnoughResources" ||
+		c.Message != mirror.Status.Conditions[0].Message || c.LastTransitionTime.IsZero() {
+		t.Errorf("condition %+v", c)
+	}
+	pg.Status = got
+	if again := volcanoStatus(pg, Mirror{PodGroup: mirror}); again.Conditions[0].LastTransitionTime != got.Conditions[0].LastTransitionTime {
+		t.Errorf("an unchanged condition moved its transition time")
+	}
+	refused := volcanoStatus(&vcv1beta1.PodGroup{}, Mirror{Refusal: `queue "q" does not take namespace "ns"`})
+	if refused.Phase != vcv1beta1.PodGroupPending || refused.Conditions[0].Reason != "NotAdmitted" || refused.Conditions[0].Message != `queue "q" does not take namespace "ns"` {
+		t.Errorf("refused: %+v", refused)
+	}
+}

@@ -1,0 +1,215 @@
+// Package nativegangs tests the native gangs of the Workload API (scheduling.k8s.io/v1beta1
+// PodGroups, pods naming them in spec.schedulingGroup) on a control plane of their own, started with
+// the GenericWorkload feature gate and scheduling.k8s.io/v1beta1 on, as the scheduler it runs: 2
+// nodes of 2 CPUs. kube-scheduler's pod-group cycle and its GangScheduling plugin (kept in the
+// queue-scheduler profile) place the gang; queue-scheduler's plugins run beside them, admitting the
+// group to its queue, counting it and reclaiming for it.
+package nativegangs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingapi "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
+	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+var cluster *localcluster.Cluster
+
+const settle = 2 * time.Minute
+
+func TestMain(m *testing.M) {
+	// The API server's test harness turns the gate on in this process too, where the scheduler
+	// reads it. PodGroupProtection's finalizer is removed by a controller-manager, which this
+	// control plane does not run.
+	opts := localcluster.Options{APIServerFlags: []string{"--feature-gates=GenericWorkload=true",
+		"--runtime-config=scheduling.k8s.io/v1beta1=true", "--disable-admission-plugins=PodGroupProtection"}}
+	os.Exit(clustertest.RunWithCluster(m, opts, func(ctx context.Context, c *localcluster.Cluster) error {
+		for i := range 2 {
+			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("node-%d", i), "2", "8Gi"), metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		cluster = c
+		return nil
+	}))
+}
+
+func newNamespace(t *testing.T, name, queue string) string {
+	t.Helper()
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{schedulingv1beta1.QueueAnnotation: queue}}}
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Kube.CoreV1().Pods(name).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+	})
+	return name
+}
+
+func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
+	t.Helper()
+	api := cluster.Queues.SchedulingV1beta1().Queues()
+	if _, err := api.Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "queue "+q.Name+" has a status", func(ctx context.Context) (bool, error) {
+		got, err := api.Get(ctx, q.Name, metav1.GetOptions{})
+		return err == nil && got.Status.State != "", nil
+	}, func() string { return "" })
+}
+
+func poll(t *testing.T, what string, ok func(context.Context) (bool, error), describe func() string) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, ok); err != nil {
+		t.Fatalf("never %s: %s", what, describe())
+	}
+}
+
+// podGroup is a native PodGroup with a gang policy of minCount, as the Job controller's
+// WorkloadWithJob integration and Kueue create them (spec.schedulingPolicy.gang.minCount).
+func podGroup(namespace, name string, minCount int32) *schedulingapi.PodGroup {
+	return &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: schedulingapi.PodGroupSpec{SchedulingPolicy: schedulingapi.PodGroupSchedulingPolicy{
+			Gang: &schedulingapi.GangSchedulingPolicy{MinCount: minCount}}}}
+}
+
+// member is a one-CPU pod naming its native PodGroup in spec.schedulingGroup.
+func member(namespace, group string, i int) *v1.Pod {
+	pod := util.MakePod(namespace, fmt.Sprintf("%s-%d", group, i)).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
+	return pod
+}
+
+func submit(t *testing.T, namespace, group string, minCount int32, pods int) {
+	t.Helper()
+	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(namespace).Create(context.Background(), podGroup(namespace, group, minCount), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods {
+		if _, err := cluster.Kube.CoreV1().Pods(namespace).Create(context.Background(), member(namespace, group, i), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// bound counts the bound pods of each PodGroup, by the pod-group label admission gave them.
+func bound(t *testing.T, namespace string) map[string]int {
+	t.Helper()
+	list, err := cluster.Kube.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			out[p.Labels[schedulingv1beta1.PodGroupLabel]]++
+		}
+	}
+	return out
+}
+
+func waitBound(t *testing.T, namespace, what string, ok func(map[string]int) bool) {
+	t.Helper()
+	var last map[string]int
+	poll(t, what, func(context.Context) (bool, error) {
+		last = bound(t, namespace)
+		return ok(last), nil
+	}, func() string { return fmt.Sprintf("bound %v", last) })
+}
+
+// waitCondition waits for the native PodGroup's condition of that type to be status and say text.
+func waitCondition(t *testing.T, namespace, name, conditionType string, status metav1.ConditionStatus, text string) {
+	t.Helper()
+	var last []metav1.Condition
+	poll(t, fmt.Sprintf("PodGroup %s %s=%s %q", name, conditionType, status, text), func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Kube.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = pg.Status.Conditions
+		c := meta.FindStatusCondition(pg.Status.Conditions, conditionType)
+		return c != nil && c.Status == status && strings.Contains(c.Message, text), nil
+	}, func() string { return fmt.Sprintf("conditions %+v", last) })
+}
+
+// Two native gangs of 3 one-CPU pods on 4 CPUs, created interleaved: one binds whole and the other
+// not at all; kube-scheduler writes PodGroupInitiallyScheduled on the first and queue-scheduler its
+// QueueAdmitted; once the first is gone the second binds whole.
+func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
+	createQueue(t, util.MakeQueue("native").Obj())
+	ns := newNamespace(t, "whole", "native")
+	for _, g := range []string{"ga", "gb"} {
+		if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), podGroup(ns, g, 3), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		for _, g := range []string{"ga", "gb"} {
+			if _, err := cluster.Kube.CoreV1().Pods(ns).Create(context.Background(), member(ns, g, i), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var first, second string
+	waitBound(t, ns, "one gang whole", func(b map[string]int) bool {
+		first, second = "ga", "gb"
+		if b["gb"] == 3 {
+			first, second = "gb", "ga"
+		}
+		return b[first] == 3
+	})
+	if got := bound(t, ns)[second]; got != 0 {
+		t.Fatalf("%d pods of gang %s bound beside gang %s", got, second, first)
+	}
+	waitCondition(t, ns, first, schedulingapi.PodGroupInitiallyScheduled, metav1.ConditionTrue, "")
+	waitCondition(t, ns, first, gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "native"`)
+	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
+		metav1.ListOptions{LabelSelector: schedulingv1beta1.PodGroupLabel + "=" + first}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, ns, "the second gang whole", func(b map[string]int) bool { return b[second] == 3 })
+}
+
+// A native gang enters its queue by the queue's rules: a queue that does not take the namespace
+// refuses it, and the PodGroup's QueueAdmitted condition says why; its pods wait.
+func TestNativeGangOfAQueueThatRefusesTheNamespace(t *testing.T) {
+	createQueue(t, util.MakeQueue("picky").Namespaces(map[string]string{"team": "picky"}).Obj())
+	ns := newNamespace(t, "not-picky", "picky")
+	submit(t, ns, "g", 2, 2)
+	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionFalse, `picky`)
+	if got := bound(t, ns)["g"]; got != 0 {
+		t.Fatalf("%d pods bound of a gang its queue refused", got)
+	}
+}
+// A queue below its share takes its room back for a native gang: a borrower fills the cluster, and
+// the owner's gang of 2 binds whole.
+func TestNativeGangReclaimsItsShare(t *testing.T) {
+	createQueue(t, util.MakeQueue("borrower").Obj())
+	createQueue(t, util.MakeQueue("owner").Obj())
+	bns, ons := newNamespace(t, "borrower", "borrower"), newNamespace(t, "owner", "owner")
+	for i := range 5 {
+		pod := util.MakePod(bns, fmt.Sprintf("b-%d", i)).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		if _, err := cluster.Kube.CoreV1().Pods(bns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitBound(t, bns, "the borrower holding the cluster", func(b map[string]int) bool { return b[""] == 4 })
+	submit(t, ons, "trainer", 2, 2)
+	waitBound(t, ons, "the owner's gang whole", func(b map[string]int) bool { return b["trainer"] == 2 })
+	waitBound(t, bns, "the borrower at its share", func(b map[string]int) bool { return b[""] == 2 })
+}
