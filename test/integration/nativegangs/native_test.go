@@ -196,6 +196,7 @@ func TestNativeGangOfAQueueThatRefusesTheNamespace(t *testing.T) {
 		t.Fatalf("%d pods bound of a gang its queue refused", got)
 	}
 }
+
 // A queue below its share takes its room back for a native gang: a borrower fills the cluster, and
 // the owner's gang of 2 binds whole.
 func TestNativeGangReclaimsItsShare(t *testing.T) {
