@@ -110,8 +110,17 @@ func (c *Controller) onCommand(obj any) {
 	}
 }
 
+// onMember syncs the pod's PodGroup and, for a pod that names another API's PodGroup, that one: a
+// PodGroup of an API shared with other schedulers becomes queue-scheduler's with its first pod.
 func (c *Controller) onMember(obj any) {
-	if pod, ok := obj.(*v1.Pod); ok && pod.Labels[schedulingv1beta1.PodGroupLabel] != "" {
-		c.enqueuePodGroup(pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel])
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+		return
+	}
+	c.enqueuePodGroup(pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel])
+	for _, ref := range schedulingv1beta1.GangRefs(pod) {
+		if ref.Source != "" && ref.Name == pod.Labels[schedulingv1beta1.PodGroupLabel] {
+			c.enqueueGang(gangKey(ref.Source, pod.Namespace, ref.Name))
+		}
 	}
 }

@@ -66,8 +66,11 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	if err != nil {
 		mirror = nil
 	}
-	if obj == nil {
+	if obj == nil || obj.GetDeletionTimestamp() != nil {
 		return c.deleteMirror(ctx, source, mirror)
+	}
+	if mirror == nil && !source.Eager(obj) && len(c.membersByKey(nsName)) == 0 {
+		return nil // not queue-scheduler's until a pod of queue-scheduler names it
 	}
 	mirror, refusal, err := c.ensureMirror(ctx, source, obj, mirror)
 	if err != nil {
@@ -123,8 +126,8 @@ func mirrors(pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
 	return pg.Labels[schedulingv1beta1.GangSourceLabel] != "" && ref != nil && ref.UID == uid
 }
 
-// deleteMirror deletes the mirror of a source PodGroup that is gone. A garbage collector does the
-// same through the owner reference; this does not wait for one.
+// deleteMirror deletes the mirror of a source PodGroup that is gone or being deleted. A garbage
+// collector does the same through the owner reference; this does not wait for one.
 func (c *Controller) deleteMirror(ctx context.Context, source gangsource.Source, mirror *schedulingv1beta1.PodGroup) error {
 	if mirror == nil || mirror.Labels[schedulingv1beta1.GangSourceLabel] != string(source.Name()) {
 		return nil

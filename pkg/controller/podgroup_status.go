@@ -110,7 +110,12 @@ func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase sche
 
 // membersOf returns the PodGroup's pods, finished ones included.
 func (c *Controller) membersOf(pg *schedulingv1beta1.PodGroup) []*v1.Pod {
-	objs, _ := c.membersIndexer.ByIndex(byGroup, pg.Namespace+"/"+pg.Name)
+	return c.membersByKey(pg.Namespace + "/" + pg.Name)
+}
+
+// membersByKey returns the pods of the PodGroup key ("namespace/name"), finished ones included.
+func (c *Controller) membersByKey(key string) []*v1.Pod {
+	objs, _ := c.membersIndexer.ByIndex(byGroup, key)
 	pods := make([]*v1.Pod, 0, len(objs))
 	for _, o := range objs {
 		if pod, ok := o.(*v1.Pod); ok {

@@ -55,6 +55,10 @@ func (*kubernetesSource) Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpe
 	return spec
 }
 
+// Eager: a native PodGroup is queue-scheduler's once it names a queue with queue-scheduler's queue
+// label or annotation, or once a pod of queue-scheduler names it; the API is kube-scheduler's too.
+func (*kubernetesSource) Eager(obj metav1.Object) bool { return queueOf(obj) != "" }
+
 // WriteStatus applies the QueueAdmitted condition when it changed.
 func (k *kubernetesSource) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) (bool, error) {
 	pg := obj.(*schedulingv1beta1api.PodGroup)

@@ -48,6 +48,9 @@ func (*schedulerPlugins) Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpe
 	}
 }
 
+// Eager: every PodGroup of this API is queue-scheduler's while the source is taken.
+func (*schedulerPlugins) Eager(metav1.Object) bool { return true }
+
 // WriteStatus writes the phase and counts as scheduler-plugins' PodGroup controller does, with one
 // more rule: a group its queue has not admitted stays Pending.
 func (s *schedulerPlugins) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) (bool, error) {

@@ -30,6 +30,9 @@ type Source interface {
 	// Mirror is what queue-scheduler's PodGroup standing for obj holds: its spec, whose queue
 	// names one of queue-scheduler's queues (empty: the namespace's).
 	Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpec
+	// Eager says whether obj is queue-scheduler's before any pod of queue-scheduler names it. A
+	// PodGroup that is not waits for one: the API may be shared with other schedulers.
+	Eager(obj metav1.Object) bool
 	// WriteStatus writes obj's status from its mirror, in the source's own phases and conditions,
 	// when it differs. It reports whether it wrote.
 	WriteStatus(ctx context.Context, obj metav1.Object, mirror Mirror) (bool, error)

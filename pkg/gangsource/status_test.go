@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -80,5 +81,42 @@ func TestVolcanoStatus(t *testing.T) {
 	refused := volcanoStatus(&vcv1beta1.PodGroup{}, Mirror{Refusal: `queue "q" does not take namespace "ns"`})
 	if refused.Phase != vcv1beta1.PodGroupPending || refused.Conditions[0].Reason != "NotAdmitted" || refused.Conditions[0].Message != `queue "q" does not take namespace "ns"` {
 		t.Errorf("refused: %+v", refused)
+	}
+}
+
+func TestKubernetesMirror(t *testing.T) {
+	k := &kubernetesSource{}
+	gang := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{schedulingv1beta1.QueueLabel: "team"}},
+		Spec: schedulingapi.PodGroupSpec{PriorityClassName: "high", SchedulingPolicy: schedulingapi.PodGroupSchedulingPolicy{Gang: &schedulingapi.GangSchedulingPolicy{MinCount: 4}}}}
+	if got := k.Mirror(gang); got.MinMember != 4 || got.Queue != "team" || got.PriorityClassName != "high" {
+		t.Errorf("gang policy: %+v", got)
+	}
+	basic := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{schedulingv1beta1.QueueAnnotation: "other"}},
+		Spec: schedulingapi.PodGroupSpec{SchedulingPolicy: schedulingapi.PodGroupSchedulingPolicy{Basic: &schedulingapi.BasicSchedulingPolicy{}}}}
+	if got := k.Mirror(basic); got.MinMember != 1 || got.Queue != "other" {
+		t.Errorf("basic policy: %+v, want no gang (minMember 1) in the annotation's queue", got)
+	}
+}
+
+func TestQueueAdmitted(t *testing.T) {
+	notAdmitted := mirrorIn(schedulingv1beta1.PodGroupPending)
+	notAdmitted.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue,
+		Reason: "NotAdmitted", Message: "minResources do not fit"}}
+	for _, tt := range []struct {
+		name   string
+		m      Mirror
+		status metav1.ConditionStatus
+		reason string
+	}{
+		{"no mirror yet", Mirror{}, metav1.ConditionFalse, "Pending"},
+		{"refused", Mirror{Refusal: "queue does not take the namespace"}, metav1.ConditionFalse, "NotAdmitted"},
+		{"waiting for room", Mirror{PodGroup: notAdmitted}, metav1.ConditionFalse, "NotAdmitted"},
+		{"admitted", Mirror{PodGroup: mirrorIn(schedulingv1beta1.PodGroupInqueue), Queue: "q"}, metav1.ConditionTrue, "Admitted"},
+		{"running", Mirror{PodGroup: mirrorIn(schedulingv1beta1.PodGroupRunning), Queue: "q"}, metav1.ConditionTrue, "Admitted"},
+	} {
+		got := queueAdmitted(tt.m)
+		if got.Type != QueueAdmittedCondition || got.Status != tt.status || got.Reason != tt.reason || got.Message == "" {
+			t.Errorf("%s: %+v", tt.name, got)
+		}
 	}
 }

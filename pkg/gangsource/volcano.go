@@ -49,6 +49,9 @@ func (*volcano) Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpec {
 	return spec
 }
 
+// Eager: every PodGroup of this API is queue-scheduler's while the source is taken.
+func (*volcano) Eager(metav1.Object) bool { return true }
+
 // WriteStatus writes the mirror's phase, counts and conditions, which follow Volcano's own (Pending,
 // Inqueue, Running, Unknown, Completed; Unschedulable and Scheduled). Volcano's CRD has no status
 // subresource: the whole object is updated, at the version read.

@@ -106,7 +106,12 @@ func podGroupJob(pg *schedulingv1beta1.PodGroup) job {
 	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil && c.Status == metav1.ConditionTrue {
 		waiting = c.Message
 	}
-	return job{kind: "PodGroup", namespace: pg.Namespace, name: pg.Name, phase: phase,
+	kind := "PodGroup"
+	if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
+		// It stands for a PodGroup of another gang API: name that API.
+		kind += " (" + source + ")"
+	}
+	return job{kind: kind, namespace: pg.Namespace, name: pg.Name, phase: phase,
 		members: fmt.Sprintf("%d/%d", pg.Status.Running, pg.MinMemberOrOne()), waiting: waiting, created: pg.CreationTimestamp}
 }
 

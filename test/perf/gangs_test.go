@@ -16,6 +16,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/test/gangcrds"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -52,6 +53,9 @@ type gangSide struct {
 	createGroup   func(ctx context.Context, c *localcluster.Cluster, group string, gang int) error
 	join          func(pod *v1.Pod, group string)
 	deleteGroups  func(ctx context.Context, c *localcluster.Cluster) error
+	// mirrored: the groups are another API's, which queue-scheduler's controller mirrors before the
+	// pods are released.
+	mirrored bool
 }
 
 // upstreamGangs is kube-scheduler's GangScheduling plugin: a scheduling.k8s.io/v1beta1 PodGroup
@@ -117,7 +121,7 @@ func BenchmarkGangs(b *testing.B) {
 	}
 	defer c.Stop()
 	setUpGangs(b, ctx, c)
-	sides := []gangSide{upstreamGangs, ourGangs}
+	sides := []gangSide{upstreamGangs, ourGangs, schedulerPluginsGangs, volcanoGangs, nativeGangs}
 	for i := 0; i < b.N; i++ {
 		for _, side := range sides {
 			runGangs(b, ctx, c, side, fmt.Sprintf("w%d", i), *warmUpGangs)
@@ -135,11 +139,16 @@ func BenchmarkGangs(b *testing.B) {
 			}
 		}
 		reportGangs(b, measured[ourGangs.name], measured[upstreamGangs.name])
+		reportGangSources(measured)
 	}
 }
 
-// setUpGangs makes the nodes, the queues, the namespace and the upstream Workload.
+// setUpGangs makes the nodes, the queues, the namespace, the upstream Workload and the CRDs of
+// scheduler-plugins' and Volcano's PodGroups.
 func setUpGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
+	if err := localcluster.InstallCRDsFrom(ctx, c.Config, gangcrds.FS, "*.yaml"); err != nil {
+		b.Fatal(err)
+	}
 	populate(b, ctx, c, "gang-node-", *gangNodes, gangQueue, *queueCount, gangNamespace)
 	workload := &upstreamscheduling.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: gangWorkload, Namespace: gangNamespace},
@@ -188,6 +197,11 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 		_, err := c.Kube.CoreV1().Pods(gangNamespace).Create(ctx, pod, metav1.CreateOptions{})
 		return err
 	})
+	if side.mirrored {
+		if err := waitMirrored(ctx, c, group, gangs); err != nil {
+			b.Fatalf("%s: the groups were not mirrored and admitted: %v", side.name, err)
+		}
+	}
 	list, err := c.Kube.CoreV1().Pods(gangNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package gangsources
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -11,11 +12,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -136,6 +139,7 @@ func TestOperatorGangsRunWholeOneAfterTheOther(t *testing.T) {
 				t.Fatalf("%d pods of %s bound beside %s", got, b.name, a.name)
 			}
 			waitSourcePhase(t, o, ns, b.name, "Pending")
+			wantCounted(t, queue, string(o.source), o.group(a.name), o.group(b.name))
 			setRunning(t, ns, o.group(a.name))
 			waitSourcePhase(t, o, ns, a.name, "Running")
 			o.finish(t, a)
@@ -332,4 +336,30 @@ func TestMirrorGoesWithItsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "the mirror deleted", func(context.Context) (bool, error) { return mirror(t, ns, "short") == nil, nil }, func() string { return "" })
+}
+
+// wantCounted checks that the queue's status counts the admitted and the Pending gang, and that
+// kubectl queue jobs lists both as PodGroups of their source.
+func wantCounted(t *testing.T, queue, source, admitted, pending string) {
+	t.Helper()
+	var status schedulingv1beta1.QueueStatus
+	poll(t, "queue "+queue+" counting 1 admitted and 1 Pending PodGroup", func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		status = q.Status
+		return q.Status.Pending == 1 && q.Status.Inqueue+q.Status.Running == 1, nil
+	}, func() string { return fmt.Sprintf("status %+v", status) })
+	var out bytes.Buffer
+	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "jobs", queue})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out.String())
+	}
+	for _, name := range []string{admitted, pending} {
+		if !strings.Contains(out.String(), name) || !strings.Contains(out.String(), "PodGroup ("+source+")") {
+			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (%s):\n%s", queue, name, source, out.String())
+		}
+	}
 }

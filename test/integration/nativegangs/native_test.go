@@ -214,3 +214,35 @@ func TestNativeGangReclaimsItsShare(t *testing.T) {
 	waitBound(t, ons, "the owner's gang whole", func(b map[string]int) bool { return b["trainer"] == 2 })
 	waitBound(t, bns, "the borrower at its share", func(b map[string]int) bool { return b[""] == 2 })
 }
+
+// The native API is kube-scheduler's too: a PodGroup becomes queue-scheduler's when it names a queue
+// with queue-scheduler's queue label (at once, before any pod), or when a pod of queue-scheduler
+// names it; one whose pods are another scheduler's is left alone.
+func TestNativePodGroupsOfOtherSchedulersAreLeftAlone(t *testing.T) {
+	createQueue(t, util.MakeQueue("shared").Obj())
+	ns := newNamespace(t, "shared", "shared")
+	other := podGroup(ns, "other", 2)
+	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		pod := member(ns, "other", i)
+		pod.Spec.SchedulerName = v1.DefaultSchedulerName
+		if _, err := cluster.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labelled := podGroup(ns, "labelled", 2)
+	labelled.Labels = map[string]string{schedulingv1beta1.QueueLabel: "shared"}
+	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), labelled, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ns, "labelled", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "shared"`)
+	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), "other", metav1.GetOptions{}); err == nil {
+		t.Error("a native PodGroup of another scheduler's pods is mirrored")
+	}
+	pg, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), "other", metav1.GetOptions{})
+	if err != nil || meta.FindStatusCondition(pg.Status.Conditions, gangsource.QueueAdmittedCondition) != nil {
+		t.Errorf("a native PodGroup of another scheduler's pods: %v, conditions %+v", err, pg.Status.Conditions)
+	}
+}

@@ -1,0 +1,128 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	upstreamscheduling "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	spclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
+	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+)
+
+// The gang case's sides for the other gang APIs, all scheduled by queue-scheduler: their PodGroups
+// are mirrored by the controller before the pods are released (the time to mirror is not measured,
+// as the upstream side's PodGroups too exist before its pods are released).
+var (
+	schedulerPluginsGangs = gangSide{
+		name:          "queue-scheduler, scheduler-plugins PodGroup",
+		schedulerName: schedulingv1beta1.SchedulerName,
+		createGroup: func(ctx context.Context, c *localcluster.Cluster, group string, gang int) error {
+			pg := &spv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: gangNamespace,
+				Labels: map[string]string{schedulingv1beta1.QueueLabel: gangQueue(gang)}}, Spec: spv1alpha1.PodGroupSpec{MinMember: int32(*gangSize)}}
+			_, err := spClient(c).SchedulingV1alpha1().PodGroups(gangNamespace).Create(ctx, pg, metav1.CreateOptions{})
+			return err
+		},
+		join: func(pod *v1.Pod, group string) { pod.Labels[spv1alpha1.PodGroupLabel] = group },
+		deleteGroups: func(ctx context.Context, c *localcluster.Cluster) error {
+			return spClient(c).SchedulingV1alpha1().PodGroups(gangNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		},
+		mirrored: true,
+	}
+	volcanoGangs = gangSide{
+		name:          "queue-scheduler, Volcano PodGroup",
+		schedulerName: schedulingv1beta1.SchedulerName,
+		createGroup: func(ctx context.Context, c *localcluster.Cluster, group string, gang int) error {
+			pg := &vcv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: gangNamespace},
+				Spec: vcv1beta1.PodGroupSpec{MinMember: int32(*gangSize), Queue: gangQueue(gang)}}
+			_, err := vcClient(c).SchedulingV1beta1().PodGroups(gangNamespace).Create(ctx, pg, metav1.CreateOptions{})
+			return err
+		},
+		join: func(pod *v1.Pod, group string) {
+			pod.Annotations = map[string]string{vcv1beta1.KubeGroupNameAnnotationKey: group}
+		},
+		deleteGroups: func(ctx context.Context, c *localcluster.Cluster) error {
+			return vcClient(c).SchedulingV1beta1().PodGroups(gangNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		},
+		mirrored: true,
+	}
+	// nativeGangs are the upstream side's PodGroups, scheduled by queue-scheduler: kube-scheduler's
+	// pod-group cycle and GangScheduling with the queue plugins beside them.
+	nativeGangs = gangSide{
+		name:          "queue-scheduler, native PodGroup",
+		schedulerName: schedulingv1beta1.SchedulerName,
+		createGroup: func(ctx context.Context, c *localcluster.Cluster, group string, gang int) error {
+			pg := &upstreamscheduling.PodGroup{
+				ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: gangNamespace, Labels: map[string]string{schedulingv1beta1.QueueLabel: gangQueue(gang)}},
+				Spec: upstreamscheduling.PodGroupSpec{
+					WorkloadRef:      &upstreamscheduling.WorkloadReference{WorkloadName: gangWorkload, TemplateName: gangTemplate},
+					SchedulingPolicy: gangPolicy(),
+				},
+			}
+			_, err := c.Kube.SchedulingV1beta1().PodGroups(gangNamespace).Create(ctx, pg, metav1.CreateOptions{})
+			return err
+		},
+		join: func(pod *v1.Pod, group string) {
+			pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
+		},
+		deleteGroups: upstreamGangs.deleteGroups,
+		mirrored:     true,
+	}
+)
+
+func spClient(c *localcluster.Cluster) spclient.Interface {
+	return spclient.NewForConfigOrDie(queueclient.JSONConfig(c.Config))
+}
+
+func vcClient(c *localcluster.Cluster) vcclient.Interface {
+	return vcclient.NewForConfigOrDie(queueclient.JSONConfig(c.Config))
+}
+
+// waitMirrored waits until the controller has mirrored and admitted the run's gangs groups.
+func waitMirrored(ctx context.Context, c *localcluster.Cluster, group func(int) string, gangs int) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Queues.SchedulingV1beta1().PodGroups(gangNamespace).List(ctx, metav1.ListOptions{LabelSelector: schedulingv1beta1.GangSourceLabel})
+		if err != nil {
+			return false, err
+		}
+		names := map[string]bool{}
+		for _, pg := range list.Items {
+			if pg.Status.Phase == schedulingv1beta1.PodGroupInqueue {
+				names[pg.Name] = true
+			}
+		}
+		for g := range gangs {
+			if !names[group(g)] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// reportGangSources records a row per gang source: queue-scheduler over upstream's GangScheduling.
+func reportGangSources(measured map[string]*gangMeasures) {
+	upstream := measured[upstreamGangs.name]
+	for _, side := range []gangSide{schedulerPluginsGangs, volcanoGangs, nativeGangs} {
+		ours := measured[side.name]
+		var ratio []float64
+		for r := range ours.rate {
+			ratio = append(ratio, ours.rate[r]/upstream.rate[r])
+		}
+		rs := spreadOf(ratio)
+		record(row{Case: fmt.Sprintf("Gangs — %s, %d gangs of %d on %d nodes", side.name, *gangCount, *gangSize, *gangNodes),
+			Ours: ours.format(), Upstream: upstream.format(), Ratio: rs.format(3, "") + " (pods/s)", Target: "≥ 1.0 (not slower)",
+			Values: map[string]float64{"ours": spreadOf(ours.rate).median, "upstream": spreadOf(upstream.rate).median, "ratio": rs.median,
+				"ours_p99_ms": spreadOf(ours.p99).median, "upstream_p99_ms": spreadOf(upstream.p99).median}})
+	}
+}
