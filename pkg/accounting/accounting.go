@@ -130,7 +130,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		return nil, err
 	}
 	a.shares = newShares()
-	a.usage = newUsage(a, a.shares.markDirty)
+	a.usage = newUsage(a, a.shares.numberedChange)
 	if err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.namespacesSynced); err != nil {
 		return nil, err
 	}

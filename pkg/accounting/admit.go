@@ -24,6 +24,11 @@ type Refusal struct {
 // waitingForShares begins the message of a refusal that only waits for fresh shares.
 const waitingForShares = "waiting for the fair shares"
 
+func waitForShares(queue string, over v1.ResourceName) *Refusal {
+	return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
+		waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
+}
+
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
 }
@@ -48,6 +53,19 @@ func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refu
 // only waits for them (it is counted, marking the shares stale, and they are recomputed).
 func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
 	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod)})
+}
+
+// AdmitQueuedPod is AdmitPod for a pod about to enter the scheduling queue. Until the shares include
+// the pod, the queue's other pending pods may be scheduled before it and take the room it sees now:
+// it is admitted only if it would be with all of them allocated, and otherwise waits for the shares,
+// a moment, rather than fail a scheduling attempt on them. Once they include it, the rules are
+// AdmitPod's.
+func (a *Accounting) AdmitQueuedPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
+	opts := admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod)}
+	if !a.SharesInclude(pod) {
+		opts.ahead = a.pendingBesides(pod, queue)
+	}
+	return a.admit(queue, req, opts)
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
@@ -76,6 +94,9 @@ type admitOptions struct {
 	heldBack v1.ResourceList
 	// uncounted: the work is not counted in the demand yet, so the shares cannot include it.
 	uncounted bool
+	// ahead is what the queue's other pending pods request: they may be allocated first. Set only
+	// until the shares include the pod, it can turn it away only to wait for them.
+	ahead v1.ResourceList
 }
 
 func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions) *Refusal {
@@ -89,13 +110,17 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	deserved := a.Deserved(queue)
 	allocated := quota.Add(a.Usage(queue).Allocated, opts.reserved)
 	over := overShare(allocated, deserved, req, opts.whole)
+	if over == "" && len(opts.ahead) > 0 {
+		if over = overShare(quota.Add(allocated, opts.ahead), deserved, req, opts.whole); over != "" {
+			return waitForShares(queue, over)
+		}
+	}
 	if over == "" {
 		return nil
 	}
 	if a.SharesStale() || opts.uncounted {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
-		return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
-			waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
+		return waitForShares(queue, over)
 	}
 	if a.borrowable(quota.Add(req, opts.reserved)) {
 		return nil

@@ -109,11 +109,52 @@ func TestAdmitBorrowsIdleCapacity(t *testing.T) {
 	if got := a.Admit("a", "", cpu("7")); got == nil || got.WaitsForShares {
 		t.Errorf("borrowing 7 CPUs with 6 idle: got %+v, want refused on the share", got)
 	}
-	a.shares.markDirty()
+	makeStale(a)
 	if got := a.Admit("a", "", cpu("1")); got == nil || !got.WaitsForShares {
 		t.Errorf("borrowing while the shares are stale: got %+v, want a wait for the shares", got)
 	}
 }
+
+// A pod about to be queued that the shares do not include yet is admitted only if it would be with
+// its queue's other pending pods allocated first: they may be scheduled before it. Once the shares
+// include it, it is admitted as in scheduling, below its queue's share. Scheduling itself (AdmitPod)
+// admits it below its share either way.
+func TestQueuedPodWaitsUntilTheSharesIncludeIt(t *testing.T) {
+	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()}
+	// On 10 CPUs, a holds 4 and asks for 3 more, b asks for 10: each deserves 5.
+	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi"), pod("b", "b-pending", "10", "")}
+	for i := range 4 {
+		kube = append(kube, pod("a", fmt.Sprint("a-bound-", i), "1", "n"))
+	}
+	for i := range 3 {
+		kube = append(kube, pod("a", fmt.Sprint("a-pending-", i), "1", ""))
+	}
+	a := newTestAccounting(t, queues, kube...)
+	newest := kube[len(kube)-1].(*v1.Pod)
+	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got != nil {
+		t.Errorf("a pod the shares include, its queue below its share: got %q, want admitted", got.Message)
+	}
+	// The newest pod counted after the shares were computed.
+	a.usage.mu.Lock()
+	entry := a.usage.pods[newest.UID]
+	entry.countedGen = makeStale(a)
+	a.usage.pods[newest.UID] = entry
+	a.usage.mu.Unlock()
+	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got == nil || !got.WaitsForShares {
+		t.Errorf("a pod the shares do not include, its queue's other pending pods taking its share: got %+v, want a wait for the shares", got)
+	}
+	if got := a.AdmitPod(newest, "a", cpu("1")); got != nil {
+		t.Errorf("scheduling a pod below its queue's share: got %q, want admitted", got.Message)
+	}
+	a.recomputeShares()
+	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got != nil {
+		t.Errorf("once the shares include the pod: got %q, want admitted", got.Message)
+	}
+}
+
+// makeStale marks the shares stale without waking their recomputation, and returns the change's
+// number.
+func makeStale(a *Accounting) uint64 { return a.shares.dirtyGen.Add(1) }
 
 func message(r *Refusal) string {
 	if r == nil {

@@ -47,12 +47,17 @@ func newShares() *shares {
 }
 
 // markDirty asks for a recomputation; it never blocks.
-func (s *shares) markDirty() {
-	s.dirtyGen.Add(1)
+func (s *shares) markDirty() { s.numberedChange() }
+
+// numberedChange is markDirty returning the change's number: the shares include the change once
+// their generation reaches it.
+func (s *shares) numberedChange() uint64 {
+	gen := s.dirtyGen.Add(1)
 	select {
 	case s.dirty <- struct{}{}:
 	default:
 	}
+	return gen
 }
 
 // dirtyOnChange marks the shares dirty on every change of the informers' objects that can move them;

@@ -54,6 +54,9 @@ type podUsage struct {
 	assumed bool
 	// informed: the informer delivered the pod. An entry that is only assumed goes with Forget.
 	informed bool
+	// countedGen is the change of the shares that counted the pod as it stands: shares computed
+	// at or after it include the pod.
+	countedGen uint64
 }
 
 // holds says whether the pod counts as holding its requests: bound, or assumed to be.
@@ -74,14 +77,14 @@ type usage struct {
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
 	tree      ancestry
-	// sharesDirty marks the shares stale. It is called in the same critical section as the change,
-	// so that whoever sees a change in usage (a victim terminating, say) sees the shares stale too
-	// until they are recomputed with it.
-	sharesDirty func()
+	// sharesDirty marks the shares stale and numbers the change. It is called in the same critical
+	// section as the change, so that whoever sees a change in usage (a victim terminating, say) sees
+	// the shares stale too until they are recomputed with it.
+	sharesDirty func() uint64
 	listeners   []func(queue string)
 }
 
-func newUsage(a *Accounting, sharesDirty func()) *usage {
+func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 	return &usage{
 		acct:        a,
 		sharesDirty: sharesDirty,
@@ -156,6 +159,20 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
+// pendingBesides is what the pending pods of queue other than pod request.
+func (a *Accounting) pendingBesides(pod *v1.Pod, queue string) v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	q, ok := a.usage.queues[queue]
+	if !ok {
+		return nil
+	}
+	if p, counted := a.usage.pods[pod.UID]; counted && p.queue == queue && !p.holds() {
+		return quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
+	}
+	return quota.RemoveZeros(q.Pending.DeepCopy())
+}
+
 // queueOf returns the queue a counted pod was resolved to, once settled.
 func (u *usage) queueOf(uid types.UID) (string, bool) {
 	u.mu.RLock()
@@ -170,6 +187,14 @@ func (a *Accounting) Counted(pod *v1.Pod) bool {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
 	return a.usage.pods[pod.UID].informed
+}
+
+// SharesInclude says whether the published shares include pod as the accounting counts it.
+func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
+	a.usage.mu.RLock()
+	p, ok := a.usage.pods[pod.UID]
+	a.usage.mu.RUnlock()
+	return ok && p.informed && p.countedGen <= a.SharesGeneration()
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
@@ -249,15 +274,16 @@ func (u *usage) upsert(pod *v1.Pod) {
 	old, existed := u.pods[pod.UID]
 	if existed {
 		entry.assumed = old.assumed && !entry.bound
+		entry.countedGen = old.countedGen
 		u.subtract(old)
 	}
-	u.pods[pod.UID] = entry
 	u.add(entry)
 	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
 		!quota.Equals(old.requests, entry.requests) || old.queue != entry.queue
 	if changed {
-		u.sharesDirty()
+		entry.countedGen = u.sharesDirty()
 	}
+	u.pods[pod.UID] = entry
 	listeners := u.listeners
 	u.mu.Unlock()
 	if changed {

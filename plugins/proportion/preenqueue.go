@@ -38,7 +38,7 @@ func (p *Proportion) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	p.Held.Add(pod, queue)
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	refusal := p.acct.AdmitPod(pod, queue, req)
+	refusal := p.acct.AdmitQueuedPod(pod, queue, req)
 	switch {
 	case refusal == nil:
 		return holdreport.Why{}
