@@ -11,6 +11,7 @@ import (
 	upstreamscheduling "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -35,8 +36,12 @@ var gangFeatureGates = flag.String("gang-feature-gates", "GenericWorkload=true",
 
 // gangAPIServerFlags serve the upstream Workload and PodGroup API (scheduling.k8s.io/v1beta1) with the
 // gang case's feature gates.
+// PodGroupProtection's finalizer is removed by a controller-manager, which this control plane does
+// not run: with it, a side's deleted PodGroups would stay, and the next side's of the same names
+// could not be created.
 func gangAPIServerFlags() []string {
-	return []string{"--feature-gates=" + *gangFeatureGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"}
+	return []string{"--feature-gates=" + *gangFeatureGates, "--runtime-config=scheduling.k8s.io/v1beta1=true",
+		"--disable-admission-plugins=PodGroupProtection"}
 }
 
 const (
@@ -233,7 +238,21 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	if err := side.deleteGroups(ctx, c); err != nil {
 		b.Fatal(err)
 	}
+	waitNoPodGroups(b, ctx, c)
 	return result
+}
+
+// waitNoPodGroups waits until queue-scheduler's PodGroups of the run, mirrors included (the
+// controller deletes those after their sources), are gone: the next side's groups have the same
+// names, and their deletion is not the next side's work.
+func waitNoPodGroups(b *testing.B, ctx context.Context, c *localcluster.Cluster) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Queues.SchedulingV1beta1().PodGroups(gangNamespace).List(ctx, metav1.ListOptions{})
+		return err == nil && len(list.Items) == 0, nil
+	})
+	if err != nil {
+		b.Fatalf("queue-scheduler PodGroups of the run still there after %s", *bindTimeout)
+	}
 }
 
 // waitGangsBound follows the pods of the run until all are bound and returns, per gang, when its last

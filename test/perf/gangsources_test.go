@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -88,26 +89,49 @@ func vcClient(c *localcluster.Cluster) vcclient.Interface {
 	return vcclient.NewForConfigOrDie(queueclient.JSONConfig(c.Config))
 }
 
-// waitMirrored waits until the controller has mirrored and admitted the run's gangs groups.
+// waitMirrored waits until the controller has mirrored and admitted the run's gangs groups; it
+// names a group that was not, and how it stands, when they were not in time.
 func waitMirrored(ctx context.Context, c *localcluster.Cluster, group func(int) string, gangs int) error {
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
+	missing := ""
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
 		list, err := c.Queues.SchedulingV1beta1().PodGroups(gangNamespace).List(ctx, metav1.ListOptions{LabelSelector: schedulingv1beta1.GangSourceLabel})
 		if err != nil {
 			return false, err
 		}
-		names := map[string]bool{}
-		for _, pg := range list.Items {
-			if pg.Status.Phase == schedulingv1beta1.PodGroupInqueue {
-				names[pg.Name] = true
-			}
+		mirrors := map[string]*schedulingv1beta1.PodGroup{}
+		for i := range list.Items {
+			mirrors[list.Items[i].Name] = &list.Items[i]
 		}
 		for g := range gangs {
-			if !names[group(g)] {
+			pg, ok := mirrors[group(g)]
+			switch {
+			case !ok:
+				missing = group(g) + ": no mirror"
+				return false, nil
+			case pg.Status.Phase != schedulingv1beta1.PodGroupInqueue:
+				missing = fmt.Sprintf("%s: phase %q, conditions %v", pg.Name, pg.Status.Phase, pg.Status.Conditions)
 				return false, nil
 			}
 		}
 		return true, nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w; %s%s", err, missing, eventsOf(c, strings.SplitN(missing, ":", 2)[0]))
+	}
+	return nil
+}
+
+// eventsOf lists the messages of the events about the objects named name in the gang namespace.
+func eventsOf(c *localcluster.Cluster, name string) string {
+	events, err := c.Kube.CoreV1().Events(gangNamespace).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return "; events: " + err.Error()
+	}
+	var out strings.Builder
+	for _, e := range events.Items {
+		fmt.Fprintf(&out, "; %s %s: %s", e.InvolvedObject.Kind, e.Reason, e.Message)
+	}
+	return out.String()
 }
 
 // reportGangSources records a row per gang source: queue-scheduler over upstream's GangScheduling.
