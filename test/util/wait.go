@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // PollInterval is how often the wait helpers look.
@@ -94,4 +96,15 @@ func WaitForEvent(ctx context.Context, client kubernetes.Interface, namespace, o
 		return fmt.Errorf("no %s event for %s/%s containing %q within %s (seen %q): %w", reason, namespace, object, text, timeout, seen, err)
 	}
 	return nil
+}
+
+// BoundPerPodGroup counts the bound, live pods of each PodGroup in pods, by their pod-group label.
+func BoundPerPodGroup(pods []v1.Pod) map[string]int {
+	out := map[string]int{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			out[p.Labels[schedulingv1beta1.PodGroupLabel]]++
+		}
+	}
+	return out
 }

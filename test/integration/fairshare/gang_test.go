@@ -63,13 +63,7 @@ func boundMembers(t *testing.T) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for _, p := range list.Items {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-			out[p.Labels[schedulingv1beta1.PodGroupLabel]]++
-		}
-	}
-	return out
+	return util.BoundPerPodGroup(list.Items)
 }
 
 // waitUnschedulable waits for the PodGroup's Unschedulable condition to contain text.

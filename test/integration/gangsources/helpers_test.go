@@ -56,13 +56,7 @@ func listPods(t *testing.T, namespace string) []v1.Pod {
 // bound counts the bound pods of each PodGroup, by the pod-group label admission gave them.
 func bound(t *testing.T, namespace string) map[string]int {
 	t.Helper()
-	out := map[string]int{}
-	for _, p := range listPods(t, namespace) {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-			out[p.Labels[schedulingv1beta1.PodGroupLabel]]++
-		}
-	}
-	return out
+	return util.BoundPerPodGroup(listPods(t, namespace))
 }
 
 // waiting describes the namespace's pods that are not bound, with why.

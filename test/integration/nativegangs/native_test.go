@@ -114,13 +114,7 @@ func bound(t *testing.T, namespace string) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for _, p := range list.Items {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-			out[p.Labels[schedulingv1beta1.PodGroupLabel]]++
-		}
-	}
-	return out
+	return util.BoundPerPodGroup(list.Items)
 }
 
 func waitBound(t *testing.T, namespace, what string, ok func(map[string]int) bool) {
