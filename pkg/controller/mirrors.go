@@ -84,7 +84,7 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	if mirror != nil {
 		m.Members, m.Queue = c.membersOf(mirror), c.acct.QueueOfPodGroup(mirror)
 	}
-	_, err = source.WriteStatus(ctx, obj, m)
+	err = source.WriteStatus(ctx, obj, m)
 	return ignoreGoneOrStale(err)
 }
 

@@ -60,18 +60,18 @@ func (*kubernetesSource) Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpe
 func (*kubernetesSource) Eager(obj metav1.Object) bool { return queueOf(obj) != "" }
 
 // WriteStatus applies the QueueAdmitted condition when it changed.
-func (k *kubernetesSource) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) (bool, error) {
+func (k *kubernetesSource) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) error {
 	pg := obj.(*schedulingv1beta1api.PodGroup)
 	want := queueAdmitted(m)
 	if was := meta.FindStatusCondition(pg.Status.Conditions, QueueAdmittedCondition); was != nil &&
 		was.Status == want.Status && was.Reason == want.Reason && was.Message == want.Message {
-		return false, nil
+		return nil
 	}
 	condition := metav1apply.Condition().WithType(want.Type).WithStatus(want.Status).WithReason(want.Reason).
 		WithMessage(want.Message).WithLastTransitionTime(metav1.Now()).WithObservedGeneration(pg.Generation)
 	apply := schedulingapply.PodGroup(pg.Name, pg.Namespace).WithStatus(schedulingapply.PodGroupStatus().WithConditions(condition))
 	_, err := k.client.SchedulingV1beta1().PodGroups(pg.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	return err == nil, err
+	return err
 }
 
 // queueAdmitted is the QueueAdmitted condition of a native PodGroup, given its mirror.

@@ -53,16 +53,16 @@ func (*schedulerPlugins) Eager(metav1.Object) bool { return true }
 
 // WriteStatus writes the phase and counts as scheduler-plugins' PodGroup controller does, with one
 // more rule: a group its queue has not admitted stays Pending.
-func (s *schedulerPlugins) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) (bool, error) {
+func (s *schedulerPlugins) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) error {
 	pg := obj.(*spv1alpha1.PodGroup)
 	status := schedulerPluginsStatus(pg, m, time.Now())
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
-		return false, nil
+		return nil
 	}
 	updated := pg.DeepCopy()
 	updated.Status = status
 	_, err := s.client.SchedulingV1alpha1().PodGroups(pg.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	return err == nil, err
+	return err
 }
 
 // schedulerPluginsStatus is the status scheduler-plugins' controller would write, given the mirror.

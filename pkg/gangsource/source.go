@@ -34,8 +34,8 @@ type Source interface {
 	// PodGroup that is not waits for one: the API may be shared with other schedulers.
 	Eager(obj metav1.Object) bool
 	// WriteStatus writes obj's status from its mirror, in the source's own phases and conditions,
-	// when it differs. It reports whether it wrote.
-	WriteStatus(ctx context.Context, obj metav1.Object, mirror Mirror) (bool, error)
+	// when it differs.
+	WriteStatus(ctx context.Context, obj metav1.Object, mirror Mirror) error
 }
 
 // Mirror is what a source's status is computed from.

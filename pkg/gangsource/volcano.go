@@ -55,16 +55,16 @@ func (*volcano) Eager(metav1.Object) bool { return true }
 // WriteStatus writes the mirror's phase, counts and conditions, which follow Volcano's own (Pending,
 // Inqueue, Running, Unknown, Completed; Unschedulable and Scheduled). Volcano's CRD has no status
 // subresource: the whole object is updated, at the version read.
-func (v *volcano) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) (bool, error) {
+func (v *volcano) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) error {
 	pg := obj.(*vcv1beta1.PodGroup)
 	status := volcanoStatus(pg, m)
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
-		return false, nil
+		return nil
 	}
 	updated := pg.DeepCopy()
 	updated.Status = status
 	_, err := v.client.SchedulingV1beta1().PodGroups(pg.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
-	return err == nil, err
+	return err
 }
 
 // volcanoStatus is the status of a Volcano PodGroup, given its mirror.
