@@ -36,6 +36,12 @@ func (p *Proportion) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 // hold indexes the pod under what can end its hold before checking, so that a change after the
 // check finds it, and says why it is held, or nothing when it goes on to scheduling.
 func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
+	// The pods of a QueueUnit still Enqueued are QueueUnit's to hold: the unit's admission decides
+	// when they go, and its report says so. The framework runs PreEnqueue plugins in no fixed order
+	// (it keeps them in a map), so this plugin may see such a pod first.
+	if u := p.acct.UnitOf(pod); u != nil && !u.Dequeued() {
+		return holdreport.Why{}
+	}
 	p.Held.Add(pod, queue)
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	refusal := p.acct.AdmitQueuedPod(pod, queue, req)

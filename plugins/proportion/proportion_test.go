@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -156,6 +157,11 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 	bound.Spec.NodeName = "n"
 	neverPreempts := pod("never", "2", 10)
 	neverPreempts.Spec.PreemptionPolicy = ptr.To(v1.PreemptNever)
+	// A pod of an Enqueued QueueUnit is left to QueueUnit, whatever Proportion would say of it.
+	ofEnqueuedUnit := pod("of-enqueued-unit", "2", 0)
+	ofEnqueuedUnit.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "job", UID: "job"}}
+	unit := util.MakeQueueUnit("ns", "job", "capped", "job").Obj()
+	unit.Status.Phase = schedulingv1beta1.QueueUnitEnqueued
 	tests := []struct {
 		pod    *v1.Pod
 		reason string
@@ -164,6 +170,7 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 		{pod: pod("over-parent", "2", 0), reason: holdreport.QueueCapability},
 		{pod: pod("may-preempt", "2", 10)},
 		{pod: neverPreempts, reason: holdreport.QueueCapability},
+		{pod: ofEnqueuedUnit},
 	}
 	cluster := []runtime.Object{util.MakeNode("n", "100", "100Gi"), bound}
 	for _, tt := range tests {
@@ -171,7 +178,7 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 	}
 	acct := newTestAccountingWith(t, cluster, util.MakeQueue("root").Obj(),
 		util.MakeQueue("parent").Capability(cpu("3")).Obj(),
-		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj())
+		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj(), unit)
 	// Every pod counted, in fresh shares: what is left to check is the capability.
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return acct.Usage("capped").Pods == len(cluster)-1 && !acct.SharesStale(), nil

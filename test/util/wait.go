@@ -22,12 +22,20 @@ const PollInterval = 100 * time.Millisecond
 // of the pods that did not satisfy it.
 func WaitForPods(ctx context.Context, client kubernetes.Interface, namespace string, names []string, timeout time.Duration, what string, ok func(*v1.Pod) bool) error {
 	var waiting []string
+	// seen keeps each pod's latest state: the last poll's reads may fail as the timeout ends.
+	seen := map[string]string{}
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		waiting = waiting[:0]
 		for _, name := range names {
 			pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !ok(pod) {
-				waiting = append(waiting, describe(name, pod))
+			switch {
+			case err != nil && seen[name] == "":
+				waiting = append(waiting, name+" ("+err.Error()+")")
+			case err != nil:
+				waiting = append(waiting, seen[name])
+			case !ok(pod):
+				seen[name] = describe(name, pod)
+				waiting = append(waiting, seen[name])
 			}
 		}
 		return len(waiting) == 0, nil
@@ -41,8 +49,6 @@ func WaitForPods(ctx context.Context, client kubernetes.Interface, namespace str
 // describe names a pod with where it stands: its node, or why it is not scheduled.
 func describe(name string, pod *v1.Pod) string {
 	switch {
-	case pod == nil:
-		return name + " (not found)"
 	case pod.Spec.NodeName != "":
 		return name + " (bound to " + pod.Spec.NodeName + ")"
 	case PodScheduledCondition(pod) != nil:
