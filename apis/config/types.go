@@ -40,6 +40,16 @@ func (a *QueueStateArgs) TakesGangsOf(source schedulingv1beta1.GangSource) bool 
 type ControllerArgs struct {
 	// LeaseNamespace holds the controller's Lease; $POD_NAMESPACE, else kube-system, when empty.
 	LeaseNamespace string `json:"leaseNamespace,omitempty"`
+	// StatusWriteInterval is the least time between two writes of one queue's status that its
+	// pods' usage causes (bindings, finished pods); a change of state is written at once. The first
+	// change after a quiet interval is written at once, the changes that follow within the interval
+	// together at its end, so a binding shows in its queue's status within about this long.
+	// DefaultStatusWriteInterval when zero.
+	StatusWriteInterval Duration `json:"statusWriteInterval,omitempty"`
+	// StatusWritesPerSecond bounds the usage-driven status writes of all queues together: when more
+	// queues are busy than StatusWriteInterval allows at this rate, each is written less often.
+	// DefaultStatusWritesPerSecond when zero.
+	StatusWritesPerSecond int32 `json:"statusWritesPerSecond,omitempty"`
 }
 
 // WebhookArgs configures the admission webhook server, which manages its own certificates.
@@ -93,6 +103,10 @@ const (
 	DefaultConfigurationName = "queue-scheduler"
 	DefaultServiceName       = "queue-scheduler-webhook"
 	DefaultCertCheckInterval = time.Hour
+	// DefaultStatusWriteInterval and DefaultStatusWritesPerSecond pace the usage-driven status writes
+	// (docs/performance.md, "Queue status freshness").
+	DefaultStatusWriteInterval   = time.Second
+	DefaultStatusWritesPerSecond = 25
 )
 
 // Decode reads QueueStateArgs from a plugin's args (nil means all defaults), fills in defaults for
@@ -112,6 +126,12 @@ func Decode(obj runtime.Object, leaseNamespace string) (*QueueStateArgs, error) 
 func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	if a.Controller.LeaseNamespace == "" {
 		a.Controller.LeaseNamespace = leaseNamespace
+	}
+	if a.Controller.StatusWriteInterval.Duration == 0 {
+		a.Controller.StatusWriteInterval.Duration = DefaultStatusWriteInterval
+	}
+	if a.Controller.StatusWritesPerSecond == 0 {
+		a.Controller.StatusWritesPerSecond = DefaultStatusWritesPerSecond
 	}
 	if a.GangSources == nil {
 		a.GangSources = slices.Clone(schedulingv1beta1.GangSources)
@@ -158,6 +178,13 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 			errs = append(errs, field.Duplicate(field.NewPath("gangSources").Index(i), source))
 		}
 		seen[source] = true
+	}
+	controller := field.NewPath("controller")
+	if a.Controller.StatusWriteInterval.Duration < 100*time.Millisecond {
+		errs = append(errs, field.Invalid(controller.Child("statusWriteInterval"), a.Controller.StatusWriteInterval.String(), "must be at least 100ms"))
+	}
+	if a.Controller.StatusWritesPerSecond < 1 {
+		errs = append(errs, field.Invalid(controller.Child("statusWritesPerSecond"), a.Controller.StatusWritesPerSecond, "must be at least 1"))
 	}
 	if a.Webhook.CertCheckInterval.Duration < time.Second {
 		errs = append(errs, field.Invalid(path.Child("certCheckInterval"), a.Webhook.CertCheckInterval.String(), "must be at least 1s"))

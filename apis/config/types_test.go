@@ -75,3 +75,38 @@ func TestDecodeGangSources(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeStatusPacing(t *testing.T) {
+	tests := []struct {
+		name, raw    string
+		wantInterval time.Duration
+		wantRate     int32
+		wantErr      string
+	}{
+		{name: "defaults", wantInterval: DefaultStatusWriteInterval, wantRate: DefaultStatusWritesPerSecond},
+		{name: "set", raw: `{"controller": {"statusWriteInterval": "2s", "statusWritesPerSecond": 20}}`, wantInterval: 2 * time.Second, wantRate: 20},
+		{name: "interval too short", raw: `{"controller": {"statusWriteInterval": "10ms"}}`,
+			wantErr: `controller.statusWriteInterval: Invalid value: "10ms": must be at least 100ms`},
+		{name: "negative interval", raw: `{"controller": {"statusWriteInterval": "-1s"}}`,
+			wantErr: `controller.statusWriteInterval: Invalid value: "-1s": must be at least 100ms`},
+		{name: "negative rate", raw: `{"controller": {"statusWritesPerSecond": -5}}`,
+			wantErr: `controller.statusWritesPerSecond: Invalid value: -5: must be at least 1`},
+		{name: "not a duration", raw: `{"controller": {"statusWriteInterval": "soon"}}`, wantErr: `QueueState args:`},
+	}
+	for _, tt := range tests {
+		var obj runtime.Object
+		if tt.raw != "" {
+			obj = &runtime.Unknown{Raw: []byte(tt.raw)}
+		}
+		args, err := Decode(obj, "ns")
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: got error %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || args.Controller.StatusWriteInterval.Duration != tt.wantInterval || args.Controller.StatusWritesPerSecond != tt.wantRate {
+			t.Errorf("%s: got %+v, %v; want %s and %d a second", tt.name, args.Controller, err, tt.wantInterval, tt.wantRate)
+		}
+	}
+}

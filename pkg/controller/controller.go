@@ -99,9 +99,11 @@ func (w *workqueues) shutDown() {
 
 // New builds the controller on the process's accounting; dyn reaches the jobs QueueUnits queue, of
 // any kind; gangs are the other gang APIs whose PodGroups it mirrors (none when nil), whose
-// CustomResourceDefinitions it watches through meta. Call Run to start it.
-func New(kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, acct *accounting.Accounting, gangs []gangsource.Source) (*Controller, error) {
-	broadcaster := record.NewBroadcaster()
+// CustomResourceDefinitions it watches through meta; pacing spaces the status writes of usage. Its
+// event broadcaster stops with ctx; call Run to start it.
+func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, acct *accounting.Accounting,
+	gangs []gangsource.Source, pacing StatusPacing) (*Controller, error) {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = schedulingv1beta1.PodGroupLabel }))
@@ -110,7 +112,7 @@ func New(kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interfa
 		kube:            kube,
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
-		usageWrites:     newThrottle(usageWriteInterval, usageWritesPerSecond),
+		usageWrites:     newThrottle(pacing),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
@@ -211,7 +213,7 @@ func (c *Controller) enqueueQueue(name string) {
 }
 
 // enqueueQueueSoon syncs the queue after a change of its usage or share, at most once per
-// usageWriteInterval; the changes meanwhile are folded into that sync.
+// the pacing's interval; the changes meanwhile are folded into that sync.
 func (c *Controller) enqueueQueueSoon(name string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -31,7 +32,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	c, err := New(kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil)
+	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,4 +72,25 @@ func statusWrites(client *fake.Clientset) int {
 		}
 	}
 	return n
+}
+
+// A controller built but stopped leaves no goroutine behind once its context ends: a scheduler that
+// shuts down, or a test that starts one per case, does not leak its event broadcaster.
+func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(context.Background())
+	queues := fake.NewSimpleClientset()
+	kube := kubefake.NewClientset()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	acct, err := accounting.Start(ctx, queues, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	if _, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	factory.Shutdown()
+	goleak.VerifyNone(t, before)
 }

@@ -8,15 +8,20 @@ import (
 // Usage-driven status writes: every binding and every finished pod changes a queue's allocation,
 // and a write per change would cost the API server more than the bindings themselves (a status
 // write of a custom resource is decoded, validated against its schema and stored, then sent to every
-// watcher). So one queue's usage is written at most once per usageWriteInterval, and when many queues
-// are busy, less often, so that all of them together make about usageWritesPerSecond writes a
-// second. State changes are written at once.
-const (
-	usageWriteInterval   = time.Second
-	usageWritesPerSecond = 25
-	// busyFor is how long after its latest sync a queue counts as busy.
-	busyFor = 10 * time.Second
-)
+// watcher). So one queue's usage is written at most once per StatusPacing.Interval, and when many
+// queues are busy, less often, so that all of them together make about StatusPacing.PerSecond writes
+// a second. State changes are written at once.
+
+// busyFor is how long after its latest sync a queue counts as busy.
+const busyFor = 10 * time.Second
+
+// StatusPacing spaces the status writes that pods' usage causes (QueueStateArgs.Controller).
+type StatusPacing struct {
+	// Interval is the least time between two usage-driven writes of one queue's status.
+	Interval time.Duration
+	// PerSecond bounds the usage-driven writes of all busy queues together.
+	PerSecond int
+}
 
 // throttle spaces the usage-driven syncs of each queue. The first change after a quiet interval is
 // synced at once; the changes that follow are folded into one sync at the interval's end. The
@@ -31,8 +36,8 @@ type throttle struct {
 	counted  time.Time // when interval was last derived from the busy queues
 }
 
-func newThrottle(minInterval time.Duration, perSecond int) *throttle {
-	return &throttle{minInterval: minInterval, perSecond: perSecond, next: map[string]time.Time{}, interval: minInterval}
+func newThrottle(p StatusPacing) *throttle {
+	return &throttle{minInterval: p.Interval, perSecond: max(p.PerSecond, 1), next: map[string]time.Time{}, interval: p.Interval}
 }
 
 // delay says how long from now a change of queue waits for its sync.

@@ -11,7 +11,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 func TestThrottleSpacesSyncsOfAQueue(t *testing.T) {
-	th := newThrottle(time.Second, 25)
+	th := newThrottle(StatusPacing{Interval: time.Second, PerSecond: 25})
 	for _, step := range []struct {
 		queue string
 		now   int // ms after t0
@@ -38,7 +38,7 @@ func TestThrottleSpacesSyncsOfAQueue(t *testing.T) {
 // With more busy queues than the write budget allows once a second, each queue waits longer; when
 // they go quiet, the interval comes back to one second.
 func TestThrottleStretchesWithBusyQueues(t *testing.T) {
-	th := newThrottle(time.Second, 10)
+	th := newThrottle(StatusPacing{Interval: time.Second, PerSecond: 10})
 	for i := range 30 {
 		th.delay(fmt.Sprint("q", i), at(0))
 	}

@@ -70,7 +70,8 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 	if err != nil {
 		return err
 	}
-	c, err := controller.New(client, dyn, meta, acct, gangs)
+	c, err := controller.New(ctx, client, dyn, meta, acct, gangs, controller.StatusPacing{
+		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond)})
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion),
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
-		failures: newFailureReport(acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
+		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
 
 		unnominate: newUnnominateQueue(),
 	}

@@ -1,15 +1,19 @@
 package gang
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -119,4 +123,17 @@ func TestMembersCountAndDenial(t *testing.T) {
 	if m.isDenied("ns/g") {
 		t.Error("a denial made before a queue's spec changed still holds")
 	}
+}
+
+// The failure report's event broadcaster ends with the plugin's context: a scheduler stopped (or one
+// started per scheduler_perf workload) leaves no goroutine of it behind.
+func TestFailureReportLeavesNoGoroutineWhenStopped(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := newFailureReport(ctx, fake.NewSimpleClientset(), kubefake.NewClientset().CoreV1(), nil)
+	done := make(chan struct{})
+	go func() { r.run(ctx); close(done) }()
+	cancel()
+	<-done
+	goleak.VerifyNone(t, before)
 }

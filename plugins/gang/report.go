@@ -41,8 +41,9 @@ type failureReport struct {
 	written map[types.NamespacedName]string
 }
 
-func newFailureReport(client versioned.Interface, events typedcorev1.EventsGetter, podGroups listers.PodGroupLister) *failureReport {
-	broadcaster := record.NewBroadcaster()
+// newFailureReport builds the report; its event broadcaster stops with ctx.
+func newFailureReport(ctx context.Context, client versioned.Interface, events typedcorev1.EventsGetter, podGroups listers.PodGroupLister) *failureReport {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
 	return &failureReport{
 		client:    client,
