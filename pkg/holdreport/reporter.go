@@ -221,6 +221,7 @@ func (r *Reporter) report(ctx context.Context, h hold) error {
 	if _, err := r.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 		return err
 	}
+	klog.FromContext(ctx).V(5).Info("Reported a held pod", "pod", klog.KObj(pod), "reason", h.Reason)
 	r.recorder.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", h.Message)
 	metrics.HeldPodReports.WithLabelValues(h.Reason).Inc()
 	r.mu.Lock()

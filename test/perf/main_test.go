@@ -19,6 +19,8 @@ var (
 	queueCount = flag.Int("queues", 100, "queues the pods are spread across")
 	podCount   = flag.Int("pods", 5000, "pods to schedule")
 	nodeCount  = flag.Int("nodes", 100, "fake nodes")
+	// schedulerConfig lets a run try other QueueState args (the controller's status pacing, say).
+	schedulerConfig = flag.String("scheduler-config", "", "KubeSchedulerConfiguration of the queue-scheduler; manifests/scheduler-config.yaml when empty")
 )
 
 var cluster *localcluster.Cluster
@@ -30,6 +32,14 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	opts := localcluster.Options{VanillaSchedulerName: vanillaScheduler, LimitSchedulerName: limitScheduler}
+	if *schedulerConfig != "" {
+		profile, err := os.ReadFile(*schedulerConfig)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-scheduler-config:", err)
+			os.Exit(2)
+		}
+		opts.SchedulerProfile = profile
+	}
 	code := clustertest.RunWithCluster(m, opts, func(_ context.Context, c *localcluster.Cluster) error {
 		cluster = c
 		return nil

@@ -3,9 +3,12 @@ package perf
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +32,7 @@ var (
 	memoryNodes  = flag.Int("memory-nodes", 5000, "fake nodes of the memory case")
 	memoryPods   = flag.Int("memory-pods", 10000, "pods each scheduler schedules in the memory case")
 	memoryQueues = flag.Int("memory-queues", 1000, "queues of the memory case")
+	heapProfiles = flag.String("memory-heap-profiles", "", "folder for each memory run's heap profile, taken from the scheduler's /debug/pprof/heap once its pods are bound; none when empty")
 )
 
 const memoryNamespace = "memory"
@@ -114,7 +118,15 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 		b.Fatal(err)
 	}
 	defer func() { _ = logFile.Close() }()
-	cmd := exec.Command(side.binary, "--config", config, "--secure-port", "0")
+	args := []string{"--config", config, "--secure-port", "0"}
+	port := ""
+	if *heapProfiles != "" {
+		_, port, _ = net.SplitHostPort(loopbackAddr(b))
+		// Profiling is on by default; the flags let an anonymous local request read it.
+		args = []string{"--config", config, "--bind-address", "127.0.0.1", "--secure-port", port,
+			"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/debug/pprof/*"}
+	}
+	cmd := exec.Command(side.binary, args...)
 	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
@@ -125,6 +137,9 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 	waitAllBound(b, ctx, c, run, *memoryPods, func() string { return "scheduler output in " + logPath })
 	took := time.Since(start)
 	use := memoryUse{peakRSS: peakRSS(b, cmd.Process.Pid)}
+	if port != "" {
+		saveHeapProfile(b, port, filepath.Join(*heapProfiles, fmt.Sprintf("%s-%s.pb.gz", side.name, run)))
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		b.Fatal(err)
 	}
@@ -136,6 +151,34 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 		run, side.name, *memoryPods, took.Seconds(), use.peakRSS, use.peakHeap, use.liveHeap)
 	deleteAllPods(b, ctx, c.Kube, memoryNamespace)
 	return use
+}
+
+// saveHeapProfile writes the heap profile the scheduler serving on 127.0.0.1:port reports, after a
+// garbage collection, to path.
+func saveHeapProfile(b *testing.B, port, path string) {
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		// The scheduler serves a self-signed certificate; this reads a local debugging endpoint.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
+	}}
+	resp, err := client.Get("https://127.0.0.1:" + port + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %s", resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = out.Close() }()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
 }
 
 // loopbackAddr is a free loopback address for a webhook server.
