@@ -8,7 +8,7 @@ GO ?= go
 # The image and go install tests build binaries as users do; like the integration tests they run
 # without -race and with a longer timeout.
 INTEGRATION_PKGS := ./test/integration/... ./test/image ./test/goinstall
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/image -e /test/goinstall -e /pkg/generated/)
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/image -e /test/goinstall -e /test/schedperf -e /pkg/generated/)
 # The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
 PLUGIN_PKGS := ./cmd/kubectl-queue/...
 
@@ -38,6 +38,8 @@ SCENARIO ?= examples/scenarios/demo.yaml
 BENCH ?= Freshness|Gangs|Memory|Fairness|Reclaim|Throughput
 # go test flags for make bench, e.g. BENCH_TESTFLAGS=-cpuprofile=out/bench/cpu.pprof
 BENCH_TESTFLAGS ?=
+# The scheduler_perf workloads of make bench-upstream (labels of test/schedperf/config/workloads.yaml).
+SCHEDPERF_LABELS ?= performance
 OUT ?= out/demo
 
 .PHONY: all
@@ -106,6 +108,10 @@ run: ## Play the queuesim demo on the embedded control plane; report, chart and 
 .PHONY: bench
 bench: ## Benchmarks on the in-process control plane (test/perf); table in out/bench; scale with BENCH_FLAGS="-pods=50000 ...".
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m $(BENCH_TESTFLAGS) ./test/perf/ -args $(BENCH_FLAGS)
+
+.PHONY: bench-upstream
+bench-upstream: ## Upstream scheduler_perf's SchedulingBasic, PreemptionBasic and GangScheduling with the default and the queue-scheduler profile (test/schedperf); ratios in out/bench/schedperf.md; bigger machines: SCHEDPERF_LABELS=large.
+	$(GO) test -run '^$$' -bench 'PerfSchedulingQueueScheduler' -benchtime 1x -timeout 90m $(BENCH_TESTFLAGS) ./test/schedperf/ -args -perf-scheduling-label-filter=$(SCHEDPERF_LABELS) $(SCHEDPERF_FLAGS)
 
 .PHONY: clean
 clean:

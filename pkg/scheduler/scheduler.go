@@ -4,7 +4,10 @@
 package scheduler
 
 import (
+	"sort"
+
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/plugins/gang"
@@ -17,13 +20,28 @@ import (
 // Name is the binary's name and the default schedulerName of its profile.
 const Name = schedulingv1beta1.SchedulerName
 
-// PluginOptions registers every out-of-tree plugin of queue-scheduler.
-func PluginOptions() []app.Option {
-	return []app.Option{
-		app.WithPlugin(queuestate.Name, queuestate.New),
-		app.WithPlugin(queueunit.Name, queueunit.New),
-		app.WithPlugin(proportion.Name, proportion.New),
-		app.WithPlugin(reclaim.Name, reclaim.New),
-		app.WithPlugin(gang.Name, gang.New),
+// Plugins is the registry of every out-of-tree plugin of queue-scheduler.
+func Plugins() frameworkruntime.Registry {
+	return frameworkruntime.Registry{
+		queuestate.Name: queuestate.New,
+		queueunit.Name:  queueunit.New,
+		proportion.Name: proportion.New,
+		reclaim.Name:    reclaim.New,
+		gang.Name:       gang.New,
 	}
+}
+
+// PluginOptions registers every out-of-tree plugin of queue-scheduler with the command.
+func PluginOptions() []app.Option {
+	plugins := Plugins()
+	names := make([]string, 0, len(plugins))
+	for name := range plugins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	opts := make([]app.Option, 0, len(names))
+	for _, name := range names {
+		opts = append(opts, app.WithPlugin(name, plugins[name]))
+	}
+	return opts
 }
