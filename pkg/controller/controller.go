@@ -39,6 +39,10 @@ const ComponentName = "queue-scheduler-controller"
 // workers is how many keys of each kind are synced at once.
 const workers = 2
 
+// queueWorkers is how many queues are synced at once. A queue's sync is mostly the wait for its
+// status write, so more of them than of the other kinds.
+const queueWorkers = 8
+
 // Controller is the embedded queue controller.
 type Controller struct {
 	kube     kubernetes.Interface
@@ -163,8 +167,10 @@ func (c *Controller) lead(ctx context.Context) {
 	logger.Info("Queue controller leading")
 
 	var wg sync.WaitGroup
-	for range workers {
+	for range queueWorkers {
 		wg.Go(func() { c.work(ctx, wq.queues, c.syncQueue) })
+	}
+	for range workers {
 		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
 		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
 	}

@@ -1,7 +1,11 @@
 package controller
 
 import (
+	"maps"
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -15,11 +19,21 @@ const byGroup = "group"
 // addEventHandlers turns every change that can alter a status, a cascade or a Command into a key.
 func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
+	if _, err := v1beta1.Queues().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.onQueue,
+		UpdateFunc: func(old, obj any) {
+			if !usageOnly(old, obj) {
+				c.onQueue(obj)
+			}
+		},
+		DeleteFunc: func(obj any) { c.onQueue(unwrap(obj)) },
+	}); err != nil {
+		return err
+	}
 	registrations := []struct {
 		informer cache.SharedIndexInformer
 		handler  func(any)
 	}{
-		{v1beta1.Queues().Informer(), c.onQueue},
 		{v1beta1.PodGroups().Informer(), c.onPodGroup},
 		{v1beta1.QueueUnits().Informer(), c.onQueueUnit},
 		{c.acct.Informers.Bus().V1alpha1().Commands().Informer(), c.onCommand},
@@ -59,6 +73,19 @@ func unwrap(obj any) any {
 		return tombstone.Obj
 	}
 	return obj
+}
+
+// usageOnly says whether a queue's update changed only what its status reports of its usage: the
+// controller's own usage writes, the most frequent updates by far. They change nothing this
+// controller acts on (a queue's status is written from the accounting, not from itself), so they are
+// not synced again: that would write again at once, past the pacing of usage writes.
+func usageOnly(oldObj, obj any) bool {
+	old, okOld := oldObj.(*schedulingv1beta1.Queue)
+	q, ok := obj.(*schedulingv1beta1.Queue)
+	return okOld && ok && old.Generation == q.Generation && old.DeletionTimestamp.Equal(q.DeletionTimestamp) &&
+		maps.Equal(old.Labels, q.Labels) && maps.Equal(old.Annotations, q.Annotations) &&
+		slices.Equal(old.Finalizers, q.Finalizers) && old.Status.State == q.Status.State &&
+		apiequality.Semantic.DeepEqual(old.Status.Conditions, q.Status.Conditions)
 }
 
 // onQueue syncs the queue and the queues below it, whose state depends on it, and the queues of a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,6 +43,12 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 	q = q.DeepCopy()
 	q.Status = status
 	_, err := c.acct.Client.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		// The cache is behind the stored queue. A newer version's event may be usage only, which
+		// syncs nothing: the queue is synced again once the pacing allows, from a newer cache.
+		c.enqueueQueueSoon(q.Name)
+		return nil
+	}
 	return ignoreGoneOrStale(err)
 }
 
