@@ -53,6 +53,10 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	}
 	obj, known := c.gangs.Get(source.Name(), nsName)
 	if !known {
+		if c.gangs.Watched(source.Name()) {
+			// Its informer is still listing: the key comes back once the PodGroups are known.
+			c.enqueueGangAfter(key, time.Second)
+		}
 		return nil
 	}
 	namespace, pgName, err := splitKey(nsName)
@@ -94,6 +98,14 @@ func (c *Controller) ensureMirror(ctx context.Context, source gangsource.Source,
 	mirror *schedulingv1beta1.PodGroup) (*schedulingv1beta1.PodGroup, string, error) {
 	spec := source.Mirror(obj)
 	api := c.acct.Client.SchedulingV1beta1().PodGroups(obj.GetNamespace())
+	if mirror != nil && mirroredBefore(source, mirror, obj.GetUID()) {
+		// The source was deleted and created again under its name (an operator restarting its job):
+		// the mirror of the one before goes, and the new one gets a mirror of its own.
+		if err := c.deleteMirror(ctx, source, mirror); err != nil {
+			return nil, "", err
+		}
+		mirror = nil
+	}
 	switch {
 	case mirror == nil:
 		created, err := api.Create(ctx, &schedulingv1beta1.PodGroup{
@@ -124,6 +136,14 @@ func (c *Controller) ensureMirror(ctx context.Context, source gangsource.Source,
 func mirrors(pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
 	ref := metav1.GetControllerOfNoCopy(pg)
 	return pg.Labels[schedulingv1beta1.GangSourceLabel] != "" && ref != nil && ref.UID == uid
+}
+
+// mirroredBefore says whether pg mirrors an earlier PodGroup of the source by the name of the one of
+// that UID: a source PodGroup deleted and created again before its mirror went.
+func mirroredBefore(source gangsource.Source, pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(pg)
+	return pg.Labels[schedulingv1beta1.GangSourceLabel] == string(source.Name()) && ref != nil &&
+		ref.Kind == source.GroupVersionKind().Kind && ref.UID != uid
 }
 
 // deleteMirror deletes the mirror of a source PodGroup that is gone or being deleted. A garbage

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -118,5 +120,27 @@ func TestQueueAdmitted(t *testing.T) {
 		if got.Type != QueueAdmittedCondition || got.Status != tt.status || got.Reason != tt.reason || got.Message == "" {
 			t.Errorf("%s: %+v", tt.name, got)
 		}
+	}
+}
+
+// Volcano's PodGroup gives its mirror minMember, minTaskMember, minResources, queue and
+// priorityClassName; one that names no queue goes to the PodGroup's queue label.
+func TestVolcanoMirror(t *testing.T) {
+	cpu := corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("3")}
+	pg := &vcv1beta1.PodGroup{Spec: vcv1beta1.PodGroupSpec{MinMember: 3, Queue: "team", PriorityClassName: "high",
+		MinTaskMember: map[string]int32{"ps": 1, "worker": 2}, MinResources: &cpu}}
+	got := (&volcano{}).Mirror(pg)
+	want := schedulingv1beta1.PodGroupSpec{MinMember: 3, Queue: "team", PriorityClassName: "high",
+		MinTaskMember: map[string]int32{"ps": 1, "worker": 2}, MinResources: cpu}
+	if !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("mirror spec %+v, want %+v", got, want)
+	}
+	pg.Spec.MinTaskMember["ps"] = 5
+	if got.MinTaskMember["ps"] != 1 {
+		t.Error("the mirror's minTaskMember shares the source's map")
+	}
+	bare := &vcv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{schedulingv1beta1.QueueLabel: "labelled"}}}
+	if got := (&volcano{}).Mirror(bare); got.MinMember != 1 || got.Queue != "labelled" || got.MinTaskMember != nil {
+		t.Errorf("bare Volcano PodGroup: %+v, want minMember 1 in the label's queue", got)
 	}
 }

@@ -2,6 +2,7 @@ package gangsource
 
 import (
 	"context"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -31,14 +32,17 @@ func (v *volcano) newInformer() cache.SharedIndexInformer {
 	return vcinformers.NewSharedInformerFactory(v.client, 0).Scheduling().V1beta1().PodGroups().Informer()
 }
 
-// Mirror takes minMember, minResources, queue (a queue-scheduler queue of that name) and
-// priorityClassName.
+// Mirror takes minMember, minTaskMember, minResources, queue (a queue-scheduler queue of that name)
+// and priorityClassName.
 func (*volcano) Mirror(obj metav1.Object) schedulingv1beta1.PodGroupSpec {
 	pg := obj.(*vcv1beta1.PodGroup)
 	spec := schedulingv1beta1.PodGroupSpec{
 		MinMember:         max(pg.Spec.MinMember, 1),
 		Queue:             pg.Spec.Queue,
 		PriorityClassName: pg.Spec.PriorityClassName,
+	}
+	if len(pg.Spec.MinTaskMember) > 0 {
+		spec.MinTaskMember = maps.Clone(pg.Spec.MinTaskMember)
 	}
 	if pg.Spec.MinResources != nil {
 		spec.MinResources = *pg.Spec.MinResources

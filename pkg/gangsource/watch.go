@@ -168,6 +168,9 @@ func (s *Sources) Get(name schedulingv1beta1.GangSource, key string) (obj metav1
 	return o, ok
 }
 
+// Watched says whether the source's PodGroups are watched, synced or not.
+func (s *Sources) Watched(name schedulingv1beta1.GangSource) bool { return s.informer(name) != nil }
+
 // Keys lists the "namespace/name" keys of every watched source's PodGroups.
 func (s *Sources) Keys() map[schedulingv1beta1.GangSource][]string {
 	out := map[schedulingv1beta1.GangSource][]string{}

@@ -139,9 +139,9 @@ func (g *Gang) gate(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
 	case "", schedulingv1beta1.PodGroupPending:
 		return holdreport.Why{Reason: holdreport.PodGroupPending, Message: fmt.Sprintf("podgroup %s is Pending: its queue has not admitted it yet", key)}
 	case schedulingv1beta1.PodGroupInqueue:
-		if live := g.members.count(key).live; live < pg.MinMemberOrOne() {
+		if lack := g.members.count(key).liveLack(pg); lack != "" {
 			return holdreport.Why{Reason: holdreport.GangIncomplete, Message: fmt.Sprintf(
-				"podgroup %s has %d of its minMember %d pods: waiting for the rest of the gang", key, live, pg.MinMemberOrOne())}
+				"podgroup %s has %s: waiting for the rest of the gang", key, lack)}
 		}
 	}
 	// A gang that ran already takes its replacement members as they come.

@@ -28,7 +28,7 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []f
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 	}
-	if g.members.isDenied(key) && g.members.count(key).assigned < pg.MinMemberOrOne() {
+	if g.members.isDenied(key) && g.members.count(key).assignedLack(pg) != "" {
 		g.held.Add(pod, deniedBucket(key))
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
 			fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
@@ -73,7 +73,7 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 	}
 	bySibling, deadline := g.members.release(pod.UID)
 	pg := g.podGroup(pod)
-	if bySibling || pg == nil || pg.MinMemberOrOne() <= 1 {
+	if bySibling || pg == nil || !isGang(pg) {
 		return
 	}
 	reason, cause := fmt.Sprintf("member %s was not bound", pod.Name), "MemberNotBound"
@@ -97,19 +97,18 @@ func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 // its waiting siblings go too; until then it waits, at most the gang's schedule timeout.
 func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
 	pg := g.podGroup(pod)
-	if pg == nil || pg.MinMemberOrOne() <= 1 || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
+	if pg == nil || !isGang(pg) || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
 		return nil, 0
 	}
 	key := schedulingv1beta1.PodGroupKey(pod)
-	c := g.members.count(key)
-	if c.assigned >= pg.MinMemberOrOne() {
+	lack := g.members.count(key).assignedLack(pg)
+	if lack == "" {
 		g.allowWaiting(key)
 		return nil, 0
 	}
 	timeout := g.timeout(pg)
 	g.members.waiting(pod.UID, time.Now().Add(timeout))
-	return fwk.NewStatus(fwk.Wait, fmt.Sprintf("waiting for the gang: %d/%d members of podgroup %s reserved",
-		c.assigned, pg.MinMemberOrOne(), key)), timeout
+	return fwk.NewStatus(fwk.Wait, fmt.Sprintf("waiting for the gang: podgroup %s has %s reserved", key, lack)), timeout
 }
 
 func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
@@ -124,11 +123,11 @@ func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
 // release what they reserved.
 func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	pg := g.podGroup(pod)
-	if pg == nil || pg.MinMemberOrOne() <= 1 {
+	if pg == nil || !isGang(pg) {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	key := schedulingv1beta1.PodGroupKey(pod)
-	if g.members.count(key).assigned >= pg.MinMemberOrOne() {
+	if g.members.count(key).assignedLack(pg) == "" {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if g.members.isDenied(key) {

@@ -25,6 +25,8 @@ const (
 	SchedulerPluginsPodGroupLabel = "scheduling.x-k8s.io/pod-group"
 	// VolcanoGroupNameAnnotation on a pod names its Volcano PodGroup.
 	VolcanoGroupNameAnnotation = "scheduling.k8s.io/group-name"
+	// VolcanoTaskAnnotation on a pod names its task in a Volcano job (minTaskMember).
+	VolcanoTaskAnnotation = "volcano.sh/task-spec"
 	// GangSourceLabel on a PodGroup of queue-scheduler says which source's PodGroup it mirrors; the
 	// mirror's controller owner reference names that PodGroup.
 	GangSourceLabel = GroupName + "/gang-source"
@@ -55,4 +57,13 @@ func GangRefs(pod *corev1.Pod) []GangRef {
 		add(GangSourceKubernetes, *g.PodGroupName)
 	}
 	return refs
+}
+
+// TaskOf names the task of a gang's pod, for its PodGroup's minTaskMember: queue-scheduler's task
+// label, else Volcano's task annotation; "" for none.
+func TaskOf(pod *corev1.Pod) string {
+	if task := pod.Labels[TaskLabel]; task != "" {
+		return task
+	}
+	return pod.Annotations[VolcanoTaskAnnotation]
 }

@@ -4,6 +4,9 @@ package v1beta1
 const (
 	// PodGroupLabel on a pod names its PodGroup in the pod's namespace.
 	PodGroupLabel = GroupName + "/pod-group"
+	// TaskLabel on a pod names its task within its PodGroup, whose minTaskMember may ask for a least
+	// number of pods of each task.
+	TaskLabel = GroupName + "/task"
 	// QueueLabel on a pod, or QueueAnnotation on its namespace, names the pod's queue when the pod
 	// belongs to no PodGroup.
 	QueueLabel = GroupName + "/queue"

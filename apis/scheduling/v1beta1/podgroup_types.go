@@ -46,6 +46,15 @@ type PodGroupSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
 	MinResources corev1.ResourceList `json:"minResources,omitempty"`
 
+	// minTaskMember is, per task, how many of the gang's pods of that task must be placed among
+	// its minMember before any is bound (a parameter server and two workers, say). A pod names its
+	// task with the label scheduling.queue-scheduler.io/task, or Volcano's annotation
+	// volcano.sh/task-spec.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="task minimums must not be negative"
+	MinTaskMember map[string]int32 `json:"minTaskMember,omitempty"`
+
 	// queue names the queue; empty means the namespace's queue annotation, else "default".
 	// +optional
 	// +kubebuilder:validation:MaxLength=253

@@ -121,6 +121,13 @@ func (in *PodGroupSpec) DeepCopyInto(out *PodGroupSpec) {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
+	if in.MinTaskMember != nil {
+		in, out := &in.MinTaskMember, &out.MinTaskMember
+		*out = make(map[string]int32, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.ScheduleTimeoutSeconds != nil {
 		in, out := &in.ScheduleTimeoutSeconds, &out.ScheduleTimeoutSeconds
 		*out = new(int32)

@@ -3,6 +3,7 @@ package gangsources
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,17 +87,37 @@ func waitNoPods(t *testing.T, namespace string) {
 	}, func() string { return "" })
 }
 
-// setRunning marks the bound pods of group Running, as their kubelets would.
-func setRunning(t *testing.T, namespace, group string) {
+// setPhase moves the bound pods of group to phase, as their kubelets would.
+func setPhase(t *testing.T, namespace, group string, phase v1.PodPhase) {
 	t.Helper()
 	for _, p := range listPods(t, namespace) {
 		if p.Labels[schedulingv1beta1.PodGroupLabel] != group || p.Spec.NodeName == "" {
 			continue
 		}
-		p.Status.Phase = v1.PodRunning
+		p.Status.Phase = phase
 		if _, err := cluster.Kube.CoreV1().Pods(namespace).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("pod %s Running: %v", p.Name, err)
+			t.Fatalf("pod %s %s: %v", p.Name, phase, err)
 		}
+	}
+}
+
+// memberNames names the pods of group, in name order.
+func memberNames(t *testing.T, namespace, group string) []string {
+	t.Helper()
+	var names []string
+	for _, p := range listPods(t, namespace) {
+		if p.Labels[schedulingv1beta1.PodGroupLabel] == group {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func deletePod(t *testing.T, namespace, name string) {
+	t.Helper()
+	if err := cluster.Kube.CoreV1().Pods(namespace).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatalf("delete pod %s: %v", name, err)
 	}
 }
 

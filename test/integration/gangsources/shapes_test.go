@@ -50,6 +50,16 @@ type operator struct {
 	// waitsForInqueue: the operator creates pods only once the PodGroup's phase is neither empty
 	// nor Pending.
 	waitsForInqueue bool
+	// passesTimeout: the operator passes the job's scheduleTimeoutSeconds on to its PodGroup.
+	passesTimeout bool
+}
+
+// completed is the phase the source's own controller gives a PodGroup whose members succeeded.
+func (o operator) completed() string {
+	if o.source == schedulingv1beta1.GangSourceSchedulerPlugins {
+		return string(spv1alpha1.PodGroupFinished)
+	}
+	return string(vcv1beta1.PodGroupCompleted)
 }
 
 func ownerRef(apiVersion, kind, name string, controller bool) metav1.OwnerReference {
@@ -119,6 +129,7 @@ var operators = []operator{
 			pod.Labels[spv1alpha1.PodGroupLabel] = j.name
 			return pod
 		},
+		passesTimeout: true,
 	},
 	{
 		// training-operator v1.9 with --gang-scheduler-name=volcano.

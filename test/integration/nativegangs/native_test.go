@@ -7,6 +7,7 @@
 package nativegangs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -19,10 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
+	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -172,6 +175,7 @@ func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
 	}
 	waitCondition(t, ns, first, schedulingapi.PodGroupInitiallyScheduled, metav1.ConditionTrue, "")
 	waitCondition(t, ns, first, gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "native"`)
+	wantCounted(t, ns, "native", first, second)
 	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
 		metav1.ListOptions{LabelSelector: schedulingv1beta1.PodGroupLabel + "=" + first}); err != nil {
 		t.Fatal(err)
@@ -239,4 +243,46 @@ func TestNativePodGroupsOfOtherSchedulersAreLeftAlone(t *testing.T) {
 	if err != nil || meta.FindStatusCondition(pg.Status.Conditions, gangsource.QueueAdmittedCondition) != nil {
 		t.Errorf("a native PodGroup of another scheduler's pods: %v, conditions %+v", err, pg.Status.Conditions)
 	}
+}
+
+// wantCounted checks that the queue's status counts both gangs, the running one as Running once its
+// pods run, and that kubectl queue jobs lists them as PodGroups of the native source.
+func wantCounted(t *testing.T, ns, queue, running, waiting string) {
+	t.Helper()
+	for _, p := range listMembers(t, ns, running) {
+		p.Status.Phase = v1.PodRunning
+		if _, err := cluster.Kube.CoreV1().Pods(ns).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var status schedulingv1beta1.QueueStatus
+	poll(t, "queue "+queue+" counting a Running and an Inqueue PodGroup", func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		status = q.Status
+		return q.Status.Running == 1 && q.Status.Inqueue == 1, nil
+	}, func() string { return fmt.Sprintf("status %+v", status) })
+	var out bytes.Buffer
+	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "jobs", queue})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out.String())
+	}
+	for _, name := range []string{running, waiting} {
+		if !strings.Contains(out.String(), name) || !strings.Contains(out.String(), "PodGroup (kubernetes)") {
+			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (kubernetes):\n%s", queue, name, out.String())
+		}
+	}
+}
+
+// listMembers lists the bound pods of group.
+func listMembers(t *testing.T, namespace, group string) []v1.Pod {
+	t.Helper()
+	list, err := cluster.Kube.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: schedulingv1beta1.PodGroupLabel + "=" + group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
 }
