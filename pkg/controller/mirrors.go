@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
@@ -54,8 +55,8 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	obj, known := c.gangs.Get(source.Name(), nsName)
 	if !known {
 		if c.gangs.Watched(source.Name()) {
-			// Its informer is still listing: the key comes back once the PodGroups are known.
-			c.enqueueGangAfter(key, time.Second)
+			// Its informer is still listing: the key comes back, backing off, until they are known.
+			return fmt.Errorf("the PodGroups of gang source %s are not listed yet", source.Name())
 		}
 		return nil
 	}
@@ -98,7 +99,7 @@ func (c *Controller) ensureMirror(ctx context.Context, source gangsource.Source,
 	mirror *schedulingv1beta1.PodGroup) (*schedulingv1beta1.PodGroup, string, error) {
 	spec := source.Mirror(obj)
 	api := c.acct.Client.SchedulingV1beta1().PodGroups(obj.GetNamespace())
-	if mirror != nil && mirroredBefore(source, mirror, obj.GetUID()) {
+	if mirror != nil && mirroredBefore(source, mirror, obj) {
 		// The source was deleted and created again under its name (an operator restarting its job):
 		// the mirror of the one before goes, and the new one gets a mirror of its own.
 		if err := c.deleteMirror(ctx, source, mirror); err != nil {
@@ -138,12 +139,20 @@ func mirrors(pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
 	return pg.Labels[schedulingv1beta1.GangSourceLabel] != "" && ref != nil && ref.UID == uid
 }
 
-// mirroredBefore says whether pg mirrors an earlier PodGroup of the source by the name of the one of
-// that UID: a source PodGroup deleted and created again before its mirror went.
-func mirroredBefore(source gangsource.Source, pg *schedulingv1beta1.PodGroup, uid types.UID) bool {
+// mirroredBefore says whether pg mirrors an earlier PodGroup of the source by obj's name: a source
+// PodGroup deleted and created again before its mirror went. The mirror is older than obj; a
+// mirror newer than obj stands for a source the cache has not seen yet, and is left alone.
+func mirroredBefore(source gangsource.Source, pg *schedulingv1beta1.PodGroup, obj metav1.Object) bool {
 	ref := metav1.GetControllerOfNoCopy(pg)
 	return pg.Labels[schedulingv1beta1.GangSourceLabel] == string(source.Name()) && ref != nil &&
-		ref.Kind == source.GroupVersionKind().Kind && ref.UID != uid
+		ownedBySource(source, *ref) && ref.UID != obj.GetUID() && !obj.GetCreationTimestamp().Time.Before(pg.CreationTimestamp.Time)
+}
+
+// ownedBySource says whether an owner reference names a PodGroup of the source's API.
+func ownedBySource(source gangsource.Source, ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	gvk := source.GroupVersionKind()
+	return err == nil && gv.Group == gvk.Group && ref.Kind == gvk.Kind
 }
 
 // deleteMirror deletes the mirror of a source PodGroup that is gone or being deleted. A garbage
@@ -153,7 +162,7 @@ func (c *Controller) deleteMirror(ctx context.Context, source gangsource.Source,
 		return nil
 	}
 	ref := metav1.GetControllerOfNoCopy(mirror)
-	if ref == nil || ref.Kind != source.GroupVersionKind().Kind {
+	if ref == nil || !ownedBySource(source, *ref) {
 		return nil
 	}
 	err := c.acct.Client.SchedulingV1beta1().PodGroups(mirror.Namespace).Delete(ctx, mirror.Name, preconditionUID(mirror.UID))

@@ -1,7 +1,7 @@
 // Package gang is the scheduler plugin that places a PodGroup's pods all or nothing: its pods enter
 // the active queue once the group is admitted to its queue (Inqueue) and at least minMember of them
-// exist; siblings are ordered together; reserved members wait at Permit until minMember are
-// reserved, bounded by the group's timeout; a member that cannot be placed, or a timeout, rejects
+// exist (and each task's minTaskMember); siblings are ordered together; reserved members wait at
+// Permit until as many are reserved, bounded by the group's timeout; a member that cannot be placed, or a timeout, rejects
 // the waiting siblings so that no partial gang is bound and nothing stays reserved.
 package gang
 
@@ -104,7 +104,7 @@ func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
 }
 
 // PreEnqueue keeps a gang's pods out of the active queue until the group is admitted to its queue
-// and has at least minMember pods.
+// and has at least minMember pods, and each task's minTaskMember.
 func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	key := schedulingv1beta1.PodGroupKey(pod)
 	if key == "" {

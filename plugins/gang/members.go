@@ -63,10 +63,10 @@ func tasksHold(pg *schedulingv1beta1.PodGroup) bool {
 	return total <= int64(pg.MinMemberOrOne())
 }
 
-// isGang says whether pg's members wait for each other: it asks for more than one member (task
-// minimums hold only within minMember).
+// isGang says whether pg's members wait for each other: it asks for more than one member, or for
+// members of some task.
 func isGang(pg *schedulingv1beta1.PodGroup) bool {
-	return pg.MinMemberOrOne() > 1
+	return pg.MinMemberOrOne() > 1 || tasksHold(pg)
 }
 
 // liveLack says what the live members lack to make the gang whole, "" when nothing.

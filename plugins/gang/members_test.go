@@ -41,6 +41,10 @@ func TestLacking(t *testing.T) {
 			t.Errorf("%s: lacking = %q, want %q", tt.name, got, tt.want)
 		}
 	}
+	// A gang of one member that asks for a task's member waits at Permit like any gang.
+	if !isGang(withTasks(1, map[string]int32{"ps": 1})) || isGang(withTasks(1, nil)) || isGang(withTasks(1, map[string]int32{"w": 2})) {
+		t.Error("isGang: minMember 1 is a gang only with task minimums that hold")
+	}
 }
 
 // count reads each member's task from queue-scheduler's label or Volcano's annotation.
@@ -52,7 +56,7 @@ func TestCountByTask(t *testing.T) {
 		util.MakePod("ns", "plain").UID("plain").Obj(),
 	}
 	pods[1].Annotations = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
-	pods[2].Annotations = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
+	pods[2].Labels = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
 	m := newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 })
 	m.reserve("w1")
 	c := m.count("ns/g")

@@ -49,6 +49,8 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 			want: []string{"spec.minMember", "should be greater than or equal to 1"}},
 		{name: "PodGroup negative minResources", resource: "podgroups", object: namespaced("PodGroup", ns, "pgneg", map[string]any{"minResources": map[string]any{"cpu": "-2"}}),
 			want: []string{"spec.minResources", "quantities must not be negative"}},
+		{name: "PodGroup negative minTaskMember", resource: "podgroups", object: namespaced("PodGroup", ns, "pgtask", map[string]any{"minTaskMember": map[string]any{"ps": -1}}),
+			want: []string{"spec.minTaskMember", "task minimums must not be negative"}},
 		{name: "PodGroup timeout 0", resource: "podgroups", object: namespaced("PodGroup", ns, "pgt", map[string]any{"scheduleTimeoutSeconds": 0}),
 			want: []string{"spec.scheduleTimeoutSeconds", "should be greater than or equal to 1"}},
 		{name: "QueueUnit without consumer kind", resource: "queueunits", object: namespaced("QueueUnit", ns, "qu", map[string]any{"consumerRef": map[string]any{"name": "job"}}),

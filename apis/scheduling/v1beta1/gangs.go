@@ -60,10 +60,13 @@ func GangRefs(pod *corev1.Pod) []GangRef {
 }
 
 // TaskOf names the task of a gang's pod, for its PodGroup's minTaskMember: queue-scheduler's task
-// label, else Volcano's task annotation; "" for none.
+// label, else Volcano's task annotation or label; "" for none.
 func TaskOf(pod *corev1.Pod) string {
 	if task := pod.Labels[TaskLabel]; task != "" {
 		return task
 	}
-	return pod.Annotations[VolcanoTaskAnnotation]
+	if task := pod.Annotations[VolcanoTaskAnnotation]; task != "" {
+		return task
+	}
+	return pod.Labels[VolcanoTaskAnnotation]
 }
