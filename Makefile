@@ -36,6 +36,9 @@ IMAGE_OUT ?= out/image
 SCENARIO ?= examples/scenarios/demo.yaml
 # The cases of make bench; BenchmarkEndToEnd (creation included) runs with BENCH=.
 BENCH ?= Freshness|Gangs|Memory|Fairness|Reclaim|Throughput
+# The throughput case again at scale, in a process of its own (results in out/bench/scale); bigger
+# machines: BENCH_SCALE_FLAGS="-throughput-nodes=5000 -queues=1000 -pods=50000".
+BENCH_SCALE_FLAGS ?= -throughput-nodes=5000 -queues=1000 -pods=10000
 # go test flags for make bench, e.g. BENCH_TESTFLAGS=-cpuprofile=out/bench/cpu.pprof
 BENCH_TESTFLAGS ?=
 # The scheduler_perf workloads of make bench-upstream (labels of test/schedperf/config/workloads.yaml).
@@ -108,6 +111,11 @@ run: ## Play the queuesim demo on the embedded control plane; report, chart and 
 .PHONY: bench
 bench: ## Benchmarks on the in-process control plane (test/perf); table in out/bench; scale with BENCH_FLAGS="-pods=50000 ...".
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 60m $(BENCH_TESTFLAGS) ./test/perf/ -args $(BENCH_FLAGS)
+	@if [[ "$(BENCH)" == *Throughput* ]]; then \
+		echo "Throughput at scale: $(BENCH_SCALE_FLAGS)"; \
+		$(GO) test -run '^$$' -bench 'Throughput' -benchtime 1x -timeout 60m $(BENCH_TESTFLAGS) ./test/perf/ \
+			-args $(BENCH_FLAGS) -bench-out=$(CURDIR)/out/bench/scale $(BENCH_SCALE_FLAGS); \
+	fi
 
 .PHONY: bench-upstream
 bench-upstream: ## Upstream scheduler_perf's SchedulingBasic, PreemptionBasic and GangScheduling with the default and the queue-scheduler profile (test/schedperf); ratios in out/bench/schedperf.md; bigger machines: SCHEDPERF_LABELS=large.

@@ -50,11 +50,15 @@ type Accounting struct {
 	usage            *usage
 	shares           *shares
 	pods             cache.Indexer
-	units            units
-	reservations     reservations
-	pins             pins
-	reclaims         reclaims
-	selectors        selectors
+	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
+	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
+	queueIndex    cache.Indexer
+	podGroupIndex cache.Indexer
+	units         units
+	reservations  reservations
+	pins          pins
+	reclaims      reclaims
+	selectors     selectors
 }
 
 var (
@@ -121,6 +125,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.addIndexers(); err != nil {
 		return nil, err
 	}
+	a.queueIndex, a.podGroupIndex = v1beta1.Queues().Informer().GetIndexer(), v1beta1.PodGroups().Informer().GetIndexer()
 	a.units = units{
 		indexer:         v1beta1.QueueUnits().Informer().GetIndexer(),
 		jobs:            kube.Batch().V1().Jobs().Lister(),

@@ -52,7 +52,7 @@ func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refu
 // accounting counts it: until then the shares cannot include its demand, and a refusal for the share
 // only waits for them (it is counted, marking the shares stale, and they are recomputed).
 func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod)})
+	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod), pod: true})
 }
 
 // AdmitQueuedPod is AdmitPod for a pod about to enter the scheduling queue. Until the shares include
@@ -61,7 +61,7 @@ func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *R
 // a moment, rather than fail a scheduling attempt on them. Once they include it, the rules are
 // AdmitPod's.
 func (a *Accounting) AdmitQueuedPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	opts := admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod)}
+	opts := admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod), pod: true}
 	if !a.SharesInclude(pod) {
 		opts.ahead = a.pendingBesides(pod, queue)
 	}
@@ -97,6 +97,9 @@ type admitOptions struct {
 	// ahead is what the queue's other pending pods request: they may be allocated first. Set only
 	// until the shares include the pod, it can turn it away only to wait for them.
 	ahead v1.ResourceList
+	// pod: the work is one pod, which needs no fresh shares while the cluster holds all the demand
+	// there is (uncontended).
+	pod bool
 }
 
 func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions) *Refusal {
@@ -112,7 +115,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	over := overShare(allocated, deserved, req, opts.whole)
 	if over == "" && len(opts.ahead) > 0 {
 		if over = overShare(quota.Add(allocated, opts.ahead), deserved, req, opts.whole); over != "" {
-			return waitForShares(queue, over)
+			return a.waitForSharesUnlessUncontended(queue, over, req, opts)
 		}
 	}
 	if over == "" {
@@ -120,7 +123,7 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	}
 	if a.SharesStale() || opts.uncounted {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
-		return waitForShares(queue, over)
+		return a.waitForSharesUnlessUncontended(queue, over, req, opts)
 	}
 	if a.borrowable(quota.Add(req, opts.reserved)) {
 		return nil
@@ -128,6 +131,48 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	d, al, r := deserved[over], allocated[over], req[over]
 	return refuse("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
 		queue, over, al.String(), d.String(), r.String(), over)
+}
+
+// waitForSharesUnlessUncontended turns a pod away to wait for the shares, unless the cluster holds
+// all the demand there is besides it: then every queue can have its whole demand whatever the
+// shares say, and waiting would only delay the pod.
+func (a *Accounting) waitForSharesUnlessUncontended(queue string, over v1.ResourceName, req v1.ResourceList, opts admitOptions) *Refusal {
+	if opts.pod && a.uncontended(req, !opts.uncounted) {
+		return nil
+	}
+	return waitForShares(queue, over)
+}
+
+// uncontended says whether req fits beside all the demand there is: what the queues hold, what
+// every pending pod asks for (counted says whether req is among them), and what their units and
+// PodGroups asked for when the shares were last computed, none of those having changed since. It
+// reads totals kept as pods come and go: no queue is visited.
+func (a *Accounting) uncontended(req v1.ResourceList, counted bool) bool {
+	a.shares.mu.RLock()
+	unitDemand, computed := a.shares.unitDemand, a.shares.computedGen
+	a.shares.mu.RUnlock()
+	if a.shares.untrackedGen.Load() > computed {
+		return false
+	}
+	capacity := a.shares.capacityOf.get()
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	for name, r := range req {
+		if r.IsZero() {
+			continue
+		}
+		free := capacity[name].DeepCopy()
+		free.Sub(a.usage.allocated[name])
+		free.Sub(a.usage.pending[name])
+		free.Sub(unitDemand[name])
+		if counted {
+			free.Add(r)
+		}
+		if free.Cmp(r) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // withinCapability checks the queue and its ancestors against their capabilities, with what the
@@ -222,10 +267,10 @@ func (a *Accounting) totalAllocated() v1.ResourceList {
 
 // claimableOf is what the queues below their share can still claim: per queue, what it deserves up
 // to its demand, less what it holds.
-func (a *Accounting) claimableOf(deserved map[string]v1.ResourceList, leaves []string) v1.ResourceList {
+func (a *Accounting) claimableOf(deserved map[string]v1.ResourceList, leaves []string, usage map[string]QueueUsage) v1.ResourceList {
 	total := v1.ResourceList{}
 	for _, name := range leaves {
-		u := a.Usage(name)
+		u := usage[name]
 		demand := a.demand(name, u)
 		for r, d := range deserved[name] {
 			want := d.DeepCopy()

@@ -152,6 +152,46 @@ func TestQueuedPodWaitsUntilTheSharesIncludeIt(t *testing.T) {
 	}
 }
 
+// A pod the shares do not cover yet goes at once while the cluster holds all the demand there is:
+// what the queues hold, every pending pod, and what PodGroups and units ask for beyond their pods.
+// It waits for the shares once it would not fit beside that demand, or after a change whose demand
+// is not kept as it happens (a PodGroup, a node) until the shares include that change.
+func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {
+	queues := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(), util.MakeQueue("c").Obj(),
+		util.MakePodGroup("ns", "g").Queue("b").MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()}
+	// On 20 CPUs: a holds 4 and asks for 3 more, b asks for 10 and its Pending PodGroup for 2 more:
+	// 19 of demand; c, new, has none counted.
+	kube := []runtime.Object{util.MakeNode("n", "20", "20Gi"), pod("b", "b-pending", "10", "")}
+	for i := range 4 {
+		kube = append(kube, pod("a", fmt.Sprint("a-bound-", i), "1", "n"))
+	}
+	for i := range 3 {
+		kube = append(kube, pod("a", fmt.Sprint("a-pending-", i), "1", ""))
+	}
+	a := newTestAccounting(t, queues, kube...)
+	fresh := pod("c", "c-0", "1", "")
+	if got := a.AdmitQueuedPod(fresh, "c", cpu("1")); got != nil {
+		t.Errorf("a pod not counted yet, 1 CPU beside 19 of demand on 20: got %q, want admitted", got.Message)
+	}
+	if got := a.AdmitPod(fresh, "c", cpu("1")); got != nil {
+		t.Errorf("scheduling it: got %q, want admitted", got.Message)
+	}
+	if got := a.AdmitPod(pod("c", "c-1", "2", ""), "c", cpu("2")); got == nil || !got.WaitsForShares {
+		t.Errorf("a pod of 2 CPUs beside 19 of demand on 20: got %+v, want a wait for the shares", got)
+	}
+	if got := a.Admit("c", "", cpu("1")); got != nil {
+		t.Errorf("work that is not a pod, shares current: got %q, want admitted by borrowing", got.Message)
+	}
+	a.shares.markDirty() // a PodGroup or a node changed: its demand is known once the shares include it
+	if got := a.AdmitPod(fresh, "c", cpu("1")); got == nil || !got.WaitsForShares {
+		t.Errorf("after a PodGroup's change: got %+v, want a wait for the shares", got)
+	}
+	a.recomputeShares()
+	if got := a.AdmitPod(fresh, "c", cpu("1")); got != nil {
+		t.Errorf("once the shares include the change: got %q, want admitted", got.Message)
+	}
+}
+
 // makeStale marks the shares stale without waking their recomputation, and returns the change's
 // number.
 func makeStale(a *Accounting) uint64 { return a.shares.dirtyGen.Add(1) }

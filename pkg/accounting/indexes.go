@@ -79,18 +79,17 @@ func ParentOf(q *schedulingv1beta1.Queue) string {
 
 // Children returns the queues whose parent is name.
 func (a *Accounting) Children(name string) []*schedulingv1beta1.Queue {
-	return byIndex[schedulingv1beta1.Queue](a.QueueInformer().GetIndexer(), byParent, name)
+	return byIndex[schedulingv1beta1.Queue](a.queueIndex, byParent, name)
 }
 
 // PodGroupsOf returns the PodGroups of a queue.
 func (a *Accounting) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
-	return byIndex[schedulingv1beta1.PodGroup](a.PodGroupInformer().GetIndexer(), byQueue, queue)
+	return byIndex[schedulingv1beta1.PodGroup](a.podGroupIndex, byQueue, queue)
 }
 
 // QueueUnitsOf returns the QueueUnits of a queue.
 func (a *Accounting) QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit {
-	indexer := a.Informers.Scheduling().V1beta1().QueueUnits().Informer().GetIndexer()
-	return byIndex[schedulingv1beta1.QueueUnit](indexer, byQueue, queue)
+	return byIndex[schedulingv1beta1.QueueUnit](a.units.indexer, byQueue, queue)
 }
 
 // AllQueues lists every queue.

@@ -28,14 +28,14 @@ func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList 
 
 // spareOf computes, for the reclaimable leaves above their share, what they hold above it, not
 // counting what their terminating pods hold: that is given back already.
-func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []string) map[string]v1.ResourceList {
+func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []string, usage map[string]QueueUsage) map[string]v1.ResourceList {
 	out := map[string]v1.ResourceList{}
 	for _, name := range leaves {
 		q, ok := a.Queue(name)
 		if !ok || (q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable) {
 			continue
 		}
-		u := a.Usage(name)
+		u := usage[name]
 		staying := quota.SubtractWithNonNegativeResult(u.Allocated, u.Terminating)
 		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(staying, deserved[name]))
 		if len(spare) > 0 {

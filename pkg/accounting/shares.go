@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -20,6 +19,10 @@ import (
 // sharesInterval is the least time between two computations of the fair shares: changes that arrive
 // meanwhile are folded into the next one.
 const sharesInterval = 100 * time.Millisecond
+
+// sharesCostFactor spaces the computations of the shares by this many times the last one's duration,
+// when that is longer than sharesInterval: with many queues, they take at most a fifth of a core.
+const sharesCostFactor = 4
 
 // shares keeps every queue's deserved share, recomputed off any scheduling path whenever capacity,
 // demand or the queue tree changed.
@@ -36,8 +39,15 @@ type shares struct {
 	capacity    v1.ResourceList
 	claimable   v1.ResourceList
 	spare       map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
-	listeners   []func(queue string)
-	computed    []func()
+	// unitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
+	// pods, as of the last computation.
+	unitDemand v1.ResourceList
+	// untrackedGen numbers the latest change whose effect on the demand is not kept as it happens
+	// (a queue, a PodGroup, a QueueUnit, a node): until the shares include it, unitDemand may be
+	// behind.
+	untrackedGen atomic.Uint64
+	listeners    []func(queue string)
+	computed     []func()
 }
 
 func newShares() *shares {
@@ -46,8 +56,17 @@ func newShares() *shares {
 	return s
 }
 
-// markDirty asks for a recomputation; it never blocks.
-func (s *shares) markDirty() { s.numberedChange() }
+// markDirty asks for a recomputation after a change whose effect on the demand is not kept as it
+// happens; it never blocks.
+func (s *shares) markDirty() {
+	gen := s.numberedChange()
+	for {
+		latest := s.untrackedGen.Load()
+		if latest >= gen || s.untrackedGen.CompareAndSwap(latest, gen) {
+			return
+		}
+	}
+}
 
 // numberedChange is markDirty returning the change's number: the shares include the change once
 // their generation reaches it.
@@ -112,12 +131,13 @@ func (a *Accounting) runShares(ctx context.Context) {
 		}
 		start := time.Now()
 		a.recomputeShares()
+		took := time.Since(start)
 		metrics.ShareComputations.Inc()
-		metrics.ShareComputationDuration.Observe(time.Since(start).Seconds())
+		metrics.ShareComputationDuration.Observe(took.Seconds())
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(sharesInterval):
+		case <-time.After(max(sharesInterval, sharesCostFactor*took)):
 		}
 	}
 }
@@ -139,17 +159,18 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 func (a *Accounting) recomputeShares() {
 	gen := a.shares.dirtyGen.Load()
 	capacity := a.shares.capacityOf.get()
-	root := a.shareTree()
+	usage := a.usageSnapshot()
+	root, unitDemand := a.shareTree(usage)
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
-	claimable := a.claimableOf(deserved, leafNames)
-	spare := a.spareOf(deserved, leafNames)
+	claimable := a.claimableOf(deserved, leafNames, usage)
+	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
-	a.shares.capacity, a.shares.claimable, a.shares.spare = capacity, claimable, spare
+	a.shares.capacity, a.shares.claimable, a.shares.spare, a.shares.unitDemand = capacity, claimable, spare, unitDemand
 	var changed []string
 	for name, d := range deserved {
-		if !apiequality.Semantic.DeepEqual(a.shares.deserved[name], d) {
+		if !quota.Equals(a.shares.deserved[name], d) {
 			changed = append(changed, name)
 		}
 	}
@@ -216,14 +237,16 @@ func leaves(q *fairshare.Queue, out []string) []string {
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
 // pods hold and ask for, and what its Enqueued QueueUnits ask for; a Suspended queue asks for nothing
-// more than it holds.
-func (a *Accounting) shareTree() *fairshare.Queue {
+// more than it holds. unitDemand is what the queues' units and PodGroups ask for beyond their pods.
+func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Queue, unitDemand v1.ResourceList) {
 	visited := map[string]bool{}
+	unitDemand = v1.ResourceList{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
 		visited[q.Name] = true
-		u := a.Usage(q.Name)
+		u := usage[q.Name]
 		demand := a.demand(q.Name, u)
+		unitDemand = quota.Add(unitDemand, quota.SubtractWithNonNegativeResult(demand, quota.Add(u.Allocated, u.Pending)))
 		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
 		}
@@ -236,12 +259,12 @@ func (a *Accounting) shareTree() *fairshare.Queue {
 		}
 		return node
 	}
-	root, ok := a.Queue(schedulingv1beta1.RootQueue)
+	top, ok := a.Queue(schedulingv1beta1.RootQueue)
 	if !ok {
-		root = &schedulingv1beta1.Queue{}
-		root.Name = schedulingv1beta1.RootQueue
+		top = &schedulingv1beta1.Queue{}
+		top.Name = schedulingv1beta1.RootQueue
 	}
-	return build(root)
+	return build(top), quota.RemoveZeros(unitDemand)
 }
 
 // demand is what a queue holds and asks for: its live pods' requests, its Enqueued QueueUnits'

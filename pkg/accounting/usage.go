@@ -71,6 +71,7 @@ type usage struct {
 	pods      map[types.UID]podUsage
 	queues    map[string]*QueueUsage
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
+	pending   v1.ResourceList                  // what the pods not bound ask for, of all queues together
 	units     map[string]v1.ResourceList       // what each QueueUnit's bound pods hold, by unit key
 	groups    map[string]v1.ResourceList       // what each PodGroup's bound pods hold, by group key
 	asked     map[string]v1.ResourceList       // what each PodGroup's pending pods ask for, by group key
@@ -89,6 +90,7 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 		acct:        a,
 		sharesDirty: sharesDirty,
 		allocated:   v1.ResourceList{},
+		pending:     v1.ResourceList{},
 		pods:        map[types.UID]podUsage{},
 		units:       map[string]v1.ResourceList{},
 		groups:      map[string]v1.ResourceList{},
@@ -157,6 +159,19 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 	}
 	return QueueUsage{Allocated: q.Allocated.DeepCopy(), Pending: q.Pending.DeepCopy(), Pods: q.Pods, Bound: q.Bound,
 		Terminating: q.Terminating.DeepCopy()}
+}
+
+// usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
+// shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
+// place: they are read, never changed.
+func (a *Accounting) usageSnapshot() map[string]QueueUsage {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	out := make(map[string]QueueUsage, len(a.usage.queues))
+	for name, q := range a.usage.queues {
+		out[name] = QueueUsage{Allocated: q.Allocated, Pending: q.Pending, Pods: q.Pods, Bound: q.Bound, Terminating: q.Terminating}
+	}
+	return out
 }
 
 // pendingBesides is what the pending pods of queue other than pod request.
@@ -409,6 +424,7 @@ func (u *usage) add(p podUsage) {
 		}
 	} else {
 		q.Pending = quota.Add(q.Pending, p.requests)
+		u.pending = quota.Add(u.pending, p.requests)
 		addTo(u.asked, p.group, p.requests)
 	}
 }
@@ -434,6 +450,7 @@ func (u *usage) subtract(p podUsage) {
 		}
 	} else {
 		q.Pending = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
+		u.pending = quota.SubtractWithNonNegativeResult(u.pending, p.requests)
 		takeFrom(u.asked, p.group, p.requests)
 	}
 	if q.Pods == 0 {

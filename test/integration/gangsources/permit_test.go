@@ -3,6 +3,7 @@ package gangsources
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -143,4 +144,39 @@ func TestMirrorOfAnEarlierSourceIsReplaced(t *testing.T) {
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
 	}
 	waitBound(t, ns, func(got map[string]int) bool { return got["again"] == 2 }, "the new gang whole")
+}
+
+// A gang of another API enters its queue by the queue's tenancy rules, as one of queue-scheduler's
+// own: a queue that does not take the namespace gets no mirror of it, the source PodGroup carries a
+// NotMirrored event naming the queue, and its pods wait.
+func TestGangSourcesKeepTheQueuesTenancy(t *testing.T) {
+	installGangCRDs(t)
+	createQueue(t, util.MakeQueue("picky-sources").Namespaces(map[string]string{"team": "picky"}).Obj())
+	ns := newNamespace(t, "not-picky-sources", "picky-sources")
+	createSP(t, &spv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: ns}, Spec: spv1alpha1.PodGroupSpec{MinMember: 2}})
+	for i := range 2 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("g-%d", i)).Label(spv1alpha1.PodGroupLabel, "g").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	var messages []string
+	poll(t, "a NotMirrored event naming the queue", func(ctx context.Context) (bool, error) {
+		events, err := cluster.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=g,reason=NotMirrored"})
+		if err != nil {
+			return false, nil
+		}
+		messages = messages[:0]
+		for _, e := range events.Items {
+			messages = append(messages, e.Message)
+			if strings.Contains(e.Message, "picky-sources") {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, func() string { return fmt.Sprintf("events %q", messages) })
+	if pg := mirror(t, ns, "g"); pg != nil {
+		t.Fatalf("a PodGroup of queue-scheduler stands for a gang its queue refused: %+v", pg.Spec)
+	}
+	if got := bound(t, ns)["g"]; got != 0 {
+		t.Fatalf("%d pods bound of a gang its queue refused", got)
+	}
 }
