@@ -1,7 +1,6 @@
 package gangsources
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -12,13 +11,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	spv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -364,15 +361,13 @@ func wantCounted(t *testing.T, queue, source, admitted, pending string) {
 		status = q.Status
 		return q.Status.Pending == 1 && q.Status.Inqueue+q.Status.Running == 1, nil
 	}, func() string { return fmt.Sprintf("status %+v", status) })
-	var out bytes.Buffer
-	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "jobs", queue})
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out.String())
+	out, err := util.KubectlQueue(context.Background(), cluster.Kubeconfig, "jobs", queue)
+	if err != nil {
+		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out)
 	}
 	for _, name := range []string{admitted, pending} {
-		if !strings.Contains(out.String(), name) || !strings.Contains(out.String(), "PodGroup ("+source+")") {
-			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (%s):\n%s", queue, name, source, out.String())
+		if !strings.Contains(out, name) || !strings.Contains(out, "PodGroup ("+source+")") {
+			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (%s):\n%s", queue, name, source, out)
 		}
 	}
 }

@@ -7,7 +7,6 @@
 package nativegangs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -20,12 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
-	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -264,15 +261,13 @@ func wantCounted(t *testing.T, ns, queue, running, waiting string) {
 		status = q.Status
 		return q.Status.Running == 1 && q.Status.Inqueue == 1, nil
 	}, func() string { return fmt.Sprintf("status %+v", status) })
-	var out bytes.Buffer
-	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "jobs", queue})
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out.String())
+	out, err := util.KubectlQueue(context.Background(), cluster.Kubeconfig, "jobs", queue)
+	if err != nil {
+		t.Fatalf("kubectl queue jobs %s: %v\n%s", queue, err, out)
 	}
 	for _, name := range []string{running, waiting} {
-		if !strings.Contains(out.String(), name) || !strings.Contains(out.String(), "PodGroup (kubernetes)") {
-			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (kubernetes):\n%s", queue, name, out.String())
+		if !strings.Contains(out, name) || !strings.Contains(out, "PodGroup (kubernetes)") {
+			t.Errorf("kubectl queue jobs %s does not list %s as a PodGroup (kubernetes):\n%s", queue, name, out)
 		}
 	}
 }

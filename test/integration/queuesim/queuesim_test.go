@@ -14,12 +14,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queuesim"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // Three queues with weights 1:2:3 and more demand than 24 cpu: the report shows them at 4/8/12, the
@@ -131,11 +130,8 @@ func TestUp(t *testing.T) {
 	if _, err := queues.SchedulingV1beta1().Queues().Get(ctx, "default", metav1.GetOptions{}); err != nil {
 		t.Fatalf("typed client: %v", err)
 	}
-	var out bytes.Buffer
-	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs([]string{"--kubeconfig", path, "create", "from-up", "--weight", "3", "--all-namespaces"})
-	if err := cmd.ExecuteContext(ctx); err != nil || out.String() != "queue/from-up created\n" {
-		t.Fatalf("kubectl queue create: %v %q", err, out.String())
+	if out, err := util.KubectlQueue(ctx, path, "create", "from-up", "--weight", "3", "--all-namespaces"); err != nil || out != "queue/from-up created\n" {
+		t.Fatalf("kubectl queue create: %v %q", err, out)
 	}
 	cancel()
 	select {
