@@ -157,16 +157,23 @@ func (a *Accounting) uncontended(req v1.ResourceList, counted bool) bool {
 	capacity := a.shares.capacityOf.get()
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
+	pending := a.usage.pending
+	if counted {
+		pending = quota.SubtractWithNonNegativeResult(pending, req)
+	}
+	return fitsBeside(req, capacity, a.usage.allocated, pending, unitDemand)
+}
+
+// fitsBeside says whether req fits in capacity once what is taken is set aside, in every resource
+// it requests.
+func fitsBeside(req, capacity v1.ResourceList, taken ...v1.ResourceList) bool {
 	for name, r := range req {
 		if r.IsZero() {
 			continue
 		}
 		free := capacity[name].DeepCopy()
-		free.Sub(a.usage.allocated[name])
-		free.Sub(a.usage.pending[name])
-		free.Sub(unitDemand[name])
-		if counted {
-			free.Add(r)
+		for _, t := range taken {
+			free.Sub(t[name])
 		}
 		if free.Cmp(r) < 0 {
 			return false
@@ -242,19 +249,7 @@ func overShare(allocated, deserved, req v1.ResourceList, whole bool) v1.Resource
 // can still claim.
 func (a *Accounting) borrowable(req v1.ResourceList) bool {
 	capacity, claimable := a.shareSnapshot()
-	allocated := a.totalAllocated()
-	for name, r := range req {
-		if r.IsZero() {
-			continue
-		}
-		free := capacity[name].DeepCopy()
-		free.Sub(allocated[name])
-		free.Sub(claimable[name])
-		if free.Cmp(r) < 0 {
-			return false
-		}
-	}
-	return true
+	return fitsBeside(req, capacity, a.totalAllocated(), claimable)
 }
 
 // totalAllocated is what all queues hold together, kept current as pods come and go, so that no
