@@ -1,7 +1,12 @@
 package controller
 
 import (
+	"context"
 	"sort"
+	"sync"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/util/workqueue"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -11,45 +16,127 @@ import (
 // minResources do not fit its queue.
 const ReasonNotAdmitted = "NotAdmitted"
 
-// admitPodGroup says whether a Pending PodGroup may enter its queue now and, when it may not, why.
-// A group without minResources enters as soon as its queue schedules; one with minResources when they
-// fit the queue's capability and fair share (or idle room nobody below their share can claim), on
-// top of what the queue's other admitted work reserves. The accounting reserves them at once, so two
+// admission is whether a Pending PodGroup may enter its queue now and, when it may not, why.
+type admission struct {
+	admitted bool
+	// refusal says why not, for the group's Unschedulable condition; "" when nothing is to be said
+	// (its queue is missing, Suspended or Unknown).
+	refusal string
+	// waitsForShares: only the recomputation of the shares stands in the way.
+	waitsForShares bool
+	// waitsForRoom: the queue's share is full and no idle room is left: room freed in any queue may
+	// let the group in.
+	waitsForRoom bool
+}
+
+// admitPodGroup says whether a Pending PodGroup may enter its queue now. A group without
+// minResources enters as soon as its queue schedules; one with minResources when they fit the
+// queue's capability and fair share (or idle room nobody below their share can claim), on top of
+// what the queue's other admitted work reserves. The accounting reserves them at once, so two
 // groups admitted in quick succession never count on the same room.
-func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) (bool, string) {
+func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 	queue := c.acct.QueueOfPodGroup(pg)
 	q, ok := c.acct.Queue(queue)
 	if !ok {
-		return false, ""
+		return admission{}
 	}
 	if s := c.acct.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
-		return false, ""
+		return admission{}
 	}
 	if refusal := c.acct.NamespaceRefusal(q, pg.Namespace); refusal != "" {
-		return false, refusal
+		return admission{refusal: refusal}
 	}
 	if len(pg.Spec.MinResources) == 0 {
-		return true, ""
+		return admission{admitted: true}
 	}
-	if refusal := c.acct.AdmitWork(accounting.PodGroupWork(pg), queue, pg.Spec.MinResources); refusal != nil {
-		return false, "minResources do not fit: " + refusal.Message
+	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), queue, pg.Spec.MinResources); r != nil {
+		return admission{refusal: "minResources do not fit: " + r.Message, waitsForShares: r.WaitsForShares,
+			waitsForRoom: !r.WaitsForShares && !r.AtCapability}
 	}
-	return true, ""
+	return admission{admitted: true}
 }
 
-// enqueuePendingPodGroups retries the queue's Pending groups, oldest first, when its room may have
-// changed.
-func (c *Controller) enqueuePendingPodGroups(queue string) {
+func admissions(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.admissions }
+
+// enqueueAdmission runs an admission pass over the queue's Pending PodGroups.
+func (c *Controller) enqueueAdmission(queue string) { c.enqueue(admissions, queue) }
+
+// admitPending is one admission pass over a queue's Pending PodGroups, by priority, then age: each
+// is admitted or keeps waiting with the reason, in that order, so that of two groups that each fit
+// alone the one ahead enters first, however their events were delivered. A group that does not fit
+// does not stop the ones behind it; one that waits for the shares does, and the pass runs again
+// once they are fresh.
+func (c *Controller) admitPending(ctx context.Context, queue string) error {
+	var errs []error
+	waitsForRoom := false
+	for _, pg := range c.pendingPodGroups(queue) {
+		a := c.admitPodGroup(pg)
+		errs = append(errs, c.writePodGroupStatus(ctx, pg, a.admitted, a.refusal))
+		waitsForRoom = waitsForRoom || a.waitsForRoom
+		if a.waitsForShares {
+			c.enqueueAfter(admissions, queue, retryAfterShares)
+			break
+		}
+	}
+	c.roomWaiters.set(queue, waitsForRoom)
+	return utilerrors.NewAggregate(errs)
+}
+
+// pendingPodGroups lists the queue's PodGroups not admitted yet, in the order they are admitted: by
+// priority, then age, then name.
+func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGroup {
 	var pending []*schedulingv1beta1.PodGroup
+	priority := map[*schedulingv1beta1.PodGroup]int32{}
 	for _, pg := range c.acct.PodGroupsOf(queue) {
-		if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
+		if isPending(pg) {
 			pending = append(pending, pg)
+			priority[pg] = c.acct.PodGroupPriority(pg)
 		}
 	}
 	sort.Slice(pending, func(i, j int) bool {
-		return pending[i].CreationTimestamp.Before(&pending[j].CreationTimestamp)
+		a, b := pending[i], pending[j]
+		switch {
+		case priority[a] != priority[b]:
+			return priority[a] > priority[b]
+		case !a.CreationTimestamp.Equal(&b.CreationTimestamp):
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
 	})
-	for _, pg := range pending {
-		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
+	return pending
+}
+
+func isPending(pg *schedulingv1beta1.PodGroup) bool {
+	return pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
+}
+
+// queueSet is a set of queue names safe for concurrent use.
+type queueSet struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// set adds the queue to the set when in is true, and takes it out otherwise.
+func (s *queueSet) set(queue string, in bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !in {
+		delete(s.names, queue)
+		return
 	}
+	if s.names == nil {
+		s.names = map[string]bool{}
+	}
+	s.names[queue] = true
+}
+
+// list returns the queues in the set.
+func (s *queueSet) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.names))
+	for name := range s.names {
+		out = append(out, name)
+	}
+	return out
 }

@@ -57,6 +57,9 @@ type Controller struct {
 	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
 	// them out.
 	unitsWaiting atomic.Bool
+	// roomWaiters are the queues whose last admission pass left PodGroups waiting for room: a change
+	// of room in any queue may let them in.
+	roomWaiters queueSet
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory
@@ -86,11 +89,13 @@ type workqueues struct {
 	commands  workqueue.TypedRateLimitingInterface[string]
 	units     workqueue.TypedRateLimitingInterface[string]
 	gangs     workqueue.TypedRateLimitingInterface[string]
+	// admissions holds queues whose Pending PodGroups are to be admitted in order.
+	admissions workqueue.TypedRateLimitingInterface[string]
 }
 
 func newWorkqueues() *workqueues {
 	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands"),
-		units: newWorkqueue("queueunits"), gangs: newWorkqueue("gangsources")}
+		units: newWorkqueue("queueunits"), gangs: newWorkqueue("gangsources"), admissions: newWorkqueue("podgroupadmissions")}
 }
 
 func (w *workqueues) shutDown() {
@@ -99,6 +104,7 @@ func (w *workqueues) shutDown() {
 	w.commands.ShutDown()
 	w.units.ShutDown()
 	w.gangs.ShutDown()
+	w.admissions.ShutDown()
 }
 
 // New builds the controller on the process's accounting; dyn reaches the jobs QueueUnits queue, of
@@ -176,6 +182,7 @@ func (c *Controller) lead(ctx context.Context) {
 	}
 	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
 	wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
+	wg.Go(func() { c.work(ctx, wq.admissions, c.admitPending) })
 	<-ctx.Done()
 	c.mu.Lock()
 	c.wq = nil
@@ -228,9 +235,18 @@ func (c *Controller) enqueueQueueSoon(name string) {
 	}
 }
 
-func (c *Controller) enqueuePodGroup(key string) {
-	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.podGroups }, key)
+// enqueueAfter queues key on the workqueue pick chooses once after has passed.
+func (c *Controller) enqueueAfter(pick func(*workqueues) workqueue.TypedRateLimitingInterface[string], key string, after time.Duration) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.wq != nil {
+		pick(c.wq).AddAfter(key, after)
+	}
 }
+
+func podGroups(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.podGroups }
+
+func (c *Controller) enqueuePodGroup(key string) { c.enqueue(podGroups, key) }
 
 func (c *Controller) enqueueCommand(key string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.commands }, key)

@@ -45,11 +45,7 @@ func (c *Controller) enqueueDequeue() {
 }
 
 func (c *Controller) enqueueDequeueAfter(d time.Duration) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.wq != nil {
-		c.wq.units.AddAfter(dequeueKey, d)
-	}
+	c.enqueueAfter(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.units }, dequeueKey, d)
 }
 
 // syncUnits is one dequeue pass: it tidies the units (see tidy), then visits the queues

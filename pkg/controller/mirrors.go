@@ -31,16 +31,12 @@ func (c *Controller) onGangSource(source gangsource.Source, obj metav1.Object) {
 	c.enqueueGang(gangKey(source.Name(), obj.GetNamespace(), obj.GetName()))
 }
 
-func (c *Controller) enqueueGang(key string) {
-	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.gangs }, key)
-}
+func gangs(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.gangs }
+
+func (c *Controller) enqueueGang(key string) { c.enqueue(gangs, key) }
 
 func (c *Controller) enqueueGangAfter(key string, after time.Duration) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.wq != nil {
-		c.wq.gangs.AddAfter(key, after)
-	}
+	c.enqueueAfter(gangs, key, after)
 }
 
 // syncGang keeps the mirror of a source's PodGroup — queue-scheduler's PodGroup of the same name,

@@ -76,17 +76,24 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	admitted, refusal := pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, ""
-	if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
-		admitted, refusal = c.admitPodGroup(pg)
+	if isPending(pg) {
+		// Whether it enters its queue is decided in order with the queue's other Pending groups.
+		c.enqueueAdmission(c.acct.QueueOfPodGroup(pg))
+		return nil
 	}
+	return c.writePodGroupStatus(ctx, pg, pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, "")
+}
+
+// writePodGroupStatus writes the PodGroup's phase, member counts and conditions if they changed;
+// admitted says whether it may be in its queue, refusal why not.
+func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, admitted bool, refusal string) error {
 	status := desiredPodGroupStatus(pg, c.membersOf(pg), admitted, refusal)
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}
 	updated := pg.DeepCopy()
 	updated.Status = status
-	if _, err := c.acct.Client.SchedulingV1beta1().PodGroups(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.acct.Client.SchedulingV1beta1().PodGroups(pg.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return ignoreGoneOrStale(err)
 	}
 	c.countPhaseChange(pg, status.Phase)

@@ -25,7 +25,10 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
 	}
-	c.enqueuePendingPodGroups(name)
+	c.enqueueAdmission(name)
+	for _, waiting := range c.roomWaiters.list() {
+		c.enqueueAdmission(waiting)
+	}
 	if c.unitsWaiting.Load() {
 		c.enqueueDequeue()
 	}

@@ -88,6 +88,12 @@ func (w *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper { w.Spec.MinMember
 // Queue sets spec.queue.
 func (w *PodGroupWrapper) Queue(q string) *PodGroupWrapper { w.Spec.Queue = q; return w }
 
+// PriorityClassName sets spec.priorityClassName.
+func (w *PodGroupWrapper) PriorityClassName(name string) *PodGroupWrapper {
+	w.Spec.PriorityClassName = name
+	return w
+}
+
 // MinResources sets spec.minResources.
 func (w *PodGroupWrapper) MinResources(q map[v1.ResourceName]string) *PodGroupWrapper {
 	w.Spec.MinResources = ResourceList(q)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingapiv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -110,4 +112,52 @@ func TestAdmittedPodGroupKeepsItsRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAllocationOf(t, "the other pod bound", func(b map[string]int) bool { return b[""] == 1 })
+}
+
+// A queue's Pending PodGroups enter it in order, by priority and then age, whatever order their
+// events reach the controller: of two groups that each fit alone only the one ahead is admitted,
+// and one that does not fit lets a smaller one behind it in. The groups are created while their
+// queue is Suspended, so that all of them are judged together once it is resumed.
+func TestPendingPodGroupsAreAdmittedInOrder(t *testing.T) {
+	urgent := &schedulingapiv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent-groups"}, Value: 1000}
+	if _, err := cluster.Kube.SchedulingV1().PriorityClasses().Create(context.Background(), urgent, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Kube.SchedulingV1().PriorityClasses().Delete(context.Background(), urgent.Name, metav1.DeleteOptions{})
+	})
+	withQueues(t, util.MakeQueue("ordered").State(schedulingv1beta1.QueueStateSuspended).
+		Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
+	groups := []*schedulingv1beta1.PodGroup{
+		util.MakePodGroup(ns, "first").MinMember(2).Queue("ordered").MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
+		util.MakePodGroup(ns, "urgent").MinMember(2).Queue("ordered").PriorityClassName(urgent.Name).
+			MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
+		util.MakePodGroup(ns, "small").MinMember(2).Queue("ordered").MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj(),
+	}
+	for i, pg := range groups {
+		createPodGroup(t, pg)
+		if i == 0 {
+			// Creation timestamps count whole seconds: the first group is the oldest.
+			time.Sleep(1100 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pg := range groups {
+			_ = cluster.Queues.SchedulingV1beta1().PodGroups(ns).Delete(context.Background(), pg.Name, metav1.DeleteOptions{})
+		}
+	})
+	patch := []byte(`{"spec":{"state":"Open"}}`)
+	if _, err := cluster.Queues.SchedulingV1beta1().Queues().Patch(context.Background(), "ordered", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUnschedulable(t, "first", `minResources do not fit: queue "ordered" would exceed its capability of cpu`)
+	for _, name := range []string{"urgent", "small"} {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pg.Status.Phase != schedulingv1beta1.PodGroupInqueue {
+			t.Errorf("PodGroup %s is %q once the older group waits; want Inqueue", name, pg.Status.Phase)
+		}
+	}
 }

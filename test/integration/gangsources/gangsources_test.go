@@ -68,7 +68,7 @@ func runOperator(t *testing.T, o operator, jobs ...job) {
 	if o.waitsForInqueue {
 		poll(t, "the first job's PodGroup past Pending", func(context.Context) (bool, error) {
 			return !slices.Contains([]string{"", "Pending"}, o.phase(t, jobs[0].namespace, jobs[0].name)), nil
-		}, func() string { return "" })
+		}, func() string { return describeMirror(t, jobs[0].namespace, o.group(jobs[0].name)) })
 	}
 	for _, j := range jobs {
 		ready[j.name] = !o.waitsForInqueue || !slices.Contains([]string{"", "Pending"}, o.phase(t, j.namespace, j.name))

@@ -144,6 +144,16 @@ func mirror(t *testing.T, namespace, name string) *schedulingv1beta1.PodGroup {
 	return pg
 }
 
+// describeMirror says what queue-scheduler's PodGroup of that name is and why, for a failure message.
+func describeMirror(t *testing.T, namespace, name string) string {
+	t.Helper()
+	pg := mirror(t, namespace, name)
+	if pg == nil {
+		return "no mirror PodGroup " + namespace + "/" + name
+	}
+	return fmt.Sprintf("mirror PodGroup %s/%s in queue %q: phase %q, conditions %v", namespace, name, pg.Spec.Queue, pg.Status.Phase, pg.Status.Conditions)
+}
+
 // waitMirrorCondition waits for the mirror's Unschedulable condition to say text.
 func waitMirrorCondition(t *testing.T, namespace, name, text string) {
 	t.Helper()
