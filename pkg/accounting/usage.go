@@ -69,6 +69,7 @@ type usage struct {
 
 	mu        sync.RWMutex
 	pods      map[types.UID]podUsage
+	shapes    requestShapes // the pods' requests, one copy of each (see put)
 	queues    map[string]*QueueUsage
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	pending   v1.ResourceList                  // what the pods not bound ask for, of all queues together
@@ -92,6 +93,7 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 		allocated:   v1.ResourceList{},
 		pending:     v1.ResourceList{},
 		pods:        map[types.UID]podUsage{},
+		shapes:      requestShapes{},
 		units:       map[string]v1.ResourceList{},
 		groups:      map[string]v1.ResourceList{},
 		asked:       map[string]v1.ResourceList{},
@@ -298,7 +300,7 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if changed {
 		entry.countedGen = u.sharesDirty()
 	}
-	u.pods[pod.UID] = entry
+	u.put(pod.UID, entry)
 	listeners := u.listeners
 	u.mu.Unlock()
 	if changed {
@@ -355,7 +357,7 @@ func (u *usage) remove(obj any) {
 	}
 	old, existed := u.pods[pod.UID]
 	if existed {
-		delete(u.pods, pod.UID)
+		u.drop(pod.UID)
 		u.subtract(old)
 		u.sharesDirty()
 	}
@@ -515,7 +517,7 @@ func (u *usage) assume(pod *v1.Pod) {
 	}
 	// Assumed on a node, the pod keeps the queue it was scheduled for.
 	entry.assumed, entry.settled = true, true
-	u.pods[pod.UID] = entry
+	u.put(pod.UID, entry)
 	u.add(entry)
 	u.sharesDirty()
 	listeners := u.listeners
@@ -536,10 +538,10 @@ func (u *usage) forget(uid types.UID) {
 	u.subtract(old)
 	if old.informed {
 		old.assumed = false
-		u.pods[uid] = old
+		u.put(uid, old)
 		u.add(old)
 	} else {
-		delete(u.pods, uid)
+		u.drop(uid)
 	}
 	u.sharesDirty()
 	listeners := u.listeners
