@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ var (
 	memoryNodes  = flag.Int("memory-nodes", 5000, "fake nodes of the memory case")
 	memoryPods   = flag.Int("memory-pods", 10000, "pods each scheduler schedules in the memory case")
 	memoryQueues = flag.Int("memory-queues", 1000, "queues of the memory case")
-	heapProfiles = flag.String("memory-heap-profiles", "", "folder for each memory run's heap profile, taken from the scheduler's /debug/pprof/heap once its pods are bound; none when empty")
+	heapProfiles = flag.String("memory-heap-profiles", "", "folder for each memory run's heap profiles, taken from the scheduler's /debug/pprof/heap once half of its pods and once all are bound; none when empty")
 )
 
 const memoryNamespace = "memory"
@@ -134,7 +135,13 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 	}
 	start := time.Now()
 	createMemoryPods(b, ctx, c, side, run)
-	waitAllBound(b, ctx, c, run, *memoryPods, func() string { return "scheduler output in " + logPath })
+	halfway := func() {}
+	if port != "" {
+		halfway = func() {
+			saveHeapProfile(b, port, filepath.Join(*heapProfiles, fmt.Sprintf("%s-%s-half.pb.gz", side.name, run)))
+		}
+	}
+	waitAllBound(b, ctx, c, run, *memoryPods, func() string { return "scheduler output in " + logPath }, halfway)
 	took := time.Since(start)
 	use := memoryUse{peakRSS: peakRSS(b, cmd.Process.Pid)}
 	if port != "" {
@@ -200,9 +207,10 @@ func createMemoryPods(b *testing.B, ctx context.Context, c *localcluster.Cluster
 	})
 }
 
-// waitAllBound polls, from the API server's watch cache, until n pods of the run are bound.
-func waitAllBound(b *testing.B, ctx context.Context, c *localcluster.Cluster, run string, n int, where func() string) {
-	bound := 0
+// waitAllBound polls, from the API server's watch cache, until n pods of the run are bound; halfway
+// is called once when half of them are.
+func waitAllBound(b *testing.B, ctx context.Context, c *localcluster.Cluster, run string, n int, where func() string, halfway func()) {
+	bound, half := 0, sync.OnceFunc(halfway)
 	err := wait.PollUntilContextTimeout(ctx, time.Second, *bindTimeout, true, func(ctx context.Context) (bool, error) {
 		list, err := c.Kube.CoreV1().Pods(memoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: "run=" + run, ResourceVersion: "0"})
 		if err != nil {
@@ -213,6 +221,9 @@ func waitAllBound(b *testing.B, ctx context.Context, c *localcluster.Cluster, ru
 			if p.Spec.NodeName != "" {
 				bound++
 			}
+		}
+		if 2*bound >= n {
+			half()
 		}
 		return bound == n, nil
 	})
