@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"sort"
-	"sync"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/util/workqueue"
@@ -24,9 +23,6 @@ type admission struct {
 	refusal string
 	// waitsForShares: only the recomputation of the shares stands in the way.
 	waitsForShares bool
-	// waitsForRoom: the queue's share is full and no idle room is left: room freed in any queue may
-	// let the group in.
-	waitsForRoom bool
 }
 
 // admitPodGroup says whether a Pending PodGroup may enter its queue now. A group without
@@ -50,8 +46,7 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 		return admission{admitted: true}
 	}
 	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), queue, pg.Spec.MinResources); r != nil {
-		return admission{refusal: "minResources do not fit: " + r.Message, waitsForShares: r.WaitsForShares,
-			waitsForRoom: !r.WaitsForShares && !r.AtCapability}
+		return admission{refusal: "minResources do not fit: " + r.Message, waitsForShares: r.WaitsForShares}
 	}
 	return admission{admitted: true}
 }
@@ -68,17 +63,14 @@ func (c *Controller) enqueueAdmission(queue string) { c.enqueue(admissions, queu
 // once they are fresh.
 func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	var errs []error
-	waitsForRoom := false
 	for _, pg := range c.pendingPodGroups(queue) {
 		a := c.admitPodGroup(pg)
 		errs = append(errs, c.writePodGroupStatus(ctx, pg, a.admitted, a.refusal))
-		waitsForRoom = waitsForRoom || a.waitsForRoom
 		if a.waitsForShares {
 			c.enqueueAfter(admissions, queue, retryAfterShares)
 			break
 		}
 	}
-	c.roomWaiters.set(queue, waitsForRoom)
 	return utilerrors.NewAggregate(errs)
 }
 
@@ -108,35 +100,4 @@ func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGrou
 
 func isPending(pg *schedulingv1beta1.PodGroup) bool {
 	return pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
-}
-
-// queueSet is a set of queue names safe for concurrent use.
-type queueSet struct {
-	mu    sync.Mutex
-	names map[string]bool
-}
-
-// set adds the queue to the set when in is true, and takes it out otherwise.
-func (s *queueSet) set(queue string, in bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !in {
-		delete(s.names, queue)
-		return
-	}
-	if s.names == nil {
-		s.names = map[string]bool{}
-	}
-	s.names[queue] = true
-}
-
-// list returns the queues in the set.
-func (s *queueSet) list() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.names))
-	for name := range s.names {
-		out = append(out, name)
-	}
-	return out
 }

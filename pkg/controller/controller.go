@@ -57,9 +57,6 @@ type Controller struct {
 	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
 	// them out.
 	unitsWaiting atomic.Bool
-	// roomWaiters are the queues whose last admission pass left PodGroups waiting for room: a change
-	// of room in any queue may let them in.
-	roomWaiters queueSet
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory

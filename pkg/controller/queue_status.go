@@ -26,9 +26,6 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		return c.cleanUpAfter(ctx, name)
 	}
 	c.enqueueAdmission(name)
-	for _, waiting := range c.roomWaiters.list() {
-		c.enqueueAdmission(waiting)
-	}
 	if c.unitsWaiting.Load() {
 		c.enqueueDequeue()
 	}
