@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/util/workqueue"
 
@@ -87,17 +88,24 @@ func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGrou
 	}
 	sort.Slice(pending, func(i, j int) bool {
 		a, b := pending[i], pending[j]
-		switch {
-		case priority[a] != priority[b]:
-			return priority[a] > priority[b]
-		case !a.CreationTimestamp.Equal(&b.CreationTimestamp):
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
+		return inAdmissionOrder(priority[a], priority[b], a, b, a.Name, b.Name)
 	})
 	return pending
 }
 
 func isPending(pg *schedulingv1beta1.PodGroup) bool {
 	return pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
+}
+
+// inAdmissionOrder says whether work a (priority pa, the key ka) goes before work b: higher priority
+// first, then older, then by key. PodGroups are admitted and QueueUnits dequeued in this order.
+func inAdmissionOrder(pa, pb int32, a, b metav1.Object, ka, kb string) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	switch {
+	case pa != pb:
+		return pa > pb
+	case !ta.Equal(&tb):
+		return ta.Before(&tb)
+	}
+	return ka < kb
 }

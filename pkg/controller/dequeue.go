@@ -108,13 +108,7 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 	}
 	sort.SliceStable(units, func(i, j int) bool {
 		a, b := units[i], units[j]
-		switch {
-		case priority[a] != priority[b]:
-			return priority[a] > priority[b]
-		case !a.CreationTimestamp.Equal(&b.CreationTimestamp):
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return accounting.UnitKey(a) < accounting.UnitKey(b)
+		return inAdmissionOrder(priority[a], priority[b], a, b, accounting.UnitKey(a), accounting.UnitKey(b))
 	})
 	var errs []error
 	for _, u := range units {
