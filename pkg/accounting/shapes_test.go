@@ -59,7 +59,7 @@ func TestPodsShareTheirRequests(t *testing.T) {
 			}
 		}
 	}
-	if got := allocatedCPU(a, "a"); got != "0" {
-		t.Errorf("allocated once every pod went: %s, want 0", got)
+	if got := a.totalAllocated(); !got.Cpu().IsZero() {
+		t.Errorf("allocated once every pod went: %s, want 0", got.Cpu())
 	}
 }
