@@ -262,11 +262,10 @@ func (a *Accounting) totalAllocated() v1.ResourceList {
 
 // claimableOf is what the queues below their share can still claim: per queue, what it deserves up
 // to its demand, less what it holds.
-func (a *Accounting) claimableOf(deserved map[string]v1.ResourceList, leaves []string, usage map[string]QueueUsage) v1.ResourceList {
+func claimableOf(deserved, demands map[string]v1.ResourceList, leaves []string, usage map[string]QueueUsage) v1.ResourceList {
 	total := v1.ResourceList{}
 	for _, name := range leaves {
-		u := usage[name]
-		demand := a.demand(name, u)
+		u, demand := usage[name], demands[name]
 		for r, d := range deserved[name] {
 			want := d.DeepCopy()
 			if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {

@@ -160,11 +160,11 @@ func (a *Accounting) recomputeShares() {
 	gen := a.shares.dirtyGen.Load()
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
-	root, unitDemand := a.shareTree(usage)
+	root, demands, unitDemand := a.shareTree(usage)
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
-	claimable := a.claimableOf(deserved, leafNames, usage)
+	claimable := claimableOf(deserved, demands, leafNames, usage)
 	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.claimable, a.shares.spare, a.shares.unitDemand = capacity, claimable, spare, unitDemand
@@ -236,24 +236,30 @@ func leaves(q *fairshare.Queue, out []string) []string {
 }
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
-// pods hold and ask for, and what its Enqueued QueueUnits ask for; a Suspended queue asks for nothing
-// more than it holds. unitDemand is what the queues' units and PodGroups ask for beyond their pods.
-func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Queue, unitDemand v1.ResourceList) {
-	visited := map[string]bool{}
+// pods hold and ask for, and what its Enqueued QueueUnits and Pending PodGroups ask for beyond their
+// pods; a Suspended queue asks for nothing more than it holds. demands holds each queue's demand as
+// if it were not Suspended, unitDemand what the queues' units and PodGroups ask for beyond their pods.
+func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
+	demands = make(map[string]v1.ResourceList, len(usage))
 	unitDemand = v1.ResourceList{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
-		visited[q.Name] = true
 		u := usage[q.Name]
-		demand := a.demand(q.Name, u)
-		unitDemand = quota.Add(unitDemand, quota.SubtractWithNonNegativeResult(demand, quota.Add(u.Allocated, u.Pending)))
+		beyond := a.workDemand(q.Name)
+		demand := quota.Add(u.Allocated, u.Pending)
+		if beyond != nil {
+			demand = quota.Add(demand, beyond)
+			unitDemand = quota.Add(unitDemand, beyond)
+		}
+		demand = quota.RemoveZeros(demand)
+		demands[q.Name] = demand
 		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
 		}
 		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
 			Capability: q.Spec.Capability, Demand: demand}
 		for _, c := range a.Children(q.Name) {
-			if !visited[c.Name] {
+			if _, visited := demands[c.Name]; !visited {
 				node.Children = append(node.Children, build(c))
 			}
 		}
@@ -264,14 +270,14 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Que
 		top = &schedulingv1beta1.Queue{}
 		top.Name = schedulingv1beta1.RootQueue
 	}
-	return build(top), quota.RemoveZeros(unitDemand)
+	return build(top), demands, quota.RemoveZeros(unitDemand)
 }
 
-// demand is what a queue holds and asks for: its live pods' requests, its Enqueued QueueUnits'
-// resource, and the minResources of its Pending PodGroups beyond what their pods ask for already (a
-// gang whose job creates its pods only once the group is admitted asks through its PodGroup).
-func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
-	demand := quota.Add(u.Allocated, u.Pending)
+// workDemand is what a queue's Enqueued QueueUnits ask for, and its Pending PodGroups' minResources
+// beyond what their pods ask for already (a gang whose job creates its pods only once the group is
+// admitted asks through its PodGroup); nil when they ask for nothing.
+func (a *Accounting) workDemand(queue string) v1.ResourceList {
+	var demand v1.ResourceList
 	for _, unit := range a.QueueUnitsOf(queue) {
 		if !unit.Dequeued() {
 			demand = quota.Add(demand, unit.Spec.Resource)
@@ -282,7 +288,7 @@ func (a *Accounting) demand(queue string, u QueueUsage) v1.ResourceList {
 			demand = quota.Add(demand, quota.SubtractWithNonNegativeResult(pg.Spec.MinResources, a.groupRequested(pg)))
 		}
 	}
-	return quota.RemoveZeros(demand)
+	return demand
 }
 
 // DominantShare is how much of its deserved share a queue holds, in the resource where it holds the

@@ -54,14 +54,37 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 
 func admissions(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.admissions }
 
-// enqueueAdmission runs an admission pass over the queue's Pending PodGroups.
+// enqueueAdmission runs an admission pass over the queue's Pending PodGroups with minResources.
 func (c *Controller) enqueueAdmission(queue string) { c.enqueue(admissions, queue) }
 
-// admitPending is one admission pass over a queue's Pending PodGroups, by priority, then age: each
-// is admitted or keeps waiting with the reason, in that order, so that of two groups that each fit
-// alone the one ahead enters first, however their events were delivered. A group that does not fit
-// does not stop the ones behind it; one that waits for the shares does, and the pass runs again
-// once they are fresh.
+// takesRoom says whether a Pending PodGroup's admission takes room in its queue (it has
+// minResources), so that it is admitted in order with the queue's others; one without minResources
+// enters as soon as its queue schedules, whatever the others do.
+func takesRoom(pg *schedulingv1beta1.PodGroup) bool { return len(pg.Spec.MinResources) > 0 }
+
+// enqueuePending retries the queue's Pending PodGroups when its room or state may have changed: one
+// admission pass for those that take room, a sync each for the others.
+func (c *Controller) enqueuePending(queue string) {
+	pass := false
+	for _, pg := range c.acct.PodGroupsOf(queue) {
+		switch {
+		case !isPending(pg):
+		case takesRoom(pg):
+			pass = true
+		default:
+			c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
+		}
+	}
+	if pass {
+		c.enqueueAdmission(queue)
+	}
+}
+
+// admitPending is one admission pass over a queue's Pending PodGroups that take room, by priority,
+// then age: each is admitted or keeps waiting with the reason, in that order, so that of two groups
+// that each fit alone the one ahead enters first, however their events were delivered. A group that
+// does not fit does not stop the ones behind it; one that waits for the shares does, and the pass
+// runs again once they are fresh.
 func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	var errs []error
 	for _, pg := range c.pendingPodGroups(queue) {
@@ -75,13 +98,13 @@ func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// pendingPodGroups lists the queue's PodGroups not admitted yet, in the order they are admitted: by
-// priority, then age, then name.
+// pendingPodGroups lists the queue's PodGroups that take room and are not admitted yet, in the
+// order they are admitted: by priority, then age, then name.
 func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGroup {
 	var pending []*schedulingv1beta1.PodGroup
 	priority := map[*schedulingv1beta1.PodGroup]int32{}
 	for _, pg := range c.acct.PodGroupsOf(queue) {
-		if isPending(pg) {
+		if isPending(pg) && takesRoom(pg) {
 			pending = append(pending, pg)
 			priority[pg] = c.acct.PodGroupPriority(pg)
 		}

@@ -176,10 +176,10 @@ func (c *Controller) lead(ctx context.Context) {
 	for range workers {
 		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
 		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
+		wg.Go(func() { c.work(ctx, wq.admissions, c.admitPending) })
 	}
 	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
 	wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
-	wg.Go(func() { c.work(ctx, wq.admissions, c.admitPending) })
 	<-ctx.Done()
 	c.mu.Lock()
 	c.wq = nil

@@ -76,10 +76,14 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if isPending(pg) {
-		// Whether it enters its queue is decided in order with the queue's other Pending groups.
+	if isPending(pg) && takesRoom(pg) {
+		// Whether it enters its queue is decided in order with the queue's other groups that take room.
 		c.enqueueAdmission(c.acct.QueueOfPodGroup(pg))
 		return nil
+	}
+	if isPending(pg) {
+		a := c.admitPodGroup(pg)
+		return c.writePodGroupStatus(ctx, pg, a.admitted, a.refusal)
 	}
 	return c.writePodGroupStatus(ctx, pg, pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, "")
 }

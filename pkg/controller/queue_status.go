@@ -25,7 +25,7 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
 	}
-	c.enqueueAdmission(name)
+	c.enqueuePending(name)
 	if c.unitsWaiting.Load() {
 		c.enqueueDequeue()
 	}
