@@ -33,6 +33,7 @@ const staleBucket = "\x00stale-shares"
 type Proportion struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
+	held heldAllocations
 }
 
 var (
@@ -58,6 +59,8 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
 	acct.OnDeservedChange(p.Activate)
 	acct.OnSharesComputed(func() { p.Activate(staleBucket) })
+	// Room freed in a queue lets in the pods it turned away at its share.
+	acct.OnQueueUsageChange(p.onUsageChange)
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err

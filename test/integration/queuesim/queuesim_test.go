@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,7 +64,8 @@ func TestRunReportsTheShares(t *testing.T) {
 			t.Fatalf("no result for queue %s", name)
 		}
 		if share := q.FinalAllocated / result.Capacity; share < want/24-0.05 || share > want/24+0.05 {
-			t.Errorf("queue %s ends with %.1f of %.0f cpu, want %.0f (±5%% of the cluster)", name, q.FinalAllocated, result.Capacity, want)
+			t.Errorf("queue %s ends with %.1f of %.0f cpu, want %.0f (±5%% of the cluster); %d evictions; samples: %s",
+				name, q.FinalAllocated, result.Capacity, want, q.Evictions, samplesOf(result, name))
 		}
 		if q.FinalDeserved != want {
 			t.Errorf("queue %s deserves %.1f at the end, want %.0f", name, q.FinalDeserved, want)
@@ -145,4 +147,15 @@ func TestUp(t *testing.T) {
 	if _, err := os.Stat(kubeconfigPath); !os.IsNotExist(err) {
 		t.Errorf("the kubeconfig is left behind (stat: %v)", err)
 	}
+}
+
+// samplesOf lists a queue's samples as "at: allocated/deserved (pending)", for a failure message.
+func samplesOf(r *queuesim.Result, queue string) string {
+	var b strings.Builder
+	for _, smp := range r.Samples {
+		if smp.Queue == queue {
+			fmt.Fprintf(&b, "%s: %.0f/%.0f (%d) ", smp.At, smp.Allocated, smp.Deserved, smp.Pending)
+		}
+	}
+	return b.String()
 }
