@@ -137,8 +137,7 @@ func TestPendingPodGroupsAreAdmittedInOrder(t *testing.T) {
 	for i, pg := range groups {
 		createPodGroup(t, pg)
 		if i == 0 {
-			// Creation timestamps count whole seconds: the first group is the oldest.
-			time.Sleep(1100 * time.Millisecond)
+			waitNextSecond(t, pg.Name)
 		}
 	}
 	t.Cleanup(func() {
@@ -159,5 +158,22 @@ func TestPendingPodGroupsAreAdmittedInOrder(t *testing.T) {
 		if pg.Status.Phase != schedulingv1beta1.PodGroupInqueue {
 			t.Errorf("PodGroup %s is %q once the older group waits; want Inqueue", name, pg.Status.Phase)
 		}
+	}
+}
+
+// waitNextSecond waits until the clock is a whole second past the PodGroup's creation timestamp, which
+// counts whole seconds, so that a group created next is younger.
+func waitNextSecond(t *testing.T, name string) {
+	t.Helper()
+	pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := pg.CreationTimestamp.Time
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		return time.Now().Truncate(time.Second).After(created), nil
+	})
+	if err != nil {
+		t.Fatalf("the clock never passed the creation second of PodGroup %s", name)
 	}
 }
