@@ -84,6 +84,8 @@ type usage struct {
 	// the shares stale too until they are recomputed with it.
 	sharesDirty func() uint64
 	listeners   []func(queue string)
+	// freed hear of a queue that holds less: a pod of it left or stopped holding.
+	freed []func(queue string)
 }
 
 func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
@@ -149,6 +151,20 @@ func (a *Accounting) OnQueueUsageChange(f func(queue string)) {
 	a.usage.mu.Lock()
 	defer a.usage.mu.Unlock()
 	a.usage.listeners = append(a.usage.listeners, f)
+}
+
+// OnQueueRoomFreed registers f to be told the name of a queue whose pods hold less than before: one
+// left, was forgotten, or asks for less. Register before the informers start; f must not block.
+func (a *Accounting) OnQueueRoomFreed(f func(queue string)) {
+	a.usage.mu.Lock()
+	defer a.usage.mu.Unlock()
+	a.usage.freed = append(a.usage.freed, f)
+}
+
+// frees says whether replacing old by entry gives back room in old's queue.
+func frees(old, entry podUsage) bool {
+	grew, _ := quota.LessThanOrEqual(old.requests, entry.requests)
+	return old.holds() && (!entry.holds() || entry.queue != old.queue || !grew)
 }
 
 // Usage returns what a queue's live pods hold.
@@ -301,13 +317,16 @@ func (u *usage) upsert(pod *v1.Pod) {
 		entry.countedGen = u.sharesDirty()
 	}
 	u.put(pod.UID, entry)
-	listeners := u.listeners
+	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
 	if changed {
 		notify(listeners, entry.queue)
 	}
 	if existed && old.queue != entry.queue {
 		notify(listeners, old.queue)
+	}
+	if existed && frees(old, entry) {
+		notify(freed, old.queue)
 	}
 }
 
@@ -361,10 +380,13 @@ func (u *usage) remove(obj any) {
 		u.subtract(old)
 		u.sharesDirty()
 	}
-	listeners := u.listeners
+	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
 	if existed {
 		notify(listeners, old.queue)
+	}
+	if existed && old.holds() {
+		notify(freed, old.queue)
 	}
 }
 
@@ -544,7 +566,8 @@ func (u *usage) forget(uid types.UID) {
 		u.drop(uid)
 	}
 	u.sharesDirty()
-	listeners := u.listeners
+	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
 	notify(listeners, old.queue)
+	notify(freed, old.queue) // an assumed pod held room, and no longer does
 }

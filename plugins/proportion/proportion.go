@@ -33,7 +33,6 @@ const staleBucket = "\x00stale-shares"
 type Proportion struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
-	held heldAllocations
 }
 
 var (
@@ -60,7 +59,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	acct.OnDeservedChange(p.Activate)
 	acct.OnSharesComputed(func() { p.Activate(staleBucket) })
 	// Room freed in a queue lets in the pods it turned away at its share.
-	acct.OnQueueUsageChange(p.onUsageChange)
+	acct.OnQueueRoomFreed(p.onRoomFreed)
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err
