@@ -65,13 +65,20 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ strin
 }
 
 // Unreserve gives up a member's reservation. A member given up for its own sake (its wait timed
-// out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound.
-func (g *Gang) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+// out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound. The
+// pod-group cycle of kube-scheduler (native PodGroups) reserves each member tentatively and gives
+// every reservation up at the end of its placement, placed or not; the members it then binds are
+// reserved again, and a placement that failed was reported by its member's PostFilter: neither is a
+// failure of the gang.
+func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
 	key := schedulingv1beta1.PodGroupKey(pod)
 	if key == "" {
 		return
 	}
 	bySibling, deadline := g.members.release(pod.UID)
+	if state != nil && state.IsPodGroupSchedulingCycle() {
+		return
+	}
 	pg := g.podGroup(pod)
 	if bySibling || pg == nil || !isGang(pg) {
 		return

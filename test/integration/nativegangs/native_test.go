@@ -19,11 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -178,6 +180,26 @@ func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBound(t, ns, "the second gang whole", func(b map[string]int) bool { return b[second] == 3 })
+}
+
+// A native gang that fits is placed by the pod-group cycle, which reserves its members tentatively
+// and gives the reservations up before it binds them: that is no failure of the gang, which binds
+// whole without a rejection counted (nor a denial, nor a GangUnschedulable report).
+func TestNativeGangPlacedAtOnceIsNotRejected(t *testing.T) {
+	createQueue(t, util.MakeQueue("at-once").Obj())
+	ns := newNamespace(t, "at-once", "at-once")
+	submit(t, ns, "g", 2, 2)
+	waitBound(t, ns, "the gang whole", func(b map[string]int) bool { return b["g"] == 2 })
+	for _, reason := range []string{"MemberNotBound", "Unschedulable", "Timeout"} {
+		// Counted in Unreserve and PostFilter, before any member binds.
+		n, err := testutil.GetCounterMetricValue(metrics.GangRejections.WithLabelValues("at-once", reason))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("a native gang placed at once counted %v rejections for %s", n, reason)
+		}
+	}
 }
 
 // A native gang enters its queue by the queue's rules: a queue that does not take the namespace
