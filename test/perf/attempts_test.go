@@ -2,18 +2,24 @@ package perf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
-// countedFamilies are the counters a run reports the growth of: the schedulers' attempts by profile
-// and result, and the gangs queue-scheduler rejected, by reason.
-var countedFamilies = map[string]bool{
-	"scheduler_schedule_attempts_total":     true,
-	"queue_scheduler_gang_rejections_total": true,
+// countedFamilies are the counters a run reports the growth of, each with the labels it is told by
+// (nil: all): the schedulers' attempts by profile and result, the gangs queue-scheduler rejected by
+// reason, and the API server's writes by resource.
+var countedFamilies = map[string][]string{
+	"scheduler_schedule_attempts_total":     nil,
+	"queue_scheduler_gang_rejections_total": nil,
+	"apiserver_request_total":               {"verb", "resource", "subresource"},
 }
+
+// writeVerbs are the API server requests counted: those that write.
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
 // counterSnapshot holds the process's countedFamilies, one value a label set.
 type counterSnapshot map[string]float64
@@ -27,15 +33,24 @@ func snapshotCounters() counterSnapshot {
 		return s
 	}
 	for _, f := range families {
-		if !countedFamilies[f.GetName()] {
+		keep, ok := countedFamilies[f.GetName()]
+		if !ok {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			labels := make([]string, 0, len(m.GetLabel()))
+			write := true
 			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
+				if l.GetName() == "verb" {
+					write = writeVerbs[l.GetValue()]
+				}
+				if keep == nil || slices.Contains(keep, l.GetName()) {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
 			}
-			s[f.GetName()+"{"+strings.Join(labels, ",")+"}"] += m.GetCounter().GetValue()
+			if write {
+				s[f.GetName()+"{"+strings.Join(labels, ",")+"}"] += m.GetCounter().GetValue()
+			}
 		}
 	}
 	return s

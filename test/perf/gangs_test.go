@@ -120,13 +120,16 @@ func gangQueue(gang int) string { return fmt.Sprintf("gang-%03d", gang%*queueCou
 // turns with each repeat.
 func BenchmarkGangs(b *testing.B) {
 	ctx := context.Background()
+	sides, err := gangSides()
+	if err != nil {
+		b.Fatal(err)
+	}
 	c, err := localcluster.Start(ctx, localcluster.Options{APIServerFlags: gangAPIServerFlags(), VanillaSchedulerName: vanillaScheduler})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Stop()
 	setUpGangs(b, ctx, c)
-	sides := []gangSide{upstreamGangs, ourGangs, schedulerPluginsGangs, volcanoGangs, nativeGangs}
 	for i := 0; i < b.N; i++ {
 		for _, side := range sides {
 			runGangs(b, ctx, c, side, fmt.Sprintf("w%d", i), *warmUpGangs)

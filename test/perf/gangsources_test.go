@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +21,27 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
+
+var gangSources = flag.String("gang-sources", "scheduler-plugins,volcano,native",
+	"the other gang APIs the gang case runs through queue-scheduler, besides its own PodGroup and upstream's GangScheduling (comma-separated; none: \"\")")
+
+// gangSides are the sides of the gang case: upstream's, queue-scheduler's own PodGroup and the
+// -gang-sources.
+func gangSides() ([]gangSide, error) {
+	sides := []gangSide{upstreamGangs, ourGangs}
+	sources := map[string]gangSide{"scheduler-plugins": schedulerPluginsGangs, "volcano": volcanoGangs, "native": nativeGangs}
+	for _, name := range strings.Split(*gangSources, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		side, ok := sources[name]
+		if !ok {
+			return nil, fmt.Errorf("-gang-sources: %q is not a gang source (scheduler-plugins, volcano, native)", name)
+		}
+		sides = append(sides, side)
+	}
+	return sides, nil
+}
 
 // The gang case's sides for the other gang APIs, all scheduled by queue-scheduler: their PodGroups
 // are mirrored by the controller before the pods are released (the time to mirror is not measured,
@@ -138,7 +160,10 @@ func eventsOf(c *localcluster.Cluster, name string) string {
 func reportGangSources(measured map[string]*gangMeasures) {
 	upstream := measured[upstreamGangs.name]
 	for _, side := range []gangSide{schedulerPluginsGangs, volcanoGangs, nativeGangs} {
-		ours := measured[side.name]
+		ours, ok := measured[side.name]
+		if !ok {
+			continue
+		}
 		var ratio []float64
 		for r := range ours.rate {
 			ratio = append(ratio, ours.rate[r]/upstream.rate[r])
