@@ -237,7 +237,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	boundAt := waitGangsBound(b, pods.ResultChan(), run, gangs, func() string { return unboundReason(ctx, c, run) })
 	<-releasing
 	result := gangResult(start, releasedAt, boundAt)
-	b.Logf("%s %s: %d gangs, %.1f pods/s, per gang max %s; %s", run, side.name, gangs, result.rate,
+	logRun(b, "%s %s: %d gangs, %.1f pods/s, per gang max %s; %s", run, side.name, gangs, result.rate,
 		percentile(result.perGang, 1).Round(time.Millisecond), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, c.Kube, gangNamespace)
 	if err := side.deleteGroups(ctx, c); err != nil {

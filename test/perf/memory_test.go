@@ -154,7 +154,7 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 	if use.peakHeap, use.liveHeap, err = gcTracePeaks(logPath); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s %s: %d pods in %.1f s; peak RSS %.0f MiB, peak heap %.0f MiB, largest live heap %.0f MiB",
+	logRun(b, "%s %s: %d pods in %.1f s; peak RSS %.0f MiB, peak heap %.0f MiB, largest live heap %.0f MiB",
 		run, side.name, *memoryPods, took.Seconds(), use.peakRSS, use.peakHeap, use.liveHeap)
 	deleteAllPods(b, ctx, c.Kube, memoryNamespace)
 	return use

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 )
 
 var (
@@ -27,10 +28,22 @@ type row struct {
 	Values   map[string]float64 `json:"values"`
 }
 
-// results collects the rows of the cases that ran, in order.
+// results collects the rows of the cases that ran, in order, and a line for each run.
 var results struct {
 	mu   sync.Mutex
 	rows []row
+	runs []string
+}
+
+// logRun logs what one run measured, and keeps the line for runs.log: a benchmark's own log is cut
+// to its first ten lines.
+func logRun(b *testing.B, format string, args ...any) {
+	b.Helper()
+	line := fmt.Sprintf(format, args...)
+	b.Log(line)
+	results.mu.Lock()
+	defer results.mu.Unlock()
+	results.runs = append(results.runs, line)
 }
 
 func record(r row) {
@@ -39,7 +52,8 @@ func record(r row) {
 	results.rows = append(results.rows, r)
 }
 
-// writeResults prints the table and writes it with the raw numbers to -bench-out.
+// writeResults prints the table and writes it with the raw numbers to -bench-out, and each run's
+// line to runs.log there.
 func writeResults(stdout io.Writer) error {
 	results.mu.Lock()
 	defer results.mu.Unlock()
@@ -62,6 +76,9 @@ func writeResults(stdout io.Writer) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(*outDir, "results.json"), raw, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*outDir, "runs.log"), []byte(strings.Join(results.runs, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(*outDir, "results.md"), []byte(table.String()), 0o644)

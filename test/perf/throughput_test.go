@@ -185,7 +185,7 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	}
 	elapsed := time.Since(start)
 	rate := float64(n) / elapsed.Seconds()
-	b.Logf("%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s", run, schedulerName, created.Seconds(), elapsed.Seconds(), rate)
+	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s", run, schedulerName, created.Seconds(), elapsed.Seconds(), rate)
 	deleteAllPods(b, ctx, cluster.Kube, ns)
 	return rate
 }
