@@ -43,13 +43,14 @@ type Gang struct {
 }
 
 var (
-	_ fwk.PreEnqueuePlugin  = &Gang{}
-	_ fwk.QueueSortPlugin   = &Gang{}
-	_ fwk.PreFilterPlugin   = &Gang{}
-	_ fwk.PostFilterPlugin  = &Gang{}
-	_ fwk.ReservePlugin     = &Gang{}
-	_ fwk.PermitPlugin      = &Gang{}
-	_ fwk.EnqueueExtensions = &Gang{}
+	_ fwk.PreEnqueuePlugin         = &Gang{}
+	_ fwk.QueueSortPlugin          = &Gang{}
+	_ fwk.PreFilterPlugin          = &Gang{}
+	_ fwk.PostFilterPlugin         = &Gang{}
+	_ fwk.PodGroupPostFilterPlugin = &Gang{}
+	_ fwk.ReservePlugin            = &Gang{}
+	_ fwk.PermitPlugin             = &Gang{}
+	_ fwk.EnqueueExtensions        = &Gang{}
 )
 
 // New builds the plugin on the process's shared accounting.

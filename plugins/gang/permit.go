@@ -67,9 +67,8 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ strin
 // Unreserve gives up a member's reservation. A member given up for its own sake (its wait timed
 // out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound. The
 // pod-group cycle of kube-scheduler (native PodGroups) reserves each member tentatively and gives
-// every reservation up at the end of its placement, placed or not; the members it then binds are
-// reserved again, and a placement that failed was reported by its member's PostFilter: neither is a
-// failure of the gang.
+// every reservation up at the end of its placement, placed or not: the members it then binds are
+// reserved again, and a placement that failed is rejected in PodGroupPostFilter.
 func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
 	key := schedulingv1beta1.PodGroupKey(pod)
 	if key == "" {
@@ -129,33 +128,60 @@ func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
 // gang already has minMember assigned, the siblings waiting at Permit are rejected so that they
 // release what they reserved.
 func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	why := func() string { return withRefusal(g.fitSummary(m), state) }
+	return nil, g.rejectGang(ctx, pod, why, proportion.WaitsForShares(state))
+}
+
+// PodGroupPostFilter runs when kube-scheduler's pod-group cycle could not place a native gang and
+// Reclaim found nothing to evict for it: there the members' PostFilter does not run, and the group
+// is rejected, denied and reported here as PostFilter does for a gang of any other API.
+func (g *Gang) PodGroupPostFilter(ctx context.Context, state fwk.PodGroupCycleState, info fwk.PodGroupInfo,
+	_ fwk.PodGroupSchedulingFunc) (*fwk.PodGroupPostFilterResult, *fwk.Status) {
+	pods := info.GetUnscheduledPods()
+	if len(pods) == 0 {
+		return nil, fwk.NewStatus(fwk.Unschedulable)
+	}
+	why := func() string {
+		return withRefusal(fmt.Sprintf("the pod-group cycle could not place its %d unscheduled members together", len(pods)), state)
+	}
+	return nil, g.rejectGang(ctx, pods[0], why, proportion.GroupWaitsForShares(state))
+}
+
+// withRefusal adds to reason why Reclaim, which ran before, could not help the gang.
+func withRefusal(reason string, state reclaim.StateReader) string {
+	if why, ok := reclaim.Refusal(state); ok {
+		return reason + "; reclaim cannot help: " + why
+	}
+	return reason
+}
+
+// rejectGang turns away the gang of pod, a member that could not be placed: the siblings waiting at
+// Permit are rejected, the gang is denied until room is freed, and why() it failed is counted and
+// reported. A gang that has minMember assigned, is denied already (the failure that denied it is
+// reported), or whose member waits only for fresh shares (it is back as soon as they are) is left as
+// it is.
+func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, waitsForShares bool) *fwk.Status {
 	pg := g.podGroup(pod)
 	if pg == nil || !isGang(pg) {
-		return nil, fwk.NewStatus(fwk.Unschedulable)
+		return fwk.NewStatus(fwk.Unschedulable)
 	}
 	key := schedulingv1beta1.PodGroupKey(pod)
 	if g.members.count(key).assignedLack(pg) == "" {
-		return nil, fwk.NewStatus(fwk.Unschedulable)
+		return fwk.NewStatus(fwk.Unschedulable)
 	}
 	if g.members.isDenied(key) {
-		// Turned away by the gang's own denial: the waiting siblings were rejected, and the report
-		// of the failure that denied the gang stands.
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
 	}
-	reason := g.fitSummary(m)
-	if why, ok := reclaim.Refusal(state); ok {
-		reason += "; reclaim cannot help: " + why
-	}
-	if proportion.WaitsForShares(state) {
-		// The member is back as soon as the shares are fresh: its siblings keep waiting.
-		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
+	reason := why()
+	if waitsForShares {
+		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))
 	g.countRejection(pod, "Unschedulable")
 	klog.FromContext(ctx).V(3).Info("Gang member unschedulable; waiting siblings rejected", "pod", klog.KObj(pod), "rejected", rejected)
 	g.deny(key)
 	g.reportFailure(pg, key, reason)
-	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
+	return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s rejected: member %s unschedulable", key, pod.Name))
 }
 
 // countRejection counts the rejection of pod's gang, for cause (Timeout, MemberNotBound,

@@ -113,8 +113,13 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	s.headroom, s.freed = p.acct.HeadroomOf(queue, own, req), accounting.Amounts{}
-	if refusal.WaitsForShares && !p.waitForShares(pod) {
-		p.Activate(staleBucket)
+	if refusal.WaitsForShares {
+		if !p.waitForShares(pod) {
+			p.Activate(staleBucket)
+		}
+		if state.IsPodGroupSchedulingCycle() {
+			state.GetPodGroupSchedulingCycle().Write(groupWaitsKey, groupWaits{})
+		}
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)

@@ -246,3 +246,26 @@ func BenchmarkDryRunStep(b *testing.B) {
 		p.Filter(ctx, s, preemptor, nil)
 	}
 }
+
+// In kube-scheduler's pod-group cycle, a member turned away only for the shares marks its group, so
+// that Gang's PodGroupPostFilter does not reject a gang that is back as soon as they are fresh.
+func TestGroupWaitsForShares(t *testing.T) {
+	node := util.MakeNode("node", "2", "8Gi")
+	acct := newTestAccountingWith(t, []runtime.Object{node}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj())
+	p := newTestPlugin(acct, &activations{})
+	// Not counted yet, and more than the cluster has: the shares must include it first.
+	member := util.MakePod("ns", "member").UID("member").Label(schedulingv1beta1.QueueLabel, "a").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj()
+	group := framework.NewCycleState()
+	state := framework.NewCycleState()
+	state.SetPodGroupSchedulingCycle(group)
+	if _, status := p.PreFilter(context.Background(), state, member, nil); status.IsSuccess() {
+		t.Fatal("a pod the shares do not include, larger than the cluster, was admitted")
+	}
+	if !WaitsForShares(state) || !GroupWaitsForShares(group) {
+		t.Errorf("member waits for shares: %t, its group marked: %t; want both", WaitsForShares(state), GroupWaitsForShares(group))
+	}
+	if GroupWaitsForShares(framework.NewCycleState()) {
+		t.Error("a group none of whose members waited for the shares is marked")
+	}
+}

@@ -48,3 +48,18 @@ func WaitsForShares(state fwk.CycleState) bool {
 	s, err := readState(state)
 	return err == nil && s.refusal != nil && s.refusal.WaitsForShares
 }
+
+// groupWaitsKey marks, in kube-scheduler's pod-group cycle, a group of which Proportion turned a
+// member away only because the shares were being recomputed.
+const groupWaitsKey fwk.StateKey = Name + "/group-waits-for-shares"
+
+type groupWaits struct{}
+
+func (groupWaits) Clone() fwk.StateData { return groupWaits{} }
+
+// GroupWaitsForShares is WaitsForShares for the pod group of a pod-group cycle: some member was
+// turned away only for the shares, and comes back as soon as they are fresh.
+func GroupWaitsForShares(state fwk.PodGroupCycleState) bool {
+	_, err := state.Read(groupWaitsKey)
+	return err == nil
+}

@@ -177,8 +177,15 @@ type refusal string
 
 func (r refusal) Clone() fwk.StateData { return r }
 
-// Refusal returns why reclaim could not help the gang of the cycle's pod, if it said so.
-func Refusal(state fwk.CycleState) (string, bool) {
+// StateReader is what Refusal reads: a pod's cycle state, or a pod group's in kube-scheduler's
+// pod-group cycle.
+type StateReader interface {
+	Read(key fwk.StateKey) (fwk.StateData, error)
+}
+
+// Refusal returns why reclaim could not help the gang of the cycle's pod, or of the cycle's pod
+// group, if it said so.
+func Refusal(state StateReader) (string, bool) {
 	data, err := state.Read(refusalKey)
 	if err != nil {
 		return "", false

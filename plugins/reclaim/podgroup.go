@@ -14,8 +14,9 @@ var _ fwk.PodGroupPostFilterPlugin = &Reclaim{}
 // PodGroupPostFilter reclaims for a native gang (a pod of a scheduling.k8s.io PodGroup) that
 // kube-scheduler's pod-group cycle could not place: there PostFilter does not run, and the group is
 // one preemptor. The gang run is the one PostFilter makes for a gang of any other API; every node
-// counts as one an eviction may help, as the group cycle keeps no statuses per node.
-func (r *Reclaim) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleState, info fwk.PodGroupInfo,
+// counts as one an eviction may help, as the group cycle keeps no statuses per node. Why reclaim
+// cannot help is left in the group's cycle state, for Gang's report.
+func (r *Reclaim) PodGroupPostFilter(ctx context.Context, state fwk.PodGroupCycleState, info fwk.PodGroupInfo,
 	_ fwk.PodGroupSchedulingFunc) (*fwk.PodGroupPostFilterResult, *fwk.Status) {
 	pods := info.GetUnscheduledPods()
 	if len(pods) == 0 || r.preFilter == nil {
@@ -28,7 +29,11 @@ func (r *Reclaim) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleSta
 	}
 	anyNode := framework.NewDefaultNodeToStatus()
 	anyNode.SetAbsentNodesStatus(fwk.NewStatus(fwk.Unschedulable))
-	result, status := r.postFilterGang(ctx, framework.NewCycleState(), pod, anyNode, g)
+	podState := framework.NewCycleState()
+	result, status := r.postFilterGang(ctx, podState, pod, anyNode, g)
+	if why, ok := Refusal(podState); ok {
+		state.Write(refusalKey, refusal(why))
+	}
 	if !status.IsSuccess() {
 		return nil, status
 	}

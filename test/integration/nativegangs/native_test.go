@@ -174,6 +174,7 @@ func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
 	}
 	waitCondition(t, ns, first, schedulingapi.PodGroupInitiallyScheduled, metav1.ConditionTrue, "")
 	waitCondition(t, ns, first, gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "native"`)
+	wantRejectedAndReported(t, ns, "native", second)
 	wantCounted(t, ns, "native", first, second)
 	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
 		metav1.ListOptions{LabelSelector: schedulingv1beta1.PodGroupLabel + "=" + first}); err != nil {
@@ -200,6 +201,35 @@ func TestNativeGangPlacedAtOnceIsNotRejected(t *testing.T) {
 			t.Errorf("a native gang placed at once counted %v rejections for %s", n, reason)
 		}
 	}
+}
+
+// wantRejectedAndReported checks that the gang the pod-group cycle could not place was rejected as
+// a gang of any other API is: counted, and reported with a GangUnschedulable Warning event on its
+// mirror that says why, Reclaim's refusal included.
+func wantRejectedAndReported(t *testing.T, ns, queue, group string) {
+	t.Helper()
+	var rejections float64
+	var reasons []string
+	poll(t, "gang "+group+" rejected and reported", func(ctx context.Context) (bool, error) {
+		n, err := testutil.GetCounterMetricValue(metrics.GangRejections.WithLabelValues(queue, "Unschedulable"))
+		if err != nil {
+			return false, err
+		}
+		rejections = n
+		events, err := cluster.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=GangUnschedulable"})
+		if err != nil {
+			return false, err
+		}
+		reasons = reasons[:0]
+		found := false
+		for _, e := range events.Items {
+			reasons = append(reasons, e.InvolvedObject.Name+": "+e.Message)
+			found = found || (e.InvolvedObject.Name == group && strings.Contains(e.Message, "pod-group cycle could not place") && strings.Contains(e.Message, "reclaim cannot help"))
+		}
+		return n > 0 && found, nil
+	}, func() string {
+		return fmt.Sprintf("%v rejections counted; GangUnschedulable events %q", rejections, reasons)
+	})
 }
 
 // A native gang enters its queue by the queue's rules: a queue that does not take the namespace
