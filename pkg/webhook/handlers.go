@@ -225,8 +225,9 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 	}
 	labels := field.NewPath("metadata", "labels")
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		pg, err := s.acct.PodGroups().PodGroups(pod.Namespace).Get(group)
-		if err != nil {
+		pg := s.podGroupOf(ctx, pod.Namespace, group)
+		if pg == nil {
+			// A pod may come before its PodGroup; the scheduler holds it until the group exists.
 			return nil, nil
 		}
 		queue := s.acct.QueueOfPodGroup(pg)

@@ -107,3 +107,18 @@ func (s *Server) namespace(ctx context.Context, name string) *v1.Namespace {
 	}
 	return ns
 }
+
+// podGroupOf reads a PodGroup from the cache, else from the API server (one created a moment before
+// its first pod), or nil when neither holds it.
+func (s *Server) podGroupOf(ctx context.Context, namespace, name string) *schedulingv1beta1.PodGroup {
+	if pg, err := s.acct.PodGroups().PodGroups(namespace).Get(name); err == nil {
+		return pg
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveLookupTimeout)
+	defer cancel()
+	pg, err := s.acct.Client.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return pg
+}

@@ -1,0 +1,65 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A PodGroup created a moment before its first pod may not be in the cache when the pod is admitted:
+// the pod still gets its PodGroup's queue label (read from the API server), and a queue label that
+// contradicts it is refused. A pod whose PodGroup does not exist yet gets no label.
+func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("team").Obj()), factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	// Created after the caches synced, and never watched by them: only the API server holds it.
+	acct.Client = fake.NewSimpleClientset(util.MakeQueue("team").Obj(), util.MakePodGroup("ns", "trainer").Queue("team").Obj())
+	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}
+	request := func(t *testing.T, name, group, queue string) *admissionv1.AdmissionRequest {
+		t.Helper()
+		pod := util.MakePod("ns", name).SchedulerName(schedulingv1beta1.SchedulerName).Label(schedulingv1beta1.PodGroupLabel, group).Obj()
+		if queue != "" {
+			pod.Labels[schedulingv1beta1.QueueLabel] = queue
+		}
+		raw, err := json.Marshal(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: runtime.RawExtension{Raw: raw}}
+	}
+
+	d, err := s.mutatePod(ctx, request(t, "worker-0", "trainer", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []patchOp{{Op: "add", Path: "/metadata/labels/scheduling.queue-scheduler.io~1queue", Value: "team"}}
+	if diff := cmp.Diff(want, d.patch); diff != "" {
+		t.Errorf("pod of a PodGroup the cache does not hold yet (-want,+got):\n%s", diff)
+	}
+	if d, err := s.mutatePod(ctx, request(t, "early", "later", "")); err != nil || len(d.patch) != 0 {
+		t.Errorf("pod of a PodGroup not created yet: patch %v, %v; want none", d.patch, err)
+	}
+	errs, err := s.validatePod(ctx, request(t, "worker-1", "trainer", "other"))
+	if err != nil || len(errs) != 1 {
+		t.Errorf("pod naming a queue other than its PodGroup's: %v, %v; want one refusal", errs, err)
+	}
+}
