@@ -110,18 +110,15 @@ func foreignGang(ctx context.Context, t *testing.T) {
 	})
 }
 
-// gang adds room and binds a PodGroup of two.
+// gang adds room and binds a PodGroup of two. Its first pod comes before the PodGroup, as some job
+// operators create them: the webhook looks for the group on the API server, and the scheduler holds
+// the pod until the group exists.
 func gang(ctx context.Context, t *testing.T) {
 	create(t, "node n2", func() error {
 		_, err := cluster.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode("n2", "4", "8Gi"), metav1.CreateOptions{})
 		return err
 	})
-	pg := util.MakePodGroup("team-a", "g").MinMember(2).Queue("a").Obj()
-	create(t, "PodGroup g", func() error {
-		_, err := cluster.Queues.SchedulingV1beta1().PodGroups("team-a").Create(ctx, pg, metav1.CreateOptions{})
-		return err
-	})
-	for _, name := range []string{"g-0", "g-1"} {
+	member := func(name string) {
 		pod := cpuPod("team-a", name, "a")
 		pod.Labels[schedulingv1beta1.PodGroupLabel] = "g"
 		create(t, "pod "+name, func() error {
@@ -129,6 +126,13 @@ func gang(ctx context.Context, t *testing.T) {
 			return err
 		})
 	}
+	member("g-0")
+	pg := util.MakePodGroup("team-a", "g").MinMember(2).Queue("a").Obj()
+	create(t, "PodGroup g", func() error {
+		_, err := cluster.Queues.SchedulingV1beta1().PodGroups("team-a").Create(ctx, pg, metav1.CreateOptions{})
+		return err
+	})
+	member("g-1")
 	wantPods(ctx, t, "team-a", "bound", util.IsBound, "g-0", "g-1")
 	for _, name := range []string{"g-0", "g-1"} {
 		setRunning(ctx, t, "team-a", name)
