@@ -8,11 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -24,13 +22,7 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kube := kubefake.NewClientset()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("team").Obj()), factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct := startAccounting(ctx, t, kube, util.MakeQueue("team").Obj())
 	// Created after the caches synced, and never watched by them: only the API server holds it.
 	acct.Client = fake.NewSimpleClientset(util.MakeQueue("team").Obj(), util.MakePodGroup("ns", "trainer").Queue("team").Obj())
 	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}
