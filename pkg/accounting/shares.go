@@ -48,6 +48,8 @@ type shares struct {
 	untrackedGen atomic.Uint64
 	listeners    []func(queue string)
 	computed     []func()
+	// spareGrown hear of a computation after which some queue holds more above its share.
+	spareGrown []func()
 }
 
 func newShares() *shares {
@@ -167,7 +169,7 @@ func (a *Accounting) recomputeShares() {
 	claimable := claimableOf(deserved, demands, leafNames, usage)
 	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
-	a.shares.capacity, a.shares.claimable, a.shares.spare, a.shares.unitDemand = capacity, claimable, spare, unitDemand
+	a.shares.capacity, a.shares.claimable, a.shares.unitDemand = capacity, claimable, unitDemand
 	var changed []string
 	for name, d := range deserved {
 		if !quota.Equals(a.shares.deserved[name], d) {
@@ -179,9 +181,10 @@ func (a *Accounting) recomputeShares() {
 			changed = append(changed, name)
 		}
 	}
-	a.shares.deserved = deserved
+	grew := spareGrew(a.shares.spare, spare)
+	a.shares.deserved, a.shares.spare = deserved, spare
 	a.shares.computedGen = gen
-	listeners, computed := a.shares.listeners, a.shares.computed
+	listeners, computed, spareGrown := a.shares.listeners, a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
 	for _, name := range changed {
 		notify(listeners, name)
@@ -189,6 +192,32 @@ func (a *Accounting) recomputeShares() {
 	for _, f := range computed {
 		f()
 	}
+	if grew {
+		for _, f := range spareGrown {
+			f()
+		}
+	}
+}
+
+// spareGrew says whether some queue holds more above its share in now than in before, in any
+// resource.
+func spareGrew(before, now map[string]v1.ResourceList) bool {
+	for queue, spare := range now {
+		for name, q := range spare {
+			if b, ok := before[queue][name]; !ok || q.Cmp(b) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OnSpareGrown registers f to be called after a computation of the shares after which some queue
+// holds more above its share than after the one before: there may be more to take back.
+func (a *Accounting) OnSpareGrown(f func()) {
+	a.shares.mu.Lock()
+	defer a.shares.mu.Unlock()
+	a.shares.spareGrown = append(a.shares.spareGrown, f)
 }
 
 // OnSharesComputed registers f to be called after every computation of the shares.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,9 +52,6 @@ type Reclaim struct {
 	// of the cycle; nil when the framework does not offer it, and then gangs preempt pod by pod.
 	preFilter preFilterRunner
 	pdbs      policylisters.PodDisruptionBudgetLister
-	// spare is what each queue held above its share at the last computation of the shares.
-	spareMu sync.Mutex
-	spare   map[string]v1.ResourceList
 }
 
 // staleBucket holds the pods that wait for fresh shares; refusedBucket, those reclaim could not
@@ -79,7 +75,8 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
-	acct.OnSharesComputed(r.onSharesComputed)
+	acct.OnSharesComputed(r.activateWaiting)
+	acct.OnSpareGrown(r.activateRefused)
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
 	}
@@ -102,34 +99,13 @@ func (r *Reclaim) activateWaiting() {
 	}
 }
 
-// onSharesComputed lets in the pods that waited for fresh shares and, when a queue now holds more
-// above its share than before, the pods reclaim could not help: there may be something to take back
-// now. Without it they would wait for an unrelated event, as long as the pods above the share run.
-func (r *Reclaim) onSharesComputed() {
-	r.activateWaiting()
-	if r.spareGrew(r.acct.ReclaimableSpare("")) {
-		if pods := r.waiting.Take(refusedBucket); len(pods) > 0 {
-			r.handle.Activate(klog.Background(), pods)
-		}
+// activateRefused lets in the pods reclaim could not help: a queue holds more above its share than
+// before, or a queue's spec changed, and there may be something to take back now. Without it they
+// would wait for an unrelated event, as long as the pods above the share run.
+func (r *Reclaim) activateRefused() {
+	if pods := r.waiting.Take(refusedBucket); len(pods) > 0 {
+		r.handle.Activate(klog.Background(), pods)
 	}
-}
-
-// spareGrew records what each queue holds above its share and says whether that grew for any
-// queue, in any resource, since the last time.
-func (r *Reclaim) spareGrew(spare map[string]v1.ResourceList) bool {
-	r.spareMu.Lock()
-	defer r.spareMu.Unlock()
-	grew := false
-	for queue, now := range spare {
-		before := r.spare[queue]
-		for name, q := range now {
-			if b, ok := before[name]; !ok || q.Cmp(b) > 0 {
-				grew = true
-			}
-		}
-	}
-	r.spare = spare
-	return grew
 }
 
 // onQueueUpdate brings back the pods reclaim could not help when a queue's spec changed: a queue
@@ -139,9 +115,7 @@ func (r *Reclaim) onQueueUpdate(oldObj, obj any) {
 	old, okOld := oldObj.(*schedulingv1beta1.Queue)
 	q, ok := obj.(*schedulingv1beta1.Queue)
 	if okOld && ok && old.Generation != q.Generation {
-		if pods := r.waiting.Take(refusedBucket); len(pods) > 0 {
-			r.handle.Activate(klog.Background(), pods)
-		}
+		r.activateRefused()
 	}
 }
 
