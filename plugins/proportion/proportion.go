@@ -117,9 +117,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		if !p.waitForShares(pod) {
 			p.Activate(staleBucket)
 		}
-		if state.IsPodGroupSchedulingCycle() {
-			state.GetPodGroupSchedulingCycle().Write(groupWaitsKey, groupWaits{})
-		}
+		MarkGroupWaitsForShares(state)
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)

@@ -57,6 +57,14 @@ type groupWaits struct{}
 
 func (groupWaits) Clone() fwk.StateData { return groupWaits{} }
 
+// MarkGroupWaitsForShares marks, in kube-scheduler's pod-group cycle, the group of the cycle's pod,
+// which was turned away only for the shares; outside that cycle it does nothing.
+func MarkGroupWaitsForShares(state fwk.CycleState) {
+	if state.IsPodGroupSchedulingCycle() {
+		state.GetPodGroupSchedulingCycle().Write(groupWaitsKey, groupWaits{})
+	}
+}
+
 // GroupWaitsForShares is WaitsForShares for the pod group of a pod-group cycle: some member was
 // turned away only for the shares, and comes back as soon as they are fresh.
 func GroupWaitsForShares(state fwk.PodGroupCycleState) bool {

@@ -1,0 +1,63 @@
+package gang
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingapi "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// noWaitingPods is a framework handle with no pod waiting at Permit.
+type noWaitingPods struct{ fwk.Handle }
+
+func (noWaitingPods) IterateOverWaitingPods(func(fwk.WaitingPod)) {}
+
+// A native gang the pod-group cycle could not place is denied and reported; one whose member only
+// waited for fresh shares is left to come back when they are.
+func TestPodGroupPostFilter(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
+	factory := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	acct, err := accounting.Start(ctx, client, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
+	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(),
+		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }),
+		failures: newFailureReport(ctx, client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
+	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
+	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
+
+	waiting, member := framework.NewCycleState(), framework.NewCycleState()
+	member.SetPodGroupSchedulingCycle(waiting)
+	proportion.MarkGroupWaitsForShares(member)
+	if _, s := g.PodGroupPostFilter(ctx, waiting, info, nil); s.IsSuccess() || !strings.Contains(s.Message(), "pod-group cycle could not place") || g.members.isDenied("ns/g") {
+		t.Errorf("a group waiting for the shares: status %v %q, denied %t; want Unschedulable with the reason, not denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))
+	}
+
+	_, s := g.PodGroupPostFilter(ctx, framework.NewCycleState(), info, nil)
+	if s.IsSuccess() || !g.members.isDenied("ns/g") {
+		t.Fatalf("a group the cycle could not place: status %v %q, denied %t; want Unschedulable and denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))
+	}
+	if got := g.failures.latest[types.NamespacedName{Namespace: "ns", Name: "g"}]; !strings.Contains(got, "pod-group cycle could not place its 2 unscheduled members") {
+		t.Errorf("reported %q", got)
+	}
+}
