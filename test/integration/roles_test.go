@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +80,10 @@ func as(t *testing.T, user string) (kubernetes.Interface, versioned.Interface) {
 	return kubernetes.NewForConfigOrDie(cfg), queues
 }
 
-func bind(t *testing.T, namespace, role, user string) {
+// bind binds user to the ClusterRole role, in namespace or cluster-wide, and waits until the API
+// server's authorizer allows user what probe asks: RBAC authorizes from its own informers, so a
+// binding that was just created is not yet in force.
+func bind(t *testing.T, namespace, role, user string, probe authorizationv1.ResourceAttributes) {
 	t.Helper()
 	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}
@@ -97,6 +101,20 @@ func bind(t *testing.T, namespace, role, user string) {
 	}
 	if err != nil {
 		t.Fatalf("bind %s to %s: %v", role, user, err)
+	}
+	waitAllowed(t, user, probe)
+}
+
+func waitAllowed(t *testing.T, user string, probe authorizationv1.ResourceAttributes) {
+	t.Helper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: []string{"system:authenticated"}, ResourceAttributes: &probe}}
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		got, err := cluster.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && got.Status.Allowed, nil
+	})
+	if err != nil {
+		t.Fatalf("%s not allowed to %s %s in %q within %s", user, probe.Verb, probe.Resource, probe.Namespace, settle)
 	}
 }
 
@@ -120,10 +138,15 @@ func wantAllowed(t *testing.T, what string, err error) {
 func TestShippedRoles(t *testing.T) {
 	installRoles(t)
 	f := setUpTenants(t, "ten-rbac")
-	bind(t, f.nsA, "edit", "alice")
-	bind(t, f.nsA, "view", "victor")
-	bind(t, "", "queue-scheduler-queue-viewer", "alice")
-	bind(t, "", "queue-scheduler-queue-admin", "ada")
+	queues := func(verb string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Verb: verb, Group: schedulingv1beta1.GroupName, Resource: "queues"}
+	}
+	bind(t, f.nsA, "edit", "alice", authorizationv1.ResourceAttributes{
+		Namespace: f.nsA, Verb: "create", Group: busv1alpha1.GroupName, Resource: "commands"})
+	bind(t, f.nsA, "view", "victor", authorizationv1.ResourceAttributes{
+		Namespace: f.nsA, Verb: "list", Group: schedulingv1beta1.GroupName, Resource: "podgroups"})
+	bind(t, "", "queue-scheduler-queue-viewer", "alice", queues("get"))
+	bind(t, "", "queue-scheduler-queue-admin", "ada", queues("patch"))
 	ctx := context.Background()
 
 	aliceKube, alice := as(t, "alice")
