@@ -159,8 +159,12 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 // the pod comes back when a queue's spec changes.
 func (r *Reclaim) refuse(state fwk.CycleState, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, refusedBucket)
+	r.nominated.set(pod, "", "")
 	state.Write(refusalKey, refusal(why))
-	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
+	// A nomination from an earlier cycle no longer holds room the pod may not take: pods of the same
+	// or a lower priority would wait for it, as kube-scheduler's own preemption clears it when it
+	// finds nothing to evict.
+	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride}}, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
 }
 
 func nominating(node string) *fwk.PostFilterResult {

@@ -46,8 +46,10 @@ type Reclaim struct {
 	waiting *podindex.Index
 	// inflight holds the victims chosen and not gone yet.
 	inflight *inflight
-	// attempts holds the gangs whose victims are on their way out.
-	attempts *attempts
+	// attempts holds the gangs whose victims are on their way out; nominated, the single pods
+	// nominated to the room being freed for them.
+	attempts  *attempts
+	nominated *nominated
 	// preFilter runs the profile's PreFilter plugins for the members of a gang other than the pod
 	// of the cycle; nil when the framework does not offer it, and then gangs preempt pod by pod.
 	preFilter preFilterRunner
@@ -72,7 +74,8 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts()}
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts(),
+		nominated: newNominated()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	acct.OnSharesComputed(r.activateWaiting)
@@ -138,6 +141,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	}
 	r.waiting.Remove(pod)
 	if node := r.roomBeingFreed(ctx, state, pod, m); node != "" {
+		r.nominated.set(pod, p.queue, node)
 		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the pods leaving node "+node+" to make room")
 	}
 	state.Write(planKey, p)
@@ -147,6 +151,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		node = result.NominatedNodeName
 	}
 	r.inflight.settle(pod.UID, node)
+	r.nominated.set(pod, p.queue, node)
 	if !status.IsSuccess() {
 		r.waiting.Add(pod, refusedBucket)
 	}
@@ -177,8 +182,10 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf)
 	// Read after the victims under way, before the spare: see PostFilter.
 	p.sharesGen = r.acct.SharesGeneration()
-	// The members of the queue's other gangs that reclaim made room for count as the queue's already.
-	under := r.acct.UnderShare(queue, quota.Add(p.req, r.attempts.holding(queue, schedulingv1beta1.PodGroupKey(pod), r.pending)))
+	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
+	// count as the queue's already.
+	held := quota.Add(r.attempts.holding(queue, schedulingv1beta1.PodGroupKey(pod), r.pending), r.nominated.holding(queue, pod.UID, r.pending))
+	under := r.acct.UnderShare(queue, quota.Add(p.req, held))
 	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range r.acct.ReclaimableSpare(queue) {
@@ -191,11 +198,20 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	case p.preempt || len(p.spare) > 0:
 		return p, ""
 	case !under:
-		return nil, fmt.Sprintf("queue %q holds %s of its deserved share %s: with %s more it would hold more than its share, and reclaim takes back no more than that; it has no lower-priority pods to preempt",
-			queue, textout.Resources(within(r.acct.Usage(queue).Allocated, p.req)), textout.Resources(within(r.acct.Deserved(queue), p.req)),
-			textout.Resources(p.req))
+		return nil, r.atShare(queue, p.req, held)
 	}
 	return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
+}
+
+// atShare says why a queue may take back nothing more for req: what it holds, with what reclaim
+// freed for its pods not bound yet, and req would be more than its deserved share.
+func (r *Reclaim) atShare(queue string, req, held v1.ResourceList) string {
+	holds := textout.Resources(within(r.acct.Usage(queue).Allocated, req))
+	if !quota.IsZero(within(held, req)) {
+		holds += fmt.Sprintf(" (and reclaim freed %s for its pods not bound yet)", textout.Resources(within(held, req)))
+	}
+	return fmt.Sprintf("queue %q holds %s of its deserved share %s: with %s more it would hold more than its share, and reclaim takes back no more than that; it has no lower-priority pods to preempt",
+		queue, holds, textout.Resources(within(r.acct.Deserved(queue), req)), textout.Resources(req))
 }
 
 // waitForShares turns the pod away until the shares are fresh: evicting on shares that miss the

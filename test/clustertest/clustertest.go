@@ -16,21 +16,10 @@ import (
 
 // RunWithCluster is a TestMain body: it starts one local cluster for the package, runs setUp and the
 // tests, stops the cluster, and returns the exit code. The API server and scheduler log a great deal;
-// set QS_TEST_LOGS=1 to see their logs, or a higher number for that klog verbosity; QS_TEST_VMODULE
-// sets klog's -vmodule (e.g. reporter=5,queueunit=5) to raise it for some files only.
+// see SetUpLogs for how to see their logs.
 func RunWithCluster(m *testing.M, opts localcluster.Options, setUp func(context.Context, *localcluster.Cluster) error) int {
 	flag.Parse()
-	switch level := os.Getenv("QS_TEST_LOGS"); level {
-	case "":
-		klog.SetLogger(logr.Discard())
-	default:
-		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		if level != "1" {
-			_ = fs.Set("v", level)
-		}
-		_ = fs.Set("vmodule", os.Getenv("QS_TEST_VMODULE"))
-	}
+	SetUpLogs()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, err := localcluster.Start(ctx, opts)
@@ -44,4 +33,20 @@ func RunWithCluster(m *testing.M, opts localcluster.Options, setUp func(context.
 		return 1
 	}
 	return m.Run()
+}
+
+// SetUpLogs silences klog unless QS_TEST_LOGS asks for the logs (1, or a klog verbosity), with
+// QS_TEST_VMODULE as klog's -vmodule.
+func SetUpLogs() {
+	level := os.Getenv("QS_TEST_LOGS")
+	if level == "" {
+		klog.SetLogger(logr.Discard())
+		return
+	}
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	if level != "1" {
+		_ = fs.Set("v", level)
+	}
+	_ = fs.Set("vmodule", os.Getenv("QS_TEST_VMODULE"))
 }

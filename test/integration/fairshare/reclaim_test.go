@@ -208,3 +208,68 @@ func reclaimCount(t *testing.T, queue, victim string) float64 {
 	t.Helper()
 	return metricNow(t, "queue_scheduler_reclaim_evictions_total", map[string]string{"queue": queue, "victim_queue": victim})
 }
+
+// Pods that reclaim made room for hold their queue's share while their victims leave: the queue's
+// other pods take back nothing more. Three queues deserve 20 CPUs each; the borrower holds all 60
+// and the third queue's pods fit no node, so the borrower holds 40 above its share while the owner,
+// with 30 CPUs of pods, needs only 20. Exactly 4 of the borrower's 5-CPU pods go.
+func TestPreemptorsUnderWayHoldTheirQueuesShare(t *testing.T) {
+	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj(), util.MakeQueue("third").Obj())
+	const finalizer = "queue-scheduler.io/test-slow-exit"
+	five := map[v1.ResourceName]string{v1.ResourceCPU: "5"}
+	for i := range 12 {
+		pod := util.MakePod(ns, fmt.Sprintf("borrower-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").Req(five).Obj()
+		pod.Finalizers = []string{finalizer}
+		createPod(t, pod)
+	}
+	t.Cleanup(func() { releaseFinalizers(t, finalizer) })
+	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == 60 })
+	for i := range 4 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("third-%d", i)).Label(schedulingv1beta1.QueueLabel, "third").Req(five).
+			NodeSelector(map[string]string{"no-such-label": "x"}).Obj())
+	}
+	for i := range 6 {
+		createPod(t, util.MakePod(ns, fmt.Sprintf("owner-%d", i)).Label(schedulingv1beta1.QueueLabel, "owner").Req(five).Obj())
+	}
+	// The victims stay, held by their finalizer, until 2 of the owner's pods were turned away.
+	waitOwnerPods(t, 2, "for its pods not bound yet")
+	releaseFinalizers(t, finalizer)
+	waitAllocation(t, "the owner at its share", func(a map[string]int64) bool { return a["owner"] == 20 })
+	list, err := cluster.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept int
+	for _, p := range list.Items {
+		if strings.HasPrefix(p.Name, "borrower-") && p.DeletionTimestamp == nil {
+			kept++
+		}
+	}
+	if kept != 8 {
+		t.Errorf("the borrower keeps %d of its 12 pods, want 8: the owner needed 4", kept)
+	}
+}
+
+// waitOwnerPods waits until n of the owner's pods are Unschedulable with text in the message.
+func waitOwnerPods(t *testing.T, n int, text string) {
+	t.Helper()
+	var last []string
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = last[:0]
+		for _, p := range list.Items {
+			for _, c := range p.Status.Conditions {
+				if strings.HasPrefix(p.Name, "owner-") && c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && strings.Contains(c.Message, text) {
+					last = append(last, p.Name)
+				}
+			}
+		}
+		return len(last) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of the owner's pods turned away with %q, want %d: %v", len(last), text, n, last)
+	}
+}

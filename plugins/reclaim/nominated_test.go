@@ -1,0 +1,64 @@
+package reclaim
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// The single pods reclaim nominated and that are still pending hold their queue's room for the
+// queue's other pods, never for themselves nor for another queue; a bound one is forgotten.
+func TestNominatedPodsHoldTheirQueuesRoom(t *testing.T) {
+	n := newNominated()
+	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
+	a := util.MakePod("ns", "a").UID("a").Req(cpu).Obj()
+	b := util.MakePod("ns", "b").UID("b").Req(cpu).Obj()
+	c := util.MakePod("ns", "c").UID("c").Req(cpu).Obj()
+	n.set(a, "two", "node-2")
+	n.set(b, "two", "node-2")
+	n.set(c, "three", "node-1")
+	bound := map[string]bool{}
+	pending := func(p *v1.Pod) bool { return !bound[p.Name] }
+
+	if got := n.holding("two", "other", pending); got.Cpu().String() != "2" {
+		t.Errorf("room held for another pod of queue two: %s, want the 2 CPUs of its nominated pods", got.Cpu())
+	}
+	if got := n.holding("two", "a", pending); got.Cpu().String() != "1" {
+		t.Errorf("room held against a nominated pod itself: %s, want only the other pod's 1 CPU", got.Cpu())
+	}
+	bound["b"] = true
+	if got := n.holding("two", "other", pending); got.Cpu().String() != "1" {
+		t.Errorf("a bound pod still held room: %s, want 1 CPU", got.Cpu())
+	}
+	n.set(a, "", "")
+	if got := n.holding("two", "other", pending); len(got) != 0 {
+		t.Errorf("a pod whose nomination was cleared still held room: %v", got)
+	}
+	if got := n.holding("three", "other", pending); got.Cpu().String() != "1" {
+		t.Errorf("queue three's nominated pod: %s, want 1 CPU", got.Cpu())
+	}
+}
+
+// A pod reclaim cannot help gives up the node an earlier cycle nominated it to, so that pods of the
+// same or a lower priority no longer wait for room it may not take.
+func TestRefusalClearsTheNomination(t *testing.T) {
+	r := &Reclaim{waiting: podindex.New(), nominated: newNominated()}
+	pod := util.MakePod("ns", "p").UID("p").Obj()
+	pod.Status.NominatedNodeName = "node-2"
+	r.nominated.set(pod, "two", "node-2")
+	result, status := r.refuse(framework.NewCycleState(), pod, "queue two is at its share")
+	if status.Code() != fwk.Unschedulable {
+		t.Errorf("status %v, want Unschedulable", status)
+	}
+	if result == nil || result.Mode() != fwk.ModeOverride || result.NominatedNodeName != "" {
+		t.Fatalf("result %+v: want the nomination cleared (override with no node)", result)
+	}
+	if got := r.nominated.holding("two", "other", func(*v1.Pod) bool { return true }); len(got) != 0 {
+		t.Errorf("the refused pod still holds its queue's room: %v", got)
+	}
+}
