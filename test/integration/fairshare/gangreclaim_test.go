@@ -446,16 +446,15 @@ func TestGangReclaimKeepsVictimGangsAtMinMember(t *testing.T) {
 // runs whole without a second round of evictions, though the borrower has pods waiting for room.
 func TestGangKeepsItsRoomWhileSlowVictimsLeave(t *testing.T) {
 	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
-	const finalizer = "queue-scheduler.io/test-slow-exit"
 	// 11 pods of 5 CPUs leave one 5-CPU slot idle.
 	for i := range 11 {
 		pod := util.MakePod(ns, fmt.Sprintf("borrower-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj()
-		pod.Finalizers = []string{finalizer}
+		pod.Finalizers = []string{slowExit}
 		createPod(t, pod)
 	}
 	waitAllocation(t, "the borrower holding all but 5 CPUs", func(a map[string]int64) bool { return a["borrower"] == 55 })
-	t.Cleanup(func() { releaseFinalizers(t, finalizer) })
+	t.Cleanup(func() { releaseFinalizers(t) })
 	evicted := watchEvictions(t)
 	// One member reserves the idle slot and waits at Permit for 2 s; the other five need reclaim.
 	createPodGroup(t, util.MakePodGroup(ns, "trainer").MinMember(6).Queue("owner").ScheduleTimeout(2).Obj())
@@ -469,22 +468,25 @@ func TestGangKeepsItsRoomWhileSlowVictimsLeave(t *testing.T) {
 		createPod(t, util.MakePod(ns, fmt.Sprintf("late-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
 	}
-	releaseFinalizers(t, finalizer)
+	releaseFinalizers(t)
 	waitAllocationOf(t, "the gang running", func(b map[string]int) bool { return b["trainer"] == 6 })
 	if victims := evicted.drain(); len(victims) > 5 {
 		t.Errorf("%d pods evicted for the 25 CPUs (5 pods) the gang lacked: %v", len(victims), victims)
 	}
 }
 
-// releaseFinalizers removes the finalizer from every pod of the namespace that carries it.
-func releaseFinalizers(t *testing.T, finalizer string) {
+// slowExit holds a victim after its eviction, as a long grace period on a real node would.
+const slowExit = "queue-scheduler.io/test-slow-exit"
+
+// releaseFinalizers removes slowExit from every pod of the namespace that carries it.
+func releaseFinalizers(t *testing.T) {
 	t.Helper()
 	list, err := cluster.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range list.Items {
-		if len(p.Finalizers) == 0 || p.Finalizers[0] != finalizer {
+		if len(p.Finalizers) == 0 || p.Finalizers[0] != slowExit {
 			continue
 		}
 		_, err := cluster.Kube.CoreV1().Pods(ns).Patch(context.Background(), p.Name, types.JSONPatchType,

@@ -215,14 +215,13 @@ func reclaimCount(t *testing.T, queue, victim string) float64 {
 // with 30 CPUs of pods, needs only 20. Exactly 4 of the borrower's 5-CPU pods go.
 func TestPreemptorsUnderWayHoldTheirQueuesShare(t *testing.T) {
 	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj(), util.MakeQueue("third").Obj())
-	const finalizer = "queue-scheduler.io/test-slow-exit"
 	five := map[v1.ResourceName]string{v1.ResourceCPU: "5"}
 	for i := range 12 {
 		pod := util.MakePod(ns, fmt.Sprintf("borrower-%d", i)).Label(schedulingv1beta1.QueueLabel, "borrower").Req(five).Obj()
-		pod.Finalizers = []string{finalizer}
+		pod.Finalizers = []string{slowExit}
 		createPod(t, pod)
 	}
-	t.Cleanup(func() { releaseFinalizers(t, finalizer) })
+	t.Cleanup(func() { releaseFinalizers(t) })
 	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == 60 })
 	for i := range 4 {
 		createPod(t, util.MakePod(ns, fmt.Sprintf("third-%d", i)).Label(schedulingv1beta1.QueueLabel, "third").Req(five).
@@ -233,7 +232,7 @@ func TestPreemptorsUnderWayHoldTheirQueuesShare(t *testing.T) {
 	}
 	// The victims stay, held by their finalizer, until 2 of the owner's pods were turned away.
 	waitOwnerPods(t, 2, "for its pods not bound yet")
-	releaseFinalizers(t, finalizer)
+	releaseFinalizers(t)
 	waitAllocation(t, "the owner at its share", func(a map[string]int64) bool { return a["owner"] == 20 })
 	list, err := cluster.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
