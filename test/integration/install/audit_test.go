@@ -96,7 +96,7 @@ func unusedGrants(grants []grant, events auditEvents) []grant {
 	var out []grant
 	for _, g := range grants {
 		key := g
-		key.Namespace = ""
+		key.Namespace, key.Name = "", ""
 		if _, ok := unreachedRules[key]; ok || unreachedGroups[g.Group] || events.used(g) {
 			continue
 		}

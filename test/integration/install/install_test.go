@@ -104,6 +104,8 @@ func TestInstallManifestWithRBAC(t *testing.T) {
 	webhookAddr := freeAddr(t)
 	install.pointWebhooksAt("https://" + webhookAddr)
 	applyServerSide(ctx, t, install.objects)
+	grants := install.grants(t)
+	waitGranted(ctx, t, grants)
 
 	kubeconfig := serviceAccountKubeconfig(ctx, t, dir)
 	configPath := install.schedulerConfig(t, dir, kubeconfig, webhookAddr)
@@ -118,7 +120,7 @@ func TestInstallManifestWithRBAC(t *testing.T) {
 	if forbidden := events.forbidden(); len(forbidden) > 0 {
 		t.Errorf("%d requests of %s were forbidden:\n%s", len(forbidden), userName, forbidden)
 	}
-	for _, unused := range unusedGrants(install.grants(t), events) {
+	for _, unused := range unusedGrants(grants, events) {
 		t.Errorf("granted but not used: %s", unused)
 	}
 

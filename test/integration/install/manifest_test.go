@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,9 +125,9 @@ func (m *installManifest) schedulerConfig(t *testing.T, dir, kubeconfig, webhook
 }
 
 // grant is one verb on one resource that the manifest's roles give the ServiceAccount; Namespace is
-// set for a Role's.
+// set for a Role's, Name for a rule limited to some objects (one of them).
 type grant struct {
-	Namespace, Group, Resource, Verb string
+	Namespace, Group, Resource, Verb, Name string
 }
 
 func (g grant) String() string {
@@ -166,7 +168,11 @@ func (m *installManifest) grants(t *testing.T) []grant {
 			for _, group := range rule.APIGroups {
 				for _, resource := range rule.Resources {
 					for _, verb := range rule.Verbs {
-						out = append(out, grant{Namespace: binding.Namespace, Group: group, Resource: resource, Verb: verb})
+						g := grant{Namespace: binding.Namespace, Group: group, Resource: resource, Verb: verb}
+						if len(rule.ResourceNames) > 0 {
+							g.Name = rule.ResourceNames[0]
+						}
+						out = append(out, g)
 					}
 				}
 			}
@@ -176,6 +182,26 @@ func (m *installManifest) grants(t *testing.T) []grant {
 		t.Fatal("install.yaml grants the ServiceAccount no rule of its own")
 	}
 	return out
+}
+
+// waitGranted waits until the API server's authorizer allows the ServiceAccount every grant: RBAC
+// authorizes from its own informers, so roles and bindings just applied are not in force at once, and
+// a request of the binary made before would be forbidden.
+func waitGranted(ctx context.Context, t *testing.T, grants []grant) {
+	t.Helper()
+	for _, g := range grants {
+		resource, subresource, _ := strings.Cut(g.Resource, "/")
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   userName,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: g.Namespace, Verb: g.Verb, Group: g.Group,
+				Resource: resource, Subresource: subresource, Name: g.Name},
+		}}
+		poll(ctx, t, "the authorizer allows "+g.String(), func(ctx context.Context) (bool, error) {
+			got, err := cluster.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			return err == nil && got.Status.Allowed, nil
+		})
+	}
 }
 
 func bindsServiceAccount(subjects []rbacv1.Subject) bool {
