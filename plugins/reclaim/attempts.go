@@ -11,9 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/util/workqueue"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -32,8 +30,6 @@ type attempts struct {
 
 type attempt struct {
 	key       string
-	queue     string
-	members   []*v1.Pod
 	nominated map[types.UID]string
 	victims   []*v1.Pod
 	deadline  time.Time
@@ -43,8 +39,8 @@ func newAttempts() *attempts { return &attempts{byGang: map[string]*attempt{}} }
 
 // begin records the attempt of the gang key and calls expire with it once it lasted longer than its
 // victims' grace periods and attemptSlack, unless a later attempt of the gang replaced it.
-func (a *attempts) begin(key, queue string, members []*v1.Pod, nominated map[types.UID]string, victims []*v1.Pod, expire func(*attempt)) *attempt {
-	at := &attempt{key: key, queue: queue, members: members, nominated: nominated, victims: victims,
+func (a *attempts) begin(key string, nominated map[types.UID]string, victims []*v1.Pod, expire func(*attempt)) *attempt {
+	at := &attempt{key: key, nominated: nominated, victims: victims,
 		deadline: time.Now().Add(longestGrace(victims) + attemptSlack)}
 	a.mu.Lock()
 	a.byGang[key] = at
@@ -91,26 +87,6 @@ func (a *attempts) underWay(key string, member types.UID, counted func(*v1.Pod) 
 	return at.nominated[member], fmt.Sprintf("podgroup %s: waiting for %d of the %d pods evicted for it to leave", key, left, len(at.victims)), true
 }
 
-// holding returns what the members of queue's gangs other than except, nominated by an attempt
-// and still pending (pending says so: neither bound nor deleted), request: the room reclaim freed
-// for them is not the queue's to take again.
-func (a *attempts) holding(queue, except string, pending func(*v1.Pod) bool) v1.ResourceList {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := v1.ResourceList{}
-	for key, at := range a.byGang {
-		if key == except || at.queue != queue {
-			continue
-		}
-		for _, m := range at.members {
-			if pending(m) {
-				out = quota.Add(out, resourcehelper.PodRequests(m, resourcehelper.PodResourcesOptions{}))
-			}
-		}
-	}
-	return out
-}
-
 func longestGrace(pods []*v1.Pod) time.Duration {
 	var longest int64
 	for _, p := range pods {
@@ -144,6 +120,7 @@ func (r *Reclaim) expire(at *attempt) {
 			continue
 		}
 		r.handle.DeleteNominatedPodIfExists(m)
+		r.nominated.forget(m.UID)
 		if pod, err := lister.Pods(m.Namespace).Get(m.Name); err == nil && pod.Status.NominatedNodeName != "" {
 			r.patchNomination(ctx, pod, "")
 		}

@@ -146,8 +146,11 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 	r.inflight.add(victims)
 	preemptor := g.missing[0]
 	queue, _ := r.acct.QueueOf(preemptor)
-	at := r.attempts.begin(g.key, queue, g.missing, placements, victims, r.expire)
+	at := r.attempts.begin(g.key, placements, victims, r.expire)
 	r.acct.ReclaimUnderWay(g.key, at.deadline)
+	for _, m := range g.missing {
+		r.nominated.set(m, queue, placements[m.UID])
+	}
 	for _, m := range g.missing[1:] {
 		r.nominate(ctx, m, placements[m.UID])
 	}
@@ -159,7 +162,7 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 // the pod comes back when a queue's spec changes.
 func (r *Reclaim) refuse(state fwk.CycleState, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, refusedBucket)
-	r.nominated.set(pod, "", "")
+	r.nominated.forget(pod.UID)
 	state.Write(refusalKey, refusal(why))
 	// A nomination from an earlier cycle no longer holds room the pod may not take: pods of the same
 	// or a lower priority would wait for it, as kube-scheduler's own preemption clears it when it

@@ -7,47 +7,61 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
-// nominated remembers the single pods reclaim nominated to a node and that are not bound yet: the
-// room freed for them is their queue's already, and another pod of the queue that counted only the
-// queue's bound pods would take back more than the queue's share. Gangs keep theirs in attempts.
+// nominated remembers the pods reclaim nominated to room it freed, single pods and gangs' members,
+// until they bind or are deleted, or reclaim lets them go: that room is their queue's already, and
+// another pod or gang of the queue that counted only the queue's bound pods would take back more
+// than the queue's share.
 type nominated struct {
 	mu   sync.Mutex
 	pods map[types.UID]nominee
 }
 
 type nominee struct {
-	pod   *v1.Pod
-	queue string
+	pod         *v1.Pod
+	queue, gang string
+	requests    v1.ResourceList
 }
 
 func newNominated() *nominated { return &nominated{pods: map[types.UID]nominee{}} }
 
 // set records pod, of queue, as nominated to node; with node "", forgets it.
 func (n *nominated) set(pod *v1.Pod, queue, node string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	if node == "" {
-		delete(n.pods, pod.UID)
+		n.forget(pod.UID)
 		return
 	}
-	n.pods[pod.UID] = nominee{pod: pod, queue: queue}
+	entry := nominee{pod: pod, queue: queue, gang: schedulingv1beta1.PodGroupKey(pod),
+		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pods[pod.UID] = entry
 }
 
-// holding returns what queue's nominated pods other than except request, among those still pending
-// (pending says so: neither bound nor deleted); it forgets the others.
-func (n *nominated) holding(queue string, except types.UID, pending func(*v1.Pod) bool) v1.ResourceList {
+// forget lets the pod's nomination go.
+func (n *nominated) forget(uid types.UID) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.pods, uid)
+}
+
+// holding returns what queue's nominated pods request, but for self and the members of its gang (a
+// gang's plan counts those in its own request), among those still pending (pending says so: neither
+// bound nor deleted); it forgets the others.
+func (n *nominated) holding(queue string, self *v1.Pod, pending func(*v1.Pod) bool) v1.ResourceList {
+	gang := schedulingv1beta1.PodGroupKey(self)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := v1.ResourceList{}
 	for uid, p := range n.pods {
-		if !pending(p.pod) {
+		switch {
+		case !pending(p.pod):
 			delete(n.pods, uid)
-			continue
-		}
-		if p.queue == queue && uid != except {
-			out = quota.Add(out, resourcehelper.PodRequests(p.pod, resourcehelper.PodResourcesOptions{}))
+		case p.queue == queue && uid != self.UID && (gang == "" || p.gang != gang):
+			out = quota.Add(out, p.requests)
 		}
 	}
 	return out

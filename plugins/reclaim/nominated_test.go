@@ -7,6 +7,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -24,23 +25,48 @@ func TestNominatedPodsHoldTheirQueuesRoom(t *testing.T) {
 	n.set(c, "three", "node-1")
 	bound := map[string]bool{}
 	pending := func(p *v1.Pod) bool { return !bound[p.Name] }
+	other := util.MakePod("ns", "other").UID("other").Obj()
 
-	if got := n.holding("two", "other", pending); got.Cpu().String() != "2" {
+	if got := n.holding("two", other, pending); got.Cpu().String() != "2" {
 		t.Errorf("room held for another pod of queue two: %s, want the 2 CPUs of its nominated pods", got.Cpu())
 	}
-	if got := n.holding("two", "a", pending); got.Cpu().String() != "1" {
+	if got := n.holding("two", a, pending); got.Cpu().String() != "1" {
 		t.Errorf("room held against a nominated pod itself: %s, want only the other pod's 1 CPU", got.Cpu())
 	}
 	bound["b"] = true
-	if got := n.holding("two", "other", pending); got.Cpu().String() != "1" {
+	if got := n.holding("two", other, pending); got.Cpu().String() != "1" {
 		t.Errorf("a bound pod still held room: %s, want 1 CPU", got.Cpu())
 	}
 	n.set(a, "", "")
-	if got := n.holding("two", "other", pending); len(got) != 0 {
+	if got := n.holding("two", other, pending); len(got) != 0 {
 		t.Errorf("a pod whose nomination was cleared still held room: %v", got)
 	}
-	if got := n.holding("three", "other", pending); got.Cpu().String() != "1" {
+	if got := n.holding("three", other, pending); got.Cpu().String() != "1" {
 		t.Errorf("queue three's nominated pod: %s, want 1 CPU", got.Cpu())
+	}
+}
+
+// A gang's members nominated by its reclaim hold their queue's room for the queue's other pods and
+// gangs, never for their own gang's plan nor for another queue; a bound member is forgotten.
+func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
+	n := newNominated()
+	member := func(name string) *v1.Pod {
+		return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.PodGroupLabel, "g").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	}
+	m0, m1 := member("m-0"), member("m-1")
+	n.set(m0, "q", "node-a")
+	n.set(m1, "q", "node-b")
+	pending := func(p *v1.Pod) bool { return p.Name != "m-0" } // m-0 is bound
+	other := util.MakePod("ns", "other").UID("other").Obj()
+	if got := n.holding("q", other, pending); got.Cpu().String() != "2" {
+		t.Errorf("room held for the queue's other preemptors: %s, want the 2 CPUs of the member still pending", got.Cpu())
+	}
+	if got := n.holding("q", member("m-2"), pending); len(got) != 0 {
+		t.Errorf("the gang's own members held against its plan: %v", got)
+	}
+	if got := n.holding("other", other, pending); len(got) != 0 {
+		t.Errorf("room held for another queue: %v", got)
 	}
 }
 
@@ -58,7 +84,7 @@ func TestRefusalClearsTheNomination(t *testing.T) {
 	if result == nil || result.Mode() != fwk.ModeOverride || result.NominatedNodeName != "" {
 		t.Fatalf("result %+v: want the nomination cleared (override with no node)", result)
 	}
-	if got := r.nominated.holding("two", "other", func(*v1.Pod) bool { return true }); len(got) != 0 {
+	if got := r.nominated.holding("two", util.MakePod("ns", "other").UID("other").Obj(), func(*v1.Pod) bool { return true }); len(got) != 0 {
 		t.Errorf("the refused pod still holds its queue's room: %v", got)
 	}
 }

@@ -46,8 +46,8 @@ type Reclaim struct {
 	waiting *podindex.Index
 	// inflight holds the victims chosen and not gone yet.
 	inflight *inflight
-	// attempts holds the gangs whose victims are on their way out; nominated, the single pods
-	// nominated to the room being freed for them.
+	// attempts holds the gangs whose victims are on their way out; nominated, the pods nominated
+	// to the room being freed for them.
 	attempts  *attempts
 	nominated *nominated
 	// preFilter runs the profile's PreFilter plugins for the members of a gang other than the pod
@@ -184,7 +184,7 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	p.sharesGen = r.acct.SharesGeneration()
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
-	held := quota.Add(r.attempts.holding(queue, schedulingv1beta1.PodGroupKey(pod), r.pending), r.nominated.holding(queue, pod.UID, r.pending))
+	held := r.nominated.holding(queue, pod, r.pending)
 	under := r.acct.UnderShare(queue, quota.Add(p.req, held))
 	if under {
 		p.spare = map[string]v1.ResourceList{}
