@@ -11,6 +11,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -22,7 +23,7 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kube := kubefake.NewClientset()
-	acct := startAccounting(ctx, t, kube, util.MakeQueue("team").Obj())
+	acct, _ := accountingtest.Start(ctx, t, kube, util.MakeQueue("team").Obj())
 	// Created after the caches synced, and never watched by them: only the API server holds it.
 	acct.Client = fake.NewSimpleClientset(util.MakeQueue("team").Obj(), util.MakePodGroup("ns", "trainer").Queue("team").Obj())
 	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}

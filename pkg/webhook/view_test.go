@@ -6,12 +6,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -27,7 +25,7 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	child := util.MakeQueue("child").Parent("parent").Obj()
 	team := util.MakeQueue("team").Namespaces(map[string]string{"team": "a"}).Obj()
 	kube := kubefake.NewClientset()
-	acct := startAccounting(ctx, t, kube, parent, child, team)
+	acct, _ := accountingtest.Start(ctx, t, kube, parent, child, team)
 	s := &Server{acct: acct, kube: kube}
 	deletion := func(v validation.View) field.ErrorList { return validation.ValidateQueueDeletion(parent, v) }
 	if got, err := s.judge(ctx, deletion); err != nil || len(got) != 1 {
@@ -55,18 +53,4 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	if got, err := s.judge(ctx, work); err != nil || len(got) != 0 {
 		t.Errorf("a selected namespace the cache has not seen: got %v, %v, want it admitted", got, err)
 	}
-}
-
-// startAccounting starts an accounting on kube and on the queue-scheduler objects objs, with its
-// caches synced.
-func startAccounting(ctx context.Context, t *testing.T, kube *kubefake.Clientset, objs ...runtime.Object) *accounting.Accounting {
-	t.Helper()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return acct
 }

@@ -9,13 +9,11 @@ import (
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -31,18 +29,11 @@ func (noWaitingPods) IterateOverWaitingPods(func(fwk.WaitingPod)) {}
 func TestPodGroupPostFilter(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
-	factory := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
-	acct, err := accounting.Start(ctx, client, factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
 	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(),
 		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }),
-		failures: newFailureReport(ctx, client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
+		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
 

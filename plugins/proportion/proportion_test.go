@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
@@ -22,7 +21,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -62,13 +61,7 @@ func newTestAccountingWith(t *testing.T, cluster []runtime.Object, objs ...runti
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(cluster...), 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), kube)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube.Start(ctx.Done())
-	kube.WaitForCacheSync(ctx.Done())
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(cluster...), objs...)
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return !acct.SharesStale(), nil
 	}); err != nil {
@@ -212,14 +205,8 @@ func BenchmarkDryRunStep(b *testing.B) {
 		objs = append(objs, util.MakePod("ns", fmt.Sprintf("v-%d", i)).UID(fmt.Sprintf("v-%d", i)).
 			Label(schedulingv1beta1.QueueLabel, "a").Node("n").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
 	}
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(objs...), 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("root").Obj(),
-		util.MakeQueue("a").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj()), kube)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kube.Start(ctx.Done())
-	kube.WaitForCacheSync(ctx.Done())
+	acct, _ := accountingtest.Start(ctx, b, kubefake.NewClientset(objs...), util.MakeQueue("root").Obj(),
+		util.MakeQueue("a").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return acct.Usage("a").Bound == victims, nil
 	}); err != nil {
@@ -234,6 +221,7 @@ func BenchmarkDryRunStep(b *testing.B) {
 	}
 	infos := make([]fwk.PodInfo, victims)
 	for i, obj := range objs[1:] {
+		var err error
 		if infos[i], err = framework.NewPodInfo(obj.(*v1.Pod)); err != nil {
 			b.Fatal(err)
 		}

@@ -14,15 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -34,13 +32,7 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kube := kubefake.NewClientset(namespaces...)
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct, factory := accountingtest.Start(ctx, t, kube, objs...)
 	pods := factory.Core().V1().Pods().Lister()
 	p := &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
 	return p

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -18,7 +17,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -30,13 +29,7 @@ func newTestPlugin(t *testing.T, objs ...runtime.Object) *QueueUnit {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kube := kubefake.NewClientset()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct, factory := accountingtest.Start(ctx, t, kube, objs...)
 	pods := factory.Core().V1().Pods().Lister()
 	return &QueueUnit{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
 }

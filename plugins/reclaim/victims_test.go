@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -24,8 +23,7 @@ import (
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -59,13 +57,7 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 	if nominated != nil {
 		objs = append(objs, nominated) // the nominator forgets pods the informer does not have
 	}
-	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(objs...), 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj()), kube)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube.Start(ctx.Done())
-	kube.WaitForCacheSync(ctx.Done())
+	acct, kube := accountingtest.Start(ctx, t, kubefake.NewClientset(objs...), util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
 	snapshot := internalcache.NewSnapshot(pods, []*v1.Node{node})
 	metrics.Register() // the scheduling queue records into the scheduler's metrics
 	nominator := internalqueue.NewSchedulingQueue(func(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo) bool { return false }, kube)
