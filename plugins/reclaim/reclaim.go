@@ -136,14 +136,22 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		// A victim may have left the in-flight list for shares that do not leave it out yet.
 		return r.waitForShares(pod)
 	}
+	// A pod nominated by an earlier cycle keeps its node while pods leave it: the shares count its
+	// victims gone already, and may leave nothing more to take back.
+	if p == nil && pod.Status.NominatedNodeName == "" {
+		return r.refuse(state, pod, why)
+	}
+	if node := r.roomBeingFreed(ctx, state, pod, m); node != "" {
+		r.waiting.Remove(pod)
+		if p != nil {
+			r.nominated.set(pod, p.queue, node)
+		}
+		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the pods leaving node "+node+" to make room")
+	}
 	if p == nil {
 		return r.refuse(state, pod, why)
 	}
 	r.waiting.Remove(pod)
-	if node := r.roomBeingFreed(ctx, state, pod, m); node != "" {
-		r.nominated.set(pod, p.queue, node)
-		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the pods leaving node "+node+" to make room")
-	}
 	state.Write(planKey, p)
 	result, status := r.evaluator.Preempt(ctx, state, pod, m)
 	node := ""
@@ -151,7 +159,10 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		node = result.NominatedNodeName
 	}
 	r.inflight.settle(pod.UID, node)
-	r.nominated.set(pod, p.queue, node)
+	// The Evaluator's result says whether the pod's nomination changes; without one it stands.
+	if result != nil && result.Mode() == fwk.ModeOverride {
+		r.nominated.set(pod, p.queue, result.NominatedNodeName)
+	}
 	if !status.IsSuccess() {
 		r.waiting.Add(pod, refusedBucket)
 	}

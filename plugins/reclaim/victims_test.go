@@ -2,12 +2,14 @@ package reclaim
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
@@ -24,6 +27,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -157,4 +161,74 @@ func names(pods []*v1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// A pod whose victims are leaving keeps its nomination though the shares, which count them gone
+// already, leave nothing more to take back: refusing it would hand its room to another pod.
+func TestNominatedPodKeepsItsNodeWhileItsVictimsLeave(t *testing.T) {
+	victim := borrowerPod("victim", 1)
+	victim.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	preemptor := pendingPod("preemptor")
+	preemptor.Status.NominatedNodeName = "n"
+	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
+	r := f.reclaim
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(), newAttempts()
+	// The borrower holds 2 CPUs, its share beside the owner's 1 pending: nothing is spare.
+	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !r.acct.SharesStale() && len(r.acct.ReclaimableSpare("owner")) == 0 && deservedCPU(r, "owner") == 1, nil
+	}); err != nil {
+		t.Fatalf("the shares never left nothing spare: deserved %v, spare %v", r.acct.Deserved("owner"), r.acct.ReclaimableSpare("owner"))
+	}
+	state := framework.NewCycleState()
+	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	m := framework.NewDefaultNodeToStatus()
+	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
+	result, status := r.PostFilter(f.ctx, state, preemptor, m)
+	if status.Code() != fwk.Unschedulable || result == nil || result.Mode() != fwk.ModeOverride || result.NominatedNodeName != "n" {
+		t.Errorf("got %+v, %v; want the pod kept on node n while its victim leaves", result, status)
+	}
+}
+
+func deservedCPU(r *Reclaim, queue string) int64 {
+	q := r.acct.Deserved(queue)[v1.ResourceCPU]
+	return q.Value()
+}
+
+// A pod the Evaluator finds not eligible to preempt yet keeps its nomination (the Evaluator leaves
+// it as it is), and with it its queue's room for the queue's other pods.
+func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
+	half := func(name string) *v1.Pod {
+		return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "borrower").Priority(1).
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "500m"}).Node("n").Obj()
+	}
+	terminating := half("terminating")
+	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	preemptor := pendingPod("preemptor")
+	preemptor.Status.NominatedNodeName = "n"
+	f := newNodeFixture(t, preemptor, terminating, half("mid"), borrowerPod("low", 1), borrowerPod("high", 1))
+	r := f.reclaim
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(), newAttempts()
+	r.evaluator = preemption.NewEvaluator(Name, f.framework, r, preemption.NewExecutor(f.framework, feature.Features{}))
+	r.nominated.set(preemptor, "owner", "n")
+	// The owner deserves 1 CPU and the borrower holds 2.5: 500m are spare. The terminating pod frees
+	// 500m of n, not enough to wait for it.
+	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !r.acct.SharesStale() && len(r.acct.ReclaimableSpare("owner")) == 1, nil
+	}); err != nil {
+		t.Fatalf("the shares never left the borrower's spare: %v", r.acct.ReclaimableSpare("owner"))
+	}
+	state := framework.NewCycleState()
+	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	m := framework.NewDefaultNodeToStatus()
+	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
+	if _, status := r.PostFilter(f.ctx, state, preemptor, m); !strings.Contains(status.Message(), "not eligible") {
+		t.Fatalf("status %v: want the pod not eligible while a pod on its node terminates", status)
+	}
+	if got := r.nominated.holding("owner", util.MakePod("ns", "other").UID("other").Obj(), func(*v1.Pod) bool { return true }); got.Cpu().String() != "1" {
+		t.Errorf("the owner's room held for its nominated pod: %v, want its 1 CPU", got)
+	}
 }
