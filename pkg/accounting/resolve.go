@@ -26,25 +26,36 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 // It says whether the answer is settled: named by the pod's PodGroup, its label or its unit, which do
 // not change; a queue that comes from the namespace is resolved again at each of the pod's updates.
 func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (queue string, settled bool, err error) {
-	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation)
+	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation, a.cachedPodGroup)
 }
 
-// QueueOfNewPod is QueueOf for a pod being created, whose namespace (nil for none) the caller read:
-// a namespace created a moment before its first pod may not be in the cache yet.
-func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace) (string, error) {
+// QueueOfNewPod is QueueOf for a pod being created, whose namespace (nil for none) the caller read,
+// and whose PodGroup podGroup reads: a namespace or a PodGroup created a moment before the pod may
+// not be in the cache yet.
+func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace, podGroup PodGroupGetter) (string, error) {
 	queue, _, err := a.resolveQueueIn(pod, a.UnitOf(pod), func(string) string {
 		if ns == nil {
 			return ""
 		}
 		return ns.Annotations[schedulingv1beta1.QueueAnnotation]
-	})
+	}, podGroup)
 	return queue, err
 }
 
-// resolveQueueIn is resolveQueue with the namespace's queue annotation read by annotation.
-func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit, annotation func(namespace string) string) (queue string, settled bool, err error) {
+// PodGroupGetter reads a PodGroup; a missing one is a NotFound error.
+type PodGroupGetter func(namespace, name string) (*schedulingv1beta1.PodGroup, error)
+
+// cachedPodGroup reads a PodGroup from the informer's cache.
+func (a *Accounting) cachedPodGroup(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	return a.podGroups.PodGroups(namespace).Get(name)
+}
+
+// resolveQueueIn is resolveQueue with the namespace's queue annotation read by annotation, and the
+// pod's PodGroup by podGroup.
+func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit, annotation func(namespace string) string,
+	podGroup PodGroupGetter) (queue string, settled bool, err error) {
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		pg, err := a.podGroups.PodGroups(pod.Namespace).Get(group)
+		pg, err := podGroup(pod.Namespace, group)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return "", false, missingPodGroup(pod, group)

@@ -225,8 +225,8 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 	}
 	labels := field.NewPath("metadata", "labels")
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		pg := s.podGroupOf(ctx, pod.Namespace, group)
-		if pg == nil {
+		pg, err := s.podGroupReader(ctx)(pod.Namespace, group)
+		if err != nil {
 			// A pod may come before its PodGroup; the scheduler holds it until the group exists.
 			return nil, nil
 		}

@@ -47,25 +47,13 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 	}
 	s.labelForeignGang(pod, &d)
 	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
-		if queue, ok := s.queueOfNewPod(ctx, pod, ns); ok {
+		// A pod of a PodGroup not created yet gets no label: the scheduler resolves its queue from
+		// the PodGroup once it exists.
+		if queue, err := s.acct.QueueOfNewPod(pod, ns, s.podGroupReader(ctx)); err == nil {
 			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
 		}
 	}
 	return d, nil
-}
-
-// queueOfNewPod resolves a new pod's queue as the scheduler will. A PodGroup created a moment before
-// its pod may not be in the cache yet: it is read from the API server. A pod of a PodGroup not
-// created yet has none: the scheduler resolves its queue from the PodGroup once it exists.
-func (s *Server) queueOfNewPod(ctx context.Context, pod *v1.Pod, ns *v1.Namespace) (string, bool) {
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		if pg := s.podGroupOf(ctx, pod.Namespace, group); pg != nil {
-			return s.acct.QueueOfPodGroup(pg), true
-		}
-		return "", false
-	}
-	queue, err := s.acct.QueueOfNewPod(pod, ns)
-	return queue, err == nil
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.

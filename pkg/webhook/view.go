@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
 )
 
@@ -108,17 +109,15 @@ func (s *Server) namespace(ctx context.Context, name string) *v1.Namespace {
 	return ns
 }
 
-// podGroupOf reads a PodGroup from the cache, else from the API server (one created a moment before
-// its first pod), or nil when neither holds it.
-func (s *Server) podGroupOf(ctx context.Context, namespace, name string) *schedulingv1beta1.PodGroup {
-	if pg, err := s.acct.PodGroups().PodGroups(namespace).Get(name); err == nil {
-		return pg
+// podGroupReader reads a PodGroup from the cache, else from the API server (one created a moment
+// before its first pod).
+func (s *Server) podGroupReader(ctx context.Context) accounting.PodGroupGetter {
+	return func(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+		if pg, err := s.acct.PodGroups().PodGroups(namespace).Get(name); err == nil {
+			return pg, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, liveLookupTimeout)
+		defer cancel()
+		return s.acct.Client.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
-	ctx, cancel := context.WithTimeout(ctx, liveLookupTimeout)
-	defer cancel()
-	pg, err := s.acct.Client.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil
-	}
-	return pg
 }
