@@ -104,6 +104,28 @@ func WaitForEvent(ctx context.Context, client kubernetes.Interface, namespace, o
 	return nil
 }
 
+// WaitForEventMessages polls until namespace holds at least n events with reason, and returns their
+// messages; on timeout, the error lists those seen.
+func WaitForEventMessages(ctx context.Context, client kubernetes.Interface, namespace, reason string, n int, timeout time.Duration) ([]string, error) {
+	selector := fields.Set{"reason": reason}.AsSelector().String()
+	var messages []string
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		messages = messages[:0]
+		for _, e := range events.Items {
+			messages = append(messages, e.Message)
+		}
+		return len(messages) >= n, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%d %s events in %s within %s, want %d (seen %q): %w", len(messages), reason, namespace, timeout, n, messages, err)
+	}
+	return messages, nil
+}
+
 // BoundPerPodGroup counts the bound, live pods of each PodGroup in pods, by their pod-group label.
 func BoundPerPodGroup(pods []v1.Pod) map[string]int {
 	out := map[string]int{}

@@ -299,7 +299,27 @@ func TestGangSourcesReclaimTheirShare(t *testing.T) {
 			runOperator(t, o, j)
 			waitBound(t, ons, func(got map[string]int) bool { return got[o.group(j.name)] == 2 }, "the owner's gang whole")
 			waitBound(t, bns, func(got map[string]int) bool { return got[""] == 2 }, "the borrower at its share")
+			// The Spark operator's PodGroups ask minMember 1 (minResources covers the executors): each
+			// of its pods reclaims for itself.
+			if i < len(operators) {
+				wantTakenForTheGang(t, bns, ons+"/"+o.group(j.name), 2)
+			}
 		})
+	}
+}
+
+// wantTakenForTheGang checks that the n pods evicted from namespace were taken for the gang key as
+// one preemptor ("podgroup <key>" in their Preempted events), not for its members one by one.
+func wantTakenForTheGang(t *testing.T, namespace, key string, n int) {
+	t.Helper()
+	messages, err := util.WaitForEventMessages(context.Background(), cluster.Kube, namespace, "Preempted", n, settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range messages {
+		if !strings.Contains(m, "by podgroup "+key+" ") {
+			t.Errorf("victim not taken for podgroup %s as one: %q", key, m)
+		}
 	}
 }
 

@@ -260,6 +260,16 @@ func TestNativeGangReclaimsItsShare(t *testing.T) {
 	submit(t, ons, "trainer", 2, 2)
 	waitBound(t, ons, "the owner's gang whole", func(b map[string]int) bool { return b["trainer"] == 2 })
 	waitBound(t, bns, "the borrower at its share", func(b map[string]int) bool { return b[""] == 2 })
+	// Taken for the gang as one preemptor, not for its members one by one.
+	messages, err := util.WaitForEventMessages(context.Background(), cluster.Kube, bns, "Preempted", 2, settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range messages {
+		if !strings.Contains(m, "by podgroup "+ons+"/trainer ") {
+			t.Errorf("victim not taken for the gang %s/trainer as one: %q", ons, m)
+		}
+	}
 }
 
 // The native API is kube-scheduler's too: a PodGroup becomes queue-scheduler's when it names a queue
