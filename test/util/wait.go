@@ -3,6 +3,7 @@ package util
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,18 +86,9 @@ func WaitForEvent(ctx context.Context, client kubernetes.Interface, namespace, o
 	selector := fields.Set{"involvedObject.name": object, "reason": reason}.AsSelector().String()
 	var seen []string
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
-		if err != nil {
-			return false, nil
-		}
-		seen = seen[:0]
-		for _, e := range events.Items {
-			if strings.Contains(e.Message, text) {
-				return true, nil
-			}
-			seen = append(seen, e.Message)
-		}
-		return false, nil
+		var err error
+		seen, err = eventMessages(ctx, client, namespace, selector)
+		return err == nil && slices.ContainsFunc(seen, func(m string) bool { return strings.Contains(m, text) }), nil
 	})
 	if err != nil {
 		return fmt.Errorf("no %s event for %s/%s containing %q within %s (seen %q): %w", reason, namespace, object, text, timeout, seen, err)
@@ -110,20 +102,27 @@ func WaitForEventMessages(ctx context.Context, client kubernetes.Interface, name
 	selector := fields.Set{"reason": reason}.AsSelector().String()
 	var messages []string
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
-		if err != nil {
-			return false, nil
-		}
-		messages = messages[:0]
-		for _, e := range events.Items {
-			messages = append(messages, e.Message)
-		}
-		return len(messages) >= n, nil
+		var err error
+		messages, err = eventMessages(ctx, client, namespace, selector)
+		return err == nil && len(messages) >= n, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%d %s events in %s within %s, want %d (seen %q): %w", len(messages), reason, namespace, timeout, n, messages, err)
 	}
 	return messages, nil
+}
+
+// eventMessages lists the messages of the events of namespace that selector selects.
+func eventMessages(ctx context.Context, client kubernetes.Interface, namespace, selector string) ([]string, error) {
+	events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(events.Items))
+	for _, e := range events.Items {
+		out = append(out, e.Message)
+	}
+	return out, nil
 }
 
 // BoundPerPodGroup counts the bound, live pods of each PodGroup in pods, by their pod-group label.
