@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -106,7 +107,7 @@ func forget(key string, a *Accounting) {
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
 // Namespaces and pods come from kube, the caller's informer factory, which the caller starts.
 func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory) (*Accounting, error) {
-	factory := externalversions.NewSharedInformerFactory(client, 0)
+	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithTransform(WithoutManagedFields))
 	v1beta1 := factory.Scheduling().V1beta1()
 	nsInformer := kube.Core().V1().Namespaces()
 	a := &Accounting{
@@ -167,6 +168,16 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	klog.FromContext(ctx).V(2).Info("Queue accounting synced")
 	a.serveMetrics(ctx)
 	return a, nil
+}
+
+// WithoutManagedFields is an informer transform that drops an object's managed fields before it is
+// cached: no reader of the caches uses them, they are often the larger part of a small object, and
+// the API server keeps an object's managed fields on an update that leaves them out.
+func WithoutManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // QueueInformer is the shared informer on queues, for plugins that react to queue changes.

@@ -14,13 +14,15 @@ import (
 type clusterCapacity struct {
 	mu     sync.Mutex
 	byNode map[string]v1.ResourceList
+	// shapes keeps one copy of each distinct allocatable: nodes of one pool share it.
+	shapes resourceShapes
 	total  v1.ResourceList
 	// changed is told when the total changed.
 	changed func()
 }
 
 func newClusterCapacity(changed func()) *clusterCapacity {
-	return &clusterCapacity{byNode: map[string]v1.ResourceList{}, total: v1.ResourceList{}, changed: changed}
+	return &clusterCapacity{byNode: map[string]v1.ResourceList{}, shapes: resourceShapes{}, total: v1.ResourceList{}, changed: changed}
 }
 
 // watch follows the node informer; the returned HasSynced is true once every initial node is counted.
@@ -74,10 +76,13 @@ func (c *clusterCapacity) update(node string, contributes v1.ResourceList) {
 		return
 	}
 	c.total = quota.SubtractWithNonNegativeResult(c.total, old)
+	if old != nil {
+		c.shapes.release(old)
+	}
 	if len(contributes) == 0 {
 		delete(c.byNode, node)
 	} else {
-		c.byNode[node] = contributes.DeepCopy()
+		c.byNode[node] = c.shapes.acquire(contributes)
 		c.total = quota.Add(c.total, contributes)
 	}
 	c.mu.Unlock()

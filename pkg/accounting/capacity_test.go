@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"reflect"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -50,5 +51,34 @@ func wantCPU(t *testing.T, c *clusterCapacity, want, when string) {
 	got := c.get()[v1.ResourceCPU]
 	if got.Cmp(resource.MustParse(want)) != 0 {
 		t.Errorf("%s: capacity %s CPU, want %s", when, got.String(), want)
+	}
+}
+
+// TestNodesShareTheirAllocatable: nodes offering the same allocatable hold one copy of it, counted
+// by the nodes on it and forgotten with the last of them.
+func TestNodesShareTheirAllocatable(t *testing.T) {
+	c := newClusterCapacity(func() {})
+	a, b, big := util.MakeNode("a", "4", "8Gi"), util.MakeNode("b", "4", "8Gi"), util.MakeNode("big", "64", "256Gi")
+	for _, n := range []*v1.Node{a, b, big} {
+		c.set(n)
+	}
+	if len(c.shapes) != 2 {
+		t.Fatalf("%d copies for two kinds of node, want 2", len(c.shapes))
+	}
+	if reflect.ValueOf(c.byNode["a"]).Pointer() != reflect.ValueOf(c.byNode["b"]).Pointer() {
+		t.Error("nodes a and b, alike, hold copies of their own")
+	}
+	if reflect.ValueOf(c.byNode["a"]).Pointer() == reflect.ValueOf(a.Status.Allocatable).Pointer() {
+		t.Error("the shared copy is the informer's object's own list")
+	}
+	c.remove(a)
+	c.remove(big)
+	if len(c.shapes) != 1 || c.shapes[shapeKey(b.Status.Allocatable)].holders != 1 {
+		t.Errorf("after a and big left: copies %v, want only b's, held once", c.shapes)
+	}
+	wantCPU(t, c, "4", "b alone")
+	c.remove(b)
+	if len(c.shapes) != 0 {
+		t.Errorf("copies kept after every node left: %v", c.shapes)
 	}
 }

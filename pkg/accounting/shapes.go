@@ -9,17 +9,18 @@ import (
 	quota "k8s.io/apiserver/pkg/quota/v1"
 )
 
-// requestShapes keeps one copy of each distinct set of pod requests, shared by every counted pod
-// that asks for it: pods of one job ask for the same, and a copy a pod costs about 1 KB (a map of
-// Quantities). The lists are never written to once shared. Guarded by usage.mu.
-type requestShapes map[string]*requestShape
+// resourceShapes keeps one copy of each distinct resource list, shared by every holder of an equal
+// one: pods of one job ask for the same requests, nodes of one pool offer the same allocatable, and a
+// copy costs about 1 KB (a map of Quantities). The lists are never written to once shared. Its
+// owner guards it (usage.mu for pods' requests, clusterCapacity.mu for nodes').
+type resourceShapes map[string]*resourceShape
 
-type requestShape struct {
-	requests v1.ResourceList
-	pods     int
+type resourceShape struct {
+	list    v1.ResourceList
+	holders int
 }
 
-// shapeKey names a set of requests: its resources in order with their exact quantities.
+// shapeKey names a resource list: its resources in order with their exact quantities.
 func shapeKey(requests v1.ResourceList) string {
 	names := make([]string, 0, len(requests))
 	for name := range requests {
@@ -37,29 +38,30 @@ func shapeKey(requests v1.ResourceList) string {
 	return b.String()
 }
 
-// acquire returns the shared copy of requests, counting one more pod on it.
-func (s requestShapes) acquire(requests v1.ResourceList) v1.ResourceList {
-	key := shapeKey(requests)
+// acquire returns the shared copy of list, counting one more holder on it. The first holder's list
+// is copied, so the caller may keep or drop its own.
+func (s resourceShapes) acquire(list v1.ResourceList) v1.ResourceList {
+	key := shapeKey(list)
 	shape, ok := s[key]
 	if !ok {
-		shape = &requestShape{requests: requests}
+		shape = &resourceShape{list: list.DeepCopy()}
 		s[key] = shape
 	}
-	shape.pods++
-	return shape.requests
+	shape.holders++
+	return shape.list
 }
 
-// release counts one pod less on the shared copy of requests, and forgets it with its last pod.
-func (s requestShapes) release(requests v1.ResourceList) {
-	key := shapeKey(requests)
+// release counts one holder less on the shared copy of list, and forgets it with its last holder.
+func (s resourceShapes) release(list v1.ResourceList) {
+	key := shapeKey(list)
 	if shape, ok := s[key]; ok {
-		if shape.pods--; shape.pods <= 0 {
+		if shape.holders--; shape.holders <= 0 {
 			delete(s, key)
 		}
 	}
 }
 
-// put stores a pod's entry, its requests shared (see requestShapes). Callers hold u.mu.
+// put stores a pod's entry, its requests shared (see resourceShapes). Callers hold u.mu.
 func (u *usage) put(uid types.UID, entry podUsage) {
 	old, existed := u.pods[uid]
 	if existed && quota.Equals(old.requests, entry.requests) {

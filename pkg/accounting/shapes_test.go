@@ -42,7 +42,7 @@ func TestPodsShareTheirRequests(t *testing.T) {
 		a.usage.mu.RLock()
 		got := map[string]int{}
 		for key, shape := range a.usage.shapes {
-			got[key] = shape.pods
+			got[key] = shape.holders
 		}
 		var shared []uintptr
 		for _, name := range s.share {

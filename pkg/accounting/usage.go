@@ -69,7 +69,7 @@ type usage struct {
 
 	mu        sync.RWMutex
 	pods      map[types.UID]podUsage
-	shapes    requestShapes // the pods' requests, one copy of each (see put)
+	shapes    resourceShapes // the pods' requests, one copy of each (see put)
 	queues    map[string]*QueueUsage
 	allocated v1.ResourceList                  // of all queues together, kept as pods come and go
 	pending   v1.ResourceList                  // what the pods not bound ask for, of all queues together
@@ -95,7 +95,7 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 		allocated:   v1.ResourceList{},
 		pending:     v1.ResourceList{},
 		pods:        map[types.UID]podUsage{},
-		shapes:      requestShapes{},
+		shapes:      resourceShapes{},
 		units:       map[string]v1.ResourceList{},
 		groups:      map[string]v1.ResourceList{},
 		asked:       map[string]v1.ResourceList{},

@@ -112,7 +112,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 	gangs []gangsource.Source, pacing StatusPacing) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0,
+	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(accounting.WithoutManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = schedulingv1beta1.PodGroupLabel }))
 	podInformer := memberInformers.Core().V1().Pods()
 	c := &Controller{

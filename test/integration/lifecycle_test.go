@@ -74,6 +74,7 @@ func setPodPhase(t *testing.T, namespace string, names []string, phase v1.PodPha
 func TestClosedQueueIsClosingUntilItsWorkFinishes(t *testing.T) {
 	const queue = "closes-later"
 	createQueue(t, util.MakeQueue(queue).Obj())
+	created := getQueue(t, queue).ManagedFields
 	ns := newNamespace(t, "", nil)
 	pods := createPods(t, ns, "work", 2, queuePod(ns, queue))
 	waitBound(t, ns, pods)
@@ -83,6 +84,7 @@ func TestClosedQueueIsClosingUntilItsWorkFinishes(t *testing.T) {
 	if q.Status.ObservedGeneration != q.Generation {
 		t.Errorf("observedGeneration %d, generation %d", q.Status.ObservedGeneration, q.Generation)
 	}
+	wantManagersKept(t, q, created)
 
 	setQueueState(t, queue, schedulingv1beta1.QueueStateClosed)
 	waitStatusState(t, queue, schedulingv1beta1.QueueStateClosing)
@@ -92,6 +94,26 @@ func TestClosedQueueIsClosingUntilItsWorkFinishes(t *testing.T) {
 	})
 	finishPods(t, ns, pods[1:])
 	waitStatusState(t, queue, schedulingv1beta1.QueueStateClosed)
+}
+
+// wantManagersKept checks that the controller's status writes, made from a cache that holds no
+// managed fields, left the server's managed fields of the queue's creator in place and added the
+// status writer's.
+func wantManagersKept(t *testing.T, q *schedulingv1beta1.Queue, created []metav1.ManagedFieldsEntry) {
+	t.Helper()
+	managers, status := map[string]bool{}, false
+	for _, m := range q.ManagedFields {
+		managers[m.Manager+"/"+m.Subresource] = true
+		status = status || m.Subresource == "status"
+	}
+	for _, m := range created {
+		if !managers[m.Manager+"/"+m.Subresource] {
+			t.Errorf("queue %s: managed fields of %s lost after the status writes; now %v", q.Name, m.Manager, managers)
+		}
+	}
+	if !status {
+		t.Errorf("queue %s: no managed fields of the status writer; now %v", q.Name, managers)
+	}
 }
 
 // A queue whose parent is missing is Unknown, and holds its pods with that reason.

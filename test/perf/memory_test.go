@@ -33,7 +33,7 @@ var (
 	memoryNodes  = flag.Int("memory-nodes", 5000, "fake nodes of the memory case")
 	memoryPods   = flag.Int("memory-pods", 10000, "pods each scheduler schedules in the memory case")
 	memoryQueues = flag.Int("memory-queues", 1000, "queues of the memory case")
-	heapProfiles = flag.String("memory-heap-profiles", "", "folder for each memory run's heap profiles, taken from the scheduler's /debug/pprof/heap once half of its pods and once all are bound; none when empty")
+	heapProfiles = flag.String("memory-heap-profiles", "", "folder for each memory run's heap profiles, taken from the scheduler's /debug/pprof/heap once half of its pods and once all are bound, and its output with the GC trace; none when empty")
 )
 
 const memoryNamespace = "memory"
@@ -114,21 +114,27 @@ func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, si
 		b.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "stderr.log")
+	if *heapProfiles != "" {
+		logPath = filepath.Join(*heapProfiles, fmt.Sprintf("%s-%s.log", side.name, run))
+	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = logFile.Close() }()
 	args := []string{"--config", config, "--secure-port", "0"}
-	port := ""
+	port, godebug := "", "GODEBUG=gctrace=1"
 	if *heapProfiles != "" {
+		// A heap profile samples one allocation per 512 KiB by default: too coarse to tell the two
+		// schedulers' per-queue and per-pod costs apart.
+		godebug += ",memprofilerate=8192"
 		_, port, _ = net.SplitHostPort(loopbackAddr(b))
 		// Profiling is on by default; the flags let an anonymous local request read it.
 		args = []string{"--config", config, "--bind-address", "127.0.0.1", "--secure-port", port,
 			"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/debug/pprof/*"}
 	}
 	cmd := exec.Command(side.binary, args...)
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	cmd.Env = append(os.Environ(), godebug)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
