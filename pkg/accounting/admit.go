@@ -110,8 +110,8 @@ func (a *Accounting) admit(queue string, req v1.ResourceList, opts admitOptions)
 	if r := a.withinCapability(q, req, quota.Add(opts.reserved, opts.heldBack)); r != nil {
 		return r
 	}
-	deserved := a.Deserved(queue)
-	allocated := quota.Add(a.Usage(queue).Allocated, opts.reserved)
+	deserved := a.deservedOf(queue)
+	allocated := quota.Add(a.allocatedTo(queue), opts.reserved)
 	over := overShare(allocated, deserved, req, opts.whole)
 	if over == "" && len(opts.ahead) > 0 {
 		if over = overShare(quota.Add(allocated, opts.ahead), deserved, req, opts.whole); over != "" {

@@ -20,7 +20,7 @@ import (
 
 // newTestAccounting runs an accounting on fake clients holding the given queues, nodes and pods, and
 // waits until it counts every pod.
-func newTestAccounting(t *testing.T, queues []runtime.Object, kubeObjs ...runtime.Object) *Accounting {
+func newTestAccounting(t testing.TB, queues []runtime.Object, kubeObjs ...runtime.Object) *Accounting {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -16,7 +16,8 @@ type clusterCapacity struct {
 	byNode map[string]v1.ResourceList
 	// shapes keeps one copy of each distinct allocatable: nodes of one pool share it.
 	shapes resourceShapes
-	total  v1.ResourceList
+	// total is replaced on a change, never changed in place, so that get need not copy it.
+	total v1.ResourceList
 	// changed is told when the total changed.
 	changed func()
 }
@@ -38,11 +39,11 @@ func (c *clusterCapacity) watch(nodes cache.SharedIndexInformer) (cache.Informer
 	return reg.HasSynced, nil
 }
 
-// get returns the current total.
+// get returns the current total, to read only.
 func (c *clusterCapacity) get() v1.ResourceList {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.total.DeepCopy()
+	return c.total
 }
 
 func (c *clusterCapacity) set(obj any) {

@@ -84,7 +84,7 @@ func (a *Accounting) HeadroomOf(queue string, own WorkKey, req v1.ResourceList) 
 			}
 		}
 	})
-	deserved, allocated := a.Deserved(queue), a.Usage(queue).Allocated
+	deserved, allocated := a.deservedOf(queue), a.allocatedTo(queue)
 	for r, want := range req {
 		if want.IsZero() {
 			continue

@@ -2,13 +2,12 @@ package accounting
 
 import (
 	v1 "k8s.io/api/core/v1"
-	quota "k8s.io/apiserver/pkg/quota/v1"
 )
 
 // UnderShare says whether queue, taking req more, stays within its deserved share in every resource
 // req asks for: only then may it take resources back from other queues.
 func (a *Accounting) UnderShare(queue string, req v1.ResourceList) bool {
-	return overShare(a.Usage(queue).Allocated, a.Deserved(queue), req, true) == ""
+	return overShare(a.allocatedTo(queue), a.deservedOf(queue), req, true) == ""
 }
 
 // ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
@@ -36,11 +35,33 @@ func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []strin
 			continue
 		}
 		u := usage[name]
-		staying := quota.SubtractWithNonNegativeResult(u.Allocated, u.Terminating)
-		spare := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(staying, deserved[name]))
-		if len(spare) > 0 {
+		if spare := aboveShare(u.Allocated, u.Terminating, deserved[name]); spare != nil {
 			out[name] = spare
 		}
+	}
+	return out
+}
+
+// aboveShare is what a queue holding held, of which leaving is on its way out, holds above
+// deserved in each resource; nil, and nothing allocated, when it holds nothing above it: the
+// shares of every queue are checked at every computation, and most are not above.
+func aboveShare(held, leaving, deserved v1.ResourceList) v1.ResourceList {
+	var out v1.ResourceList
+	for name, h := range held {
+		staying := h.DeepCopy()
+		if l, ok := leaving[name]; ok {
+			staying.Sub(l)
+		}
+		if d, ok := deserved[name]; ok {
+			staying.Sub(d)
+		}
+		if staying.Sign() <= 0 {
+			continue
+		}
+		if out == nil {
+			out = v1.ResourceList{}
+		}
+		out[name] = staying
 	}
 	return out
 }

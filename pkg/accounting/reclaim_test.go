@@ -2,13 +2,16 @@ package accounting
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -155,5 +158,65 @@ func TestAmountsNearInt64Limits(t *testing.T) {
 	h := bigCaps.HeadroomOf("big", "", req)
 	if len(h.capability) != 2 || h.capability[v1.ResourceCPU] > 0 || h.capability[v1.ResourceMemory] > 0 {
 		t.Errorf("under capabilities of 8E cpu and 10Pi memory, the capability headroom asks to free %v", h.capability)
+	}
+}
+
+// TestAboveShare: what a queue holds above its share, not counting what leaves, per resource; nil
+// when nothing is above; the inputs are left as they were.
+func TestAboveShare(t *testing.T) {
+	list := func(cpu, mem string) v1.ResourceList {
+		l := v1.ResourceList{}
+		if cpu != "" {
+			l[v1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[v1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	cases := []struct {
+		name                    string
+		held, leaving, deserved v1.ResourceList
+		want                    v1.ResourceList
+	}{
+		{"below", list("2", "1Gi"), nil, list("4", "2Gi"), nil},
+		{"at", list("4", ""), nil, list("4", ""), nil},
+		{"above in one resource", list("6", "1Gi"), nil, list("4", "2Gi"), list("2", "")},
+		{"above, but leaving", list("6", ""), list("2", ""), list("4", ""), nil},
+		{"leaving more than above", list("6", ""), list("1", ""), list("4", ""), list("1", "")},
+		{"deserving none of a resource", list("1", "1Gi"), nil, list("4", ""), list("", "1Gi")},
+		{"holding nothing", nil, nil, list("4", ""), nil},
+	}
+	for _, c := range cases {
+		held := c.held.DeepCopy()
+		got := aboveShare(c.held, c.leaving, c.deserved)
+		if !quota.Equals(got, c.want) || (c.want == nil) != (got == nil) {
+			t.Errorf("%s: above share %v, want %v", c.name, got, c.want)
+		}
+		if !quota.Equals(c.held, held) {
+			t.Errorf("%s: held changed to %v", c.name, c.held)
+		}
+	}
+}
+
+// TestSumOf: lists add up without their zeros; a lone list is returned as it is, unless it holds
+// a zero; the inputs are left as they were.
+func TestSumOf(t *testing.T) {
+	one, two := cpu("1"), cpu("2")
+	if got := sumOf(nil, one, v1.ResourceList{}); reflect.ValueOf(got).Pointer() != reflect.ValueOf(one).Pointer() {
+		t.Errorf("a lone list copied: %v", got)
+	}
+	if got := sumOf(one, two, nil); !quota.Equals(got, cpu("3")) || !quota.Equals(one, cpu("1")) || !quota.Equals(two, cpu("2")) {
+		t.Errorf("1 + 2 cpu: %v (inputs now %v, %v)", got, one, two)
+	}
+	zero := v1.ResourceList{v1.ResourceCPU: resource.MustParse("0"), v1.ResourceMemory: resource.MustParse("1Gi")}
+	if got := sumOf(zero); len(got) != 1 || len(zero) != 2 {
+		t.Errorf("a lone list with a zero: %v, want only its memory (input now %v)", got, zero)
+	}
+	if got := sumOf(cpu("1"), cpu("-1")); len(got) != 0 {
+		t.Errorf("1 - 1 cpu: %v, want nothing", got)
+	}
+	if got := sumOf(nil, nil); got != nil {
+		t.Errorf("nothing: %v", got)
 	}
 }

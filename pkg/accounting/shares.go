@@ -158,6 +158,14 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 	return a.shares.deserved[queue].DeepCopy()
 }
 
+// deservedOf is what a queue deserves: the published list, which a computation replaces and never
+// changes in place. Callers only read it; Deserved gives a copy to keep.
+func (a *Accounting) deservedOf(queue string) v1.ResourceList {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.deserved[queue]
+}
+
 func (a *Accounting) recomputeShares() {
 	gen := a.shares.dirtyGen.Load()
 	capacity := a.shares.capacityOf.get()
@@ -275,12 +283,10 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Que
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
 		u := usage[q.Name]
 		beyond := a.workDemand(q.Name)
-		demand := quota.Add(u.Allocated, u.Pending)
 		if beyond != nil {
-			demand = quota.Add(demand, beyond)
 			unitDemand = quota.Add(unitDemand, beyond)
 		}
-		demand = quota.RemoveZeros(demand)
+		demand := sumOf(u.Allocated, u.Pending, beyond)
 		demands[q.Name] = demand
 		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
@@ -300,6 +306,29 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Que
 		top.Name = schedulingv1beta1.RootQueue
 	}
 	return build(top), demands, quota.RemoveZeros(unitDemand)
+}
+
+// sumOf adds lists up, leaving out resources whose sum is zero. The result is one of lists itself
+// when that is the only one not empty and holds no zero: callers only read it, and the usage lists
+// are replaced, never changed in place. Most queues at most computations ask for nothing beyond
+// what they hold, and then nothing is allocated.
+func sumOf(lists ...v1.ResourceList) v1.ResourceList {
+	var sum v1.ResourceList
+	for _, l := range lists {
+		switch {
+		case len(l) == 0:
+		case sum == nil:
+			sum = l
+		default:
+			sum = quota.Add(sum, l)
+		}
+	}
+	for _, q := range sum {
+		if q.IsZero() {
+			return quota.RemoveZeros(sum)
+		}
+	}
+	return sum
 }
 
 // workDemand is what a queue's Enqueued QueueUnits ask for, and its Pending PodGroups' minResources
@@ -324,7 +353,7 @@ func (a *Accounting) workDemand(queue string) v1.ResourceList {
 // most: 0 for a queue that holds nothing, above 1 for one that borrows, +Inf for one that holds what
 // it does not deserve at all. Queues with the lowest dominant share are served first.
 func (a *Accounting) DominantShare(queue string) float64 {
-	return dominantShareOf(a.Usage(queue).Allocated, a.Deserved(queue))
+	return dominantShareOf(a.allocatedTo(queue), a.deservedOf(queue))
 }
 
 // dominantShareOf is DominantShare for what a queue holds and deserves.

@@ -179,6 +179,17 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
+// allocatedTo is what a queue's bound pods hold: the usage's own list, which is replaced as pods
+// come and go, never changed in place. Callers only read it; Usage gives a copy to keep.
+func (a *Accounting) allocatedTo(queue string) v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	if q, ok := a.usage.queues[queue]; ok {
+		return q.Allocated
+	}
+	return nil
+}
+
 // usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
 // shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
 // place: they are read, never changed.

@@ -36,33 +36,27 @@ type Queue struct {
 // children. Only the resources of capacity are shared.
 func Compute(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
 	out := map[string]v1.ResourceList{}
-	demand := map[*Queue]v1.ResourceList{}
-	totalDemand(root, demand)
+	demand := map[*Queue]float64{}
 	for name, total := range capacity {
+		totalDemand(root, name, demand)
 		share(root, name, millis(total), demand, out)
 	}
 	return out
 }
 
-// totalDemand fills demand with each queue's own demand plus its children's.
-func totalDemand(q *Queue, demand map[*Queue]v1.ResourceList) v1.ResourceList {
-	sum := v1.ResourceList{}
-	for name, v := range q.Demand {
-		sum[name] = v.DeepCopy()
-	}
+// totalDemand sets demand to each queue's demand of resource name, in milli-units: its own plus
+// its children's.
+func totalDemand(q *Queue, name v1.ResourceName, demand map[*Queue]float64) float64 {
+	sum := milli(q.Demand, name)
 	for _, c := range q.Children {
-		for name, v := range totalDemand(c, demand) {
-			acc := sum[name]
-			acc.Add(v)
-			sum[name] = acc
-		}
+		sum += totalDemand(c, name, demand)
 	}
 	demand[q] = sum
 	return sum
 }
 
 // share splits amount (in milli-units) of resource name among q's children, then recursively below.
-func share(q *Queue, name v1.ResourceName, amount float64, demand map[*Queue]v1.ResourceList, out map[string]v1.ResourceList) {
+func share(q *Queue, name v1.ResourceName, amount float64, demand map[*Queue]float64, out map[string]v1.ResourceList) {
 	if len(q.Children) == 0 {
 		return
 	}
@@ -71,17 +65,17 @@ func share(q *Queue, name v1.ResourceName, amount float64, demand map[*Queue]v1.
 		if out[c.Name] == nil {
 			out[c.Name] = v1.ResourceList{}
 		}
-		out[c.Name][name] = *quantity(name, given[i])
+		out[c.Name][name] = quantity(name, given[i])
 		share(c, name, given[i], demand, out)
 	}
 }
 
 // waterFill gives each child its guarantee, then splits the rest by weight up to each child's cap.
-func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand map[*Queue]v1.ResourceList) []float64 {
+func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand map[*Queue]float64) []float64 {
 	given := guarantees(children, name, amount)
 	caps := make([]float64, len(children))
 	for i, c := range children {
-		caps[i] = math.Min(limit(c.Capability, name), milli(demand[c], name))
+		caps[i] = math.Min(limit(c.Capability, name), demand[c])
 	}
 	left := amount
 	for _, g := range given {
@@ -157,15 +151,19 @@ const maxExact = float64(1<<63 - 1024)
 
 // quantity rounds a milli amount down to a quantity: whole units for resources counted in units
 // (memory, pods, devices), milli-units for CPU while they fit int64 (whole cores beyond), saturating
-// at the largest int64.
-func quantity(name v1.ResourceName, m float64) *resource.Quantity {
+// at the largest int64. The quantity is built in place: a computation makes one per queue and
+// resource.
+func quantity(name v1.ResourceName, m float64) resource.Quantity {
 	m = math.Max(0, math.Floor(m))
 	if name == v1.ResourceCPU && m <= maxExact {
-		return resource.NewMilliQuantity(int64(m), resource.DecimalSI)
+		q := resource.Quantity{Format: resource.DecimalSI}
+		q.SetMilli(int64(m))
+		return q
 	}
-	format := resource.DecimalSI
+	q := resource.Quantity{Format: resource.DecimalSI}
 	if name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage {
-		format = resource.BinarySI
+		q.Format = resource.BinarySI
 	}
-	return resource.NewQuantity(int64(math.Min(math.Floor(m/1000), maxExact)), format)
+	q.Set(int64(math.Min(math.Floor(m/1000), maxExact)))
+	return q
 }

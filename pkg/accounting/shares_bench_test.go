@@ -1,0 +1,38 @@
+package accounting
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// BenchmarkRecomputeShares computes the shares of 1,000 queues, each holding 5 pods and asking for
+// 5 more, on 100 nodes: the memory and scale cases of make bench, in miniature.
+func BenchmarkRecomputeShares(b *testing.B) {
+	const queues, podsEach = 1000, 10
+	objs := []runtime.Object{util.MakeQueue("root").Obj()}
+	var kube []runtime.Object
+	for i := range 100 {
+		kube = append(kube, util.MakeNode(fmt.Sprintf("n%d", i), "32", "128Gi"))
+	}
+	for q := range queues {
+		name := fmt.Sprintf("q%04d", q)
+		objs = append(objs, util.MakeQueue(name).Weight(int32(1+q%3)).Obj())
+		for p := range podsEach {
+			node := ""
+			if p < podsEach/2 {
+				node = fmt.Sprintf("n%d", q%100)
+			}
+			kube = append(kube, pod(name, fmt.Sprintf("%s-%d", name, p), "1", node))
+		}
+	}
+	a := newTestAccounting(b, objs, kube...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		a.recomputeShares()
+	}
+}
