@@ -72,7 +72,7 @@ func (a *Accounting) ForgetWork(key WorkKey) {
 // units, its Dequeued units. Work the informer shows admitted leaves the admitted-a-moment-ago list.
 func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.ResourceList {
 	admitted, consumerDone := a.admittedSnapshot()
-	total := v1.ResourceList{}
+	var total v1.ResourceList // nil while nothing is reserved: most queues at most admissions
 	var shown []WorkKey
 	for _, pg := range a.admittedPodGroupsOf(queue) {
 		key := PodGroupWork(pg)
@@ -135,7 +135,7 @@ func (a *Accounting) forgetAdmitted(keys []WorkKey) {
 func (a *Accounting) admittedPodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
 	var out []*schedulingv1beta1.PodGroup
 	for _, phase := range []string{"", string(schedulingv1beta1.PodGroupPending), string(schedulingv1beta1.PodGroupInqueue)} {
-		out = append(out, byIndex[schedulingv1beta1.PodGroup](a.PodGroupInformer().GetIndexer(), byQueuePhase, queuePhaseKey(queue, phase))...)
+		out = append(out, byIndex[schedulingv1beta1.PodGroup](a.podGroupIndex, byQueuePhase, queuePhaseKey(queue, phase))...)
 	}
 	return out
 }
