@@ -319,6 +319,12 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if existed {
 		entry.assumed = old.assumed && !entry.bound
 		entry.countedGen = old.countedGen
+		if countsAlike(old, entry) {
+			// Most updates of a pod (its conditions, its nomination) change nothing counted.
+			u.put(pod.UID, entry)
+			u.mu.Unlock()
+			return
+		}
 		u.subtract(old)
 	}
 	u.add(entry)
@@ -339,6 +345,13 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if existed && frees(old, entry) {
 		notify(freed, old.queue)
 	}
+}
+
+// countsAlike says whether two entries of a pod count the same everywhere (add and subtract read
+// nothing else): replacing one by the other changes no sum and no share.
+func countsAlike(a, b podUsage) bool {
+	return a.queue == b.queue && a.unit == b.unit && a.group == b.group && a.holds() == b.holds() &&
+		a.terminating == b.terminating && a.priority == b.priority && quota.Equals(a.requests, b.requests)
 }
 
 // entryFor describes a pod as it stands: its queue and unit as already counted and settled, else

@@ -1,12 +1,14 @@
 package accounting
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -184,6 +186,49 @@ func TestLeavingMarksTheSharesStale(t *testing.T) {
 	a.usage.remove(terminating)
 	if !a.Leaving(victim) || !a.SharesStale() {
 		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
+	}
+}
+
+// TestUpdatesCountingAlikeChangeNothing: an update of a pod that changes nothing counted (a
+// condition, a nomination, a label) leaves the sums as they are, not recomputed, and the shares
+// fresh; one that does (a priority) is counted.
+func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
+	bound, pending := pod("a", "bound", "2", "n"), pod("a", "pending", "1", "")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
+		util.MakeNode("n", "10", "10Gi"), bound, pending)
+	lists := func() (allocated, pendingList uintptr) {
+		a.usage.mu.RLock()
+		defer a.usage.mu.RUnlock()
+		q := a.usage.queues["a"]
+		return reflect.ValueOf(q.Allocated).Pointer(), reflect.ValueOf(q.Pending).Pointer()
+	}
+	allocated, asked := lists()
+	for _, change := range []func(*v1.Pod){
+		func(p *v1.Pod) { p.Status.NominatedNodeName = "n" },
+		func(p *v1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse})
+		},
+		func(p *v1.Pod) { p.Labels["extra"] = "x" },
+	} {
+		for _, p := range []*v1.Pod{bound, pending} {
+			change(p)
+			a.usage.upsert(p.DeepCopy())
+		}
+	}
+	if nowAllocated, nowAsked := lists(); nowAllocated != allocated || nowAsked != asked {
+		t.Error("updates that change nothing counted replaced the queue's sums")
+	}
+	if a.SharesStale() {
+		t.Error("updates that change nothing counted made the shares stale")
+	}
+	if got := a.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {
+		t.Errorf("after the updates: %+v, want 2 cpu allocated, 1 pending, 2 pods", got)
+	}
+	raised := bound.DeepCopy()
+	raised.Spec.Priority = ptr.To[int32](100)
+	a.usage.upsert(raised)
+	if !a.HasBoundBelow("a", 101) || a.HasBoundBelow("a", 100) {
+		t.Error("a raised priority was not counted")
 	}
 }
 
