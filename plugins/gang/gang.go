@@ -38,8 +38,8 @@ type Gang struct {
 	failures *failureReport
 	// unnominate holds members whose stale nomination to clear.
 	unnominate workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	// podGroupCreated tells when a PodGroup ("namespace/name") was created, for the queue order.
-	podGroupCreated func(key string) (time.Time, bool)
+	// podGroupCreated tells when a PodGroup was created, for the queue order.
+	podGroupCreated func(group types.NamespacedName) (time.Time, bool)
 }
 
 var (
@@ -75,8 +75,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 
 		unnominate: newUnnominateQueue(),
 	}
-	g.podGroupCreated = func(key string) (time.Time, bool) {
-		if pg, ok := acct.PodGroupByKey(key); ok {
+	g.podGroupCreated = func(group types.NamespacedName) (time.Time, bool) {
+		if pg, err := acct.PodGroups().PodGroups(group.Namespace).Get(group.Name); err == nil {
 			return pg.CreationTimestamp.Time, true
 		}
 		return time.Time{}, false
@@ -162,23 +162,27 @@ func (g *Gang) Less(a, b fwk.QueuedEntityInfo) bool {
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
-	return ka < kb
+	if ka.Namespace != kb.Namespace {
+		return ka.Namespace < kb.Namespace
+	}
+	return ka.Name < kb.Name
 }
 
 // sortKey is what an entity is ordered by after priority: for a gang member its group and the
-// group's creation time.
-func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (string, time.Time) {
+// group's creation time, else the pod and its queueing time. It builds no string: the queue's heap
+// calls Less at every step.
+func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time) {
 	info, ok := e.(interface{ GetPodInfo() fwk.PodInfo })
 	if !ok || info.GetPodInfo() == nil {
-		return "", e.GetTimestamp()
+		return types.NamespacedName{}, e.GetTimestamp()
 	}
 	pod := info.GetPodInfo().GetPod()
-	key := schedulingv1beta1.PodGroupKey(pod)
-	if key == "" {
-		return pod.Namespace + "/" + pod.Name, e.GetTimestamp()
+	group, ok := schedulingv1beta1.PodGroupName(pod)
+	if !ok {
+		return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, e.GetTimestamp()
 	}
-	if created, ok := g.podGroupCreated(key); ok {
-		return key, created
+	if created, ok := g.podGroupCreated(group); ok {
+		return group, created
 	}
-	return key, pod.CreationTimestamp.Time
+	return group, pod.CreationTimestamp.Time
 }

@@ -37,7 +37,7 @@ func queued(t *testing.T, pod *v1.Pod, queuedAt time.Time) fwk.QueuedEntityInfo 
 func TestLessKeepsGangsTogether(t *testing.T) {
 	now := time.Now()
 	podGroups := map[string]time.Time{"ns/early": now.Add(-time.Hour), "ns/late": now.Add(-time.Minute)}
-	g := &Gang{podGroupCreated: func(key string) (time.Time, bool) { c, ok := podGroups[key]; return c, ok }}
+	g := &Gang{podGroupCreated: func(group types.NamespacedName) (time.Time, bool) { c, ok := podGroups[group.String()]; return c, ok }}
 	// A late gang's member queued first still comes after every member of the earlier gang, and
 	// members of one gang come one after the other whatever their queueing times.
 	lateFirst := queued(t, member("late", "late-0", 0, ""), now.Add(-50*time.Minute))
@@ -45,6 +45,7 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 	early1 := queued(t, member("early", "early-1", 0, ""), now.Add(-time.Second))
 	urgent := queued(t, member("", "urgent", 10, ""), now)
 	loner := queued(t, member("", "loner", 0, ""), now.Add(-2*time.Hour))
+	twin := queued(t, member("", "loner-twin", 0, ""), now.Add(-2*time.Hour))
 	tests := []struct {
 		name string
 		a, b fwk.QueuedEntityInfo
@@ -55,11 +56,17 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 		{"later gang after earlier gang", lateFirst, early1, false},
 		{"members of one gang tie", early0, early1, false},
 		{"an older pod without gang before a younger gang", loner, early0, true},
+		{"pods queued at once, by name", loner, twin, true},
+		{"pods queued at once, by name, the other way", twin, loner, false},
 	}
 	for _, tt := range tests {
 		if got := g.Less(tt.a, tt.b); got != tt.want {
 			t.Errorf("%s: Less = %t, want %t", tt.name, got, tt.want)
 		}
+	}
+	// The queue's heap compares at every step: comparing pods builds nothing.
+	if allocs := testing.AllocsPerRun(100, func() { g.Less(loner, twin) }); allocs != 0 {
+		t.Errorf("comparing two pods allocates %.0f times", allocs)
 	}
 }
 

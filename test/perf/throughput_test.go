@@ -158,6 +158,7 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 		return err
 	})
 	created := time.Since(start)
+	counters, cpuStart := snapshotCounters(), processCPU(b)
 	if gated {
 		start = time.Now()
 		release := []byte(`[{"op":"remove","path":"/spec/schedulingGates"}]`)
@@ -185,7 +186,9 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	}
 	elapsed := time.Since(start)
 	rate := float64(n) / elapsed.Seconds()
-	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s", run, schedulerName, created.Seconds(), elapsed.Seconds(), rate)
+	cpu := processCPU(b) - cpuStart
+	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
+		run, schedulerName, created.Seconds(), elapsed.Seconds(), rate, float64(cpu.Microseconds())/1000/float64(n), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, cluster.Kube, ns)
 	return rate
 }

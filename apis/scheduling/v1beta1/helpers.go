@@ -1,6 +1,9 @@
 package v1beta1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // EffectiveState is the state in force for a queue: status.state once the controller has written it,
 // else the requested spec.state, else Open.
@@ -16,10 +19,17 @@ func (q *Queue) EffectiveState() QueueState {
 
 // PodGroupKey is "namespace/name" of the PodGroup a pod belongs to, or "" for a pod without one.
 func PodGroupKey(pod *corev1.Pod) string {
-	if name := pod.Labels[PodGroupLabel]; name != "" {
-		return pod.Namespace + "/" + name
+	if group, ok := PodGroupName(pod); ok {
+		return group.String()
 	}
 	return ""
+}
+
+// PodGroupName names the PodGroup a pod belongs to without building its key; ok is false for a pod
+// without one.
+func PodGroupName(pod *corev1.Pod) (group types.NamespacedName, ok bool) {
+	name := pod.Labels[PodGroupLabel]
+	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, name != ""
 }
 
 // MinMemberOrOne is the gang size of a PodGroup: spec.minMember, at least 1.
