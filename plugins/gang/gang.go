@@ -169,8 +169,8 @@ func (g *Gang) Less(a, b fwk.QueuedEntityInfo) bool {
 }
 
 // sortKey is what an entity is ordered by after priority: for a gang member its group and the
-// group's creation time, else the pod and its queueing time. It builds no string: the queue's heap
-// calls Less at every step.
+// group's creation time, else the pod and its queueing time. The queue's heap calls Less at every
+// step: a pod without a gang costs no allocation, a gang member one lookup of its PodGroup.
 func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time) {
 	info, ok := e.(interface{ GetPodInfo() fwk.PodInfo })
 	if !ok || info.GetPodInfo() == nil {
