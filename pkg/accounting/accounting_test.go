@@ -16,7 +16,7 @@ func TestCachesHoldNoManagedFields(t *testing.T) {
 	withFields := func(name string) *metav1.ObjectMeta {
 		return &metav1.ObjectMeta{Name: name, ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:weight":{}}}`)}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:weight":{}}}`)},
 		}}
 	}
 	root, team := util.MakeQueue("root").Obj(), util.MakeQueue("team").Obj()
