@@ -218,8 +218,8 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 // freed for its pods not bound yet, and req would be more than its deserved share.
 func (r *Reclaim) atShare(queue string, req, held v1.ResourceList) string {
 	holds := textout.Resources(within(r.acct.Usage(queue).Allocated, req))
-	if !quota.IsZero(within(held, req)) {
-		holds += fmt.Sprintf(" (and reclaim freed %s for its pods not bound yet)", textout.Resources(within(held, req)))
+	if freed := within(held, req); !quota.IsZero(freed) {
+		holds += fmt.Sprintf(" (and reclaim freed %s for its pods not bound yet)", textout.Resources(freed))
 	}
 	return fmt.Sprintf("queue %q holds %s of its deserved share %s: with %s more it would hold more than its share, and reclaim takes back no more than that; it has no lower-priority pods to preempt",
 		queue, holds, textout.Resources(within(r.acct.Deserved(queue), req)), textout.Resources(req))

@@ -86,9 +86,8 @@ func WaitForEvent(ctx context.Context, client kubernetes.Interface, namespace, o
 	selector := fields.Set{"involvedObject.name": object, "reason": reason}.AsSelector().String()
 	var seen []string
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		seen, err = eventMessages(ctx, client, namespace, selector)
-		return err == nil && slices.ContainsFunc(seen, func(m string) bool { return strings.Contains(m, text) }), nil
+		seen = eventMessages(ctx, client, namespace, selector, seen)
+		return slices.ContainsFunc(seen, func(m string) bool { return strings.Contains(m, text) }), nil
 	})
 	if err != nil {
 		return fmt.Errorf("no %s event for %s/%s containing %q within %s (seen %q): %w", reason, namespace, object, text, timeout, seen, err)
@@ -102,9 +101,8 @@ func WaitForEventMessages(ctx context.Context, client kubernetes.Interface, name
 	selector := fields.Set{"reason": reason}.AsSelector().String()
 	var messages []string
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		messages, err = eventMessages(ctx, client, namespace, selector)
-		return err == nil && len(messages) >= n, nil
+		messages = eventMessages(ctx, client, namespace, selector, messages)
+		return len(messages) >= n, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%d %s events in %s within %s, want %d (seen %q): %w", len(messages), reason, namespace, timeout, n, messages, err)
@@ -112,17 +110,18 @@ func WaitForEventMessages(ctx context.Context, client kubernetes.Interface, name
 	return messages, nil
 }
 
-// eventMessages lists the messages of the events of namespace that selector selects.
-func eventMessages(ctx context.Context, client kubernetes.Interface, namespace, selector string) ([]string, error) {
+// eventMessages lists the messages of the events of namespace that selector selects; when the
+// listing fails it returns last, the messages of the listing before, for the caller's report.
+func eventMessages(ctx context.Context, client kubernetes.Interface, namespace, selector string, last []string) []string {
 	events, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
-		return nil, err
+		return last
 	}
 	out := make([]string, 0, len(events.Items))
 	for _, e := range events.Items {
 		out = append(out, e.Message)
 	}
-	return out, nil
+	return out
 }
 
 // BoundPerPodGroup counts the bound, live pods of each PodGroup in pods, by their pod-group label.
