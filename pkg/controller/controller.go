@@ -232,6 +232,24 @@ func (c *Controller) enqueueQueueSoon(name string) {
 	}
 }
 
+// enqueueQueueForWork syncs the queue after a change of the work it holds, its PodGroups and
+// QueueUnits: at once while the change can move its state, else at the pace of usage changes, as the
+// change moves only its counts. The room the change may have freed is offered at once.
+func (c *Controller) enqueueQueueForWork(name string) {
+	if q, ok := c.acct.Queue(name); ok && workMovesState(q) {
+		c.enqueueQueue(name)
+		return
+	}
+	c.offerRoom(name)
+	c.enqueueQueueSoon(name)
+}
+
+// workMovesState says whether a change of the queue's work can change its state: a closed queue is
+// Closing while live work remains and Closed after, and its condition counts the work left.
+func workMovesState(q *schedulingv1beta1.Queue) bool {
+	return q.Spec.State == schedulingv1beta1.QueueStateClosed
+}
+
 // enqueueAfter queues key on the workqueue pick chooses once after has passed.
 func (c *Controller) enqueueAfter(pick func(*workqueues) workqueue.TypedRateLimitingInterface[string], key string, after time.Duration) {
 	c.mu.RLock()

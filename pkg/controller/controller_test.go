@@ -2,16 +2,20 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/workqueue"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -93,4 +97,69 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 	cancel()
 	factory.Shutdown()
 	goleak.VerifyNone(t, before)
+}
+
+// A change of a queue's PodGroups syncs an open queue's status at the pace of its usage (the first
+// change at once, the ones within the interval folded into one later sync), a closed queue's at once
+// (it may be Closed now); either way the Pending groups that take room get an admission pass at once.
+func TestWorkChangesSyncAtTheirPace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	queues := fake.NewSimpleClientset(util.MakeQueue("open").Obj(), util.MakeQueue("closed").State(schedulingv1beta1.QueueStateClosed).Obj())
+	var groups []*schedulingv1beta1.PodGroup
+	for i := range 4 {
+		for _, queue := range []string{"open", "closed"} {
+			pg := util.MakePodGroup("ns", fmt.Sprint(queue, i)).Queue(queue).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+			if _, err := queues.SchedulingV1beta1().PodGroups("ns").Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			groups = append(groups, pg)
+		}
+	}
+	factory := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	acct, err := accounting.Start(ctx, queues, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, open := acct.Queue("open")
+		_, closed := acct.Queue("closed")
+		return open && closed && len(acct.PodGroupsOf("open")) == 4 && len(acct.PodGroupsOf("closed")) == 4, nil
+	})
+	if err != nil {
+		t.Fatal("the cache never saw the queues and PodGroups")
+	}
+	// The handlers alone, without informers of their own that would add keys meanwhile.
+	c := &Controller{acct: acct, usageWrites: newThrottle(StatusPacing{Interval: time.Minute, PerSecond: 25}), wq: newWorkqueues()}
+	defer c.wq.shutDown()
+
+	for _, pg := range groups[:6] {
+		c.onPodGroup(pg)
+	}
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "open"}) {
+		t.Errorf("queues synced at once after three changes each: %v, want closed and open (its first change)", got)
+	}
+	drain(c.wq.admissions)
+	c.onPodGroup(groups[6])
+	c.onPodGroup(groups[7])
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed"}) {
+		t.Errorf("queues synced at once after one more change each: %v, want closed only (open waits out its interval)", got)
+	}
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"open"}) {
+		t.Errorf("admission passes at once: %v, want the open queue's (its Pending groups may fit now)", got)
+	}
+}
+
+// drain takes every key ready on the workqueue, sorted.
+func drain(q workqueue.TypedRateLimitingInterface[string]) []string {
+	var keys []string
+	for q.Len() > 0 {
+		key, _ := q.Get()
+		keys = append(keys, key)
+		q.Done(key)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -117,7 +117,7 @@ func (c *Controller) onQueue(obj any) {
 func (c *Controller) onPodGroup(obj any) {
 	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
-		c.enqueueQueue(c.acct.QueueOfPodGroup(pg))
+		c.enqueueQueueForWork(c.acct.QueueOfPodGroup(pg))
 		if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
 			c.enqueueGang(gangKey(schedulingv1beta1.GangSource(source), pg.Namespace, pg.Name))
 		}
@@ -126,7 +126,7 @@ func (c *Controller) onPodGroup(obj any) {
 
 func (c *Controller) onQueueUnit(obj any) {
 	if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
-		c.enqueueQueue(c.acct.QueueOfQueueUnit(u))
+		c.enqueueQueueForWork(c.acct.QueueOfQueueUnit(u))
 		c.enqueueDequeue()
 	}
 }

@@ -25,14 +25,20 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
 	}
-	c.enqueuePending(name)
-	if c.unitsWaiting.Load() {
-		c.enqueueDequeue()
-	}
+	c.offerRoom(name)
 	if err := c.writeStatus(ctx, q); err != nil {
 		return err
 	}
 	return c.cascade(ctx, q)
+}
+
+// offerRoom passes the queue's room, which may have changed, to the work waiting for it: its
+// Pending PodGroups, and the QueueUnits left Enqueued.
+func (c *Controller) offerRoom(queue string) {
+	c.enqueuePending(queue)
+	if c.unitsWaiting.Load() {
+		c.enqueueDequeue()
+	}
 }
 
 func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue) error {

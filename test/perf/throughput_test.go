@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +52,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 }
 
 var warmUpPods = flag.Int("warmup-pods", 500, "pods each scheduler schedules, unmeasured, before a throughput case")
+
+// runProfiles is a folder for a CPU profile of each measured run's window, the whole process (API
+// server and etcd included): <run>-<scheduler>.pprof, and the allocation profiles at its start and
+// end. Not with go test's -cpuprofile, which holds
+// the one profiler for the whole binary.
+var runProfiles = flag.String("throughput-run-profiles", "", "folder for a CPU profile of each measured throughput run, from the first release to the last binding; none when empty")
 
 // compare schedules the same pods with each scheduler, -repeat times, in runs named
 // <prefix><i>-<r>-<j>, and records the medians and ranges.
@@ -159,6 +168,7 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	})
 	created := time.Since(start)
 	counters, cpuStart := snapshotCounters(), processCPU(b)
+	stopProfile := profileRun(b, run, schedulerName)
 	if gated {
 		start = time.Now()
 		release := []byte(`[{"op":"remove","path":"/spec/schedulingGates"}]`)
@@ -185,12 +195,53 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 		b.Fatalf("%s: not all %d pods bound", schedulerName, n)
 	}
 	elapsed := time.Since(start)
+	stopProfile()
 	rate := float64(n) / elapsed.Seconds()
 	cpu := processCPU(b) - cpuStart
 	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
 		run, schedulerName, created.Seconds(), elapsed.Seconds(), rate, float64(cpu.Microseconds())/1000/float64(n), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, cluster.Kube, ns)
 	return rate
+}
+
+// profileRun starts the CPU profile of a measured run when -throughput-run-profiles names a folder
+// and returns what stops it.
+func profileRun(b *testing.B, run, schedulerName string) (stop func()) {
+	if *runProfiles == "" || strings.Contains(run, "warm") {
+		return func() {}
+	}
+	if err := os.MkdirAll(*runProfiles, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(*runProfiles, run+"-"+schedulerName+".pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("%s: %v (-throughput-run-profiles does not go with -cpuprofile)", run, err)
+	}
+	prefix := filepath.Join(*runProfiles, run+"-"+schedulerName)
+	writeAllocs(b, prefix+"-allocs-start.pprof")
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+		writeAllocs(b, prefix+"-allocs.pprof")
+	}
+}
+
+// writeAllocs writes the process's allocation profile so far; the run's own allocations are the
+// difference of its two (go tool pprof -sample_index=alloc_space -diff_base <run>-allocs-start.pprof).
+func writeAllocs(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Error(err)
+	}
 }
 
 // deleteAllPods deletes the namespace's pods and waits until they are gone, so that the next run
