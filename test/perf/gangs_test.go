@@ -218,6 +218,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	defer pods.Stop()
 
 	counters := snapshotCounters()
+	stopProfile := profileRun(b, run+"-"+side.name, gangs == *gangCount)
 	start := time.Now()
 	releasedAt := make([]time.Time, gangs)
 	releasing := make(chan struct{})
@@ -236,6 +237,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	}()
 	boundAt := waitGangsBound(b, pods.ResultChan(), run, gangs, func() string { return unboundReason(ctx, c, run) })
 	<-releasing
+	stopProfile()
 	result := gangResult(start, releasedAt, boundAt)
 	logRun(b, "%s %s: %d gangs, %.1f pods/s, per gang max %s; %s", run, side.name, gangs, result.rate,
 		percentile(result.perGang, 1).Round(time.Millisecond), snapshotCounters().since(counters))
