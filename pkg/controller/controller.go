@@ -233,10 +233,11 @@ func (c *Controller) enqueueQueueSoon(name string) {
 }
 
 // enqueueQueueForWork syncs the queue after a change of the work it holds, its PodGroups and
-// QueueUnits: at once while the change can move its state, else at the pace of usage changes, as the
-// change moves only its counts. The room the change may have freed is offered at once.
+// QueueUnits: at once while the change can move its state, or when the queue is gone (what it left
+// behind is cleaned up), else at the pace of usage changes, as the change moves only its counts. The
+// room the change may have freed is offered at once.
 func (c *Controller) enqueueQueueForWork(name string) {
-	if q, ok := c.acct.Queue(name); ok && workMovesState(q) {
+	if q, ok := c.acct.Queue(name); !ok || workMovesState(q) {
 		c.enqueueQueue(name)
 		return
 	}

@@ -101,7 +101,8 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 
 // A change of a queue's PodGroups syncs an open queue's status at the pace of its usage (the first
 // change at once, the ones within the interval folded into one later sync), a closed queue's at once
-// (it may be Closed now); either way the Pending groups that take room get an admission pass at once.
+// (it may be Closed now), a deleted queue's at once (what it left is cleaned up); either way the
+// Pending groups that take room get an admission pass at once.
 func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -144,8 +145,11 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	drain(c.wq.admissions)
 	c.onPodGroup(groups[6])
 	c.onPodGroup(groups[7])
-	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed"}) {
-		t.Errorf("queues synced at once after one more change each: %v, want closed only (open waits out its interval)", got)
+	gone := util.MakePodGroup("ns", "orphan").Queue("gone").Obj()
+	c.onPodGroup(gone)
+	c.onPodGroup(gone)
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "gone"}) {
+		t.Errorf("queues synced at once after more changes: %v, want closed and gone (cleaned up after), not open (it waits out its interval)", got)
 	}
 	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"open"}) {
 		t.Errorf("admission passes at once: %v, want the open queue's (its Pending groups may fit now)", got)
