@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -235,7 +236,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 			return nil
 		})
 	}()
-	boundAt := waitGangsBound(b, pods.ResultChan(), run, gangs, func() string { return unboundReason(ctx, c, run) })
+	boundAt := waitGangsBound(b, pods.ResultChan(), run, gangs, func() string { return unboundReason(ctx, c.Kube, gangNamespace, run) })
 	<-releasing
 	stopProfile()
 	result := gangResult(start, releasedAt, boundAt)
@@ -266,31 +267,42 @@ func waitNoPodGroups(b *testing.B, ctx context.Context, c *localcluster.Cluster)
 // pod was seen bound.
 func waitGangsBound(b *testing.B, events <-chan watch.Event, run string, gangs int, why func() string) []time.Time {
 	boundAt := make([]time.Time, gangs)
-	bound := map[string]bool{}
+	waitBound(b, events, run, gangs**gangSize, map[string]bool{}, why, func(pod *v1.Pod) {
+		var g, k int
+		if _, err := fmt.Sscanf(pod.Name[len(run)+1:], "%d-%d", &g, &k); err != nil {
+			b.Fatalf("pod %s: %v", pod.Name, err)
+		}
+		boundAt[g] = time.Now()
+	})
+	return boundAt
+}
+
+// waitBound reads the pod events until n pods of the run are bound, counting those in bound already,
+// and calls onBound with each pod the first time it is seen bound; past -bind-timeout it fails with
+// why's account.
+func waitBound(b *testing.B, events <-chan watch.Event, run string, n int, bound map[string]bool, why func() string, onBound func(*v1.Pod)) {
 	deadline := time.After(*bindTimeout)
-	for len(bound) < gangs**gangSize {
+	for len(bound) < n {
 		select {
-		case e := <-events:
+		case e, open := <-events:
+			if !open {
+				b.Fatalf("%s: the pod watch ended with %d of %d pods bound", run, len(bound), n)
+			}
 			pod, ok := e.Object.(*v1.Pod)
 			if !ok || pod.Labels["run"] != run || pod.Spec.NodeName == "" || bound[pod.Name] {
 				continue
 			}
 			bound[pod.Name] = true
-			var g, k int
-			if _, err := fmt.Sscanf(pod.Name[len(run)+1:], "%d-%d", &g, &k); err != nil {
-				b.Fatalf("pod %s: %v", pod.Name, err)
-			}
-			boundAt[g] = time.Now()
+			onBound(pod)
 		case <-deadline:
-			b.Fatalf("%s: only %d of %d pods bound after %s; %s", run, len(bound), gangs**gangSize, *bindTimeout, why())
+			b.Fatalf("%s: only %d of %d pods bound after %s; %s", run, len(bound), n, *bindTimeout, why())
 		}
 	}
-	return boundAt
 }
 
 // unboundReason names a pod of the run not bound yet and its PodScheduled condition.
-func unboundReason(ctx context.Context, c *localcluster.Cluster, run string) string {
-	list, err := c.Kube.CoreV1().Pods(gangNamespace).List(ctx, metav1.ListOptions{LabelSelector: "run=" + run})
+func unboundReason(ctx context.Context, kube kubernetes.Interface, namespace, run string) string {
+	list, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "run=" + run})
 	if err != nil {
 		return err.Error()
 	}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -169,6 +170,24 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	created := time.Since(start)
 	counters, cpuStart := snapshotCounters(), processCPU(b)
 	stopProfile := profileRun(b, run+"-"+schedulerName, n == *podCount)
+	// The bindings are followed on a watch: polling lists of every pod would take a share of the
+	// machine that grows with the run's length.
+	selector := metav1.ListOptions{LabelSelector: "run=" + run}
+	list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, selector)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods := retryWatch(b, ctx, list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = selector.LabelSelector
+		return cluster.Kube.CoreV1().Pods(ns).Watch(ctx, o)
+	})
+	defer pods.Stop()
+	bound := map[string]bool{}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" {
+			bound[p.Name] = true
+		}
+	}
 	if gated {
 		start = time.Now()
 		release := []byte(`[{"op":"remove","path":"/spec/schedulingGates"}]`)
@@ -177,25 +196,10 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 			return err
 		})
 	}
-	selector := metav1.ListOptions{LabelSelector: "run=" + run}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, selector)
-		if err != nil {
-			return false, nil
-		}
-		bound := 0
-		for _, p := range list.Items {
-			if p.Spec.NodeName != "" {
-				bound++
-			}
-		}
-		return bound == n, nil
-	})
-	if err != nil {
-		b.Fatalf("%s: not all %d pods bound", schedulerName, n)
-	}
+	waitBound(b, pods.ResultChan(), run, n, bound, func() string { return unboundReason(ctx, cluster.Kube, ns, run) }, func(*v1.Pod) {})
 	elapsed := time.Since(start)
 	stopProfile()
+	pods.Stop() // before the deletions, which it would otherwise be sent
 	rate := float64(n) / elapsed.Seconds()
 	cpu := processCPU(b) - cpuStart
 	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
