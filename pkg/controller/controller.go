@@ -222,9 +222,20 @@ func (c *Controller) enqueueQueue(name string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
 }
 
-// enqueueQueueSoon syncs the queue after a change of its usage or share, at most once per
-// the pacing's interval; the changes meanwhile are folded into that sync.
+// enqueueQueueSoon syncs the queue after a change of its usage, its work or its share: at once when
+// the change can move its state, or when the queue is gone (what it left behind is cleaned up); else
+// at the pacing's pace, as the change moves only its counts and sums.
 func (c *Controller) enqueueQueueSoon(name string) {
+	if q, ok := c.acct.Queue(name); !ok || workMovesState(q) {
+		c.enqueueQueue(name)
+		return
+	}
+	c.enqueueQueuePaced(name)
+}
+
+// enqueueQueuePaced syncs the queue at most once per the pacing's interval; the changes meanwhile
+// are folded into that sync.
+func (c *Controller) enqueueQueuePaced(name string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.wq != nil {
@@ -232,21 +243,17 @@ func (c *Controller) enqueueQueueSoon(name string) {
 	}
 }
 
-// enqueueQueueForWork syncs the queue after a change of the work it holds, its PodGroups and
-// QueueUnits: at once while the change can move its state, or when the queue is gone (what it left
-// behind is cleaned up), else at the pace of usage changes, as the change moves only its counts. The
-// room the change may have freed is offered at once.
+// enqueueQueueForWork follows a change of the work a queue holds, its PodGroups and QueueUnits: the
+// room the change may have freed is offered at once (one admission pass, which its workqueue folds
+// across a burst of changes), and the status is written soon.
 func (c *Controller) enqueueQueueForWork(name string) {
-	if q, ok := c.acct.Queue(name); !ok || workMovesState(q) {
-		c.enqueueQueue(name)
-		return
-	}
-	c.offerRoom(name)
+	c.enqueueAdmission(name)
+	c.offerRoomToUnits()
 	c.enqueueQueueSoon(name)
 }
 
-// workMovesState says whether a change of the queue's work can change its state: a closed queue is
-// Closing while live work remains and Closed after, and its condition counts the work left.
+// workMovesState says whether a change of the queue's usage or work can change its state: a closed
+// queue is Closing while live work remains and Closed after, and its condition counts the work left.
 func workMovesState(q *schedulingv1beta1.Queue) bool {
 	return q.Spec.State == schedulingv1beta1.QueueStateClosed
 }

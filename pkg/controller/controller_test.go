@@ -99,10 +99,11 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 	goleak.VerifyNone(t, before)
 }
 
-// A change of a queue's PodGroups syncs an open queue's status at the pace of its usage (the first
-// change at once, the ones within the interval folded into one later sync), a closed queue's at once
-// (it may be Closed now), a deleted queue's at once (what it left is cleaned up); either way the
-// Pending groups that take room get an admission pass at once.
+// A change of a queue's usage or work (its PodGroups and QueueUnits) syncs an open queue's status at
+// the pace of its usage (the first change at once, the ones within the interval folded into one
+// later sync), a closed queue's at once (it may be Closed now), a deleted queue's at once (what it
+// left is cleaned up); a change of work offers the room it may have freed at once, in an admission
+// pass over the queue's Pending groups.
 func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -142,7 +143,9 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "open"}) {
 		t.Errorf("queues synced at once after three changes each: %v, want closed and open (its first change)", got)
 	}
-	drain(c.wq.admissions)
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"closed", "open"}) {
+		t.Errorf("admission passes after the first changes: %v, want one for each queue", got)
+	}
 	c.onPodGroup(groups[6])
 	c.onPodGroup(groups[7])
 	gone := util.MakePodGroup("ns", "orphan").Queue("gone").Obj()
@@ -151,8 +154,15 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "gone"}) {
 		t.Errorf("queues synced at once after more changes: %v, want closed and gone (cleaned up after), not open (it waits out its interval)", got)
 	}
-	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"open"}) {
-		t.Errorf("admission passes at once: %v, want the open queue's (its Pending groups may fit now)", got)
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"closed", "gone", "open"}) {
+		t.Errorf("admission passes at once: %v, want one for each queue whose work changed (its Pending groups may fit now)", got)
+	}
+	c.onQueueUnit(util.MakeQueueUnit("ns", "u", "open", "job").Obj())
+	c.onQueueUnit(util.MakeQueueUnit("ns", "v", "closed", "job").Obj())
+	c.enqueueQueueSoon("open") // a usage change
+	c.enqueueQueueSoon("closed")
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed"}) {
+		t.Errorf("queues synced at once after unit and usage changes: %v, want closed only", got)
 	}
 }
 

@@ -25,17 +25,16 @@ func (c *Controller) syncQueue(ctx context.Context, name string) error {
 		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
 	}
-	c.offerRoom(name)
+	c.enqueuePending(name)
+	c.offerRoomToUnits()
 	if err := c.writeStatus(ctx, q); err != nil {
 		return err
 	}
 	return c.cascade(ctx, q)
 }
 
-// offerRoom passes the queue's room, which may have changed, to the work waiting for it: its
-// Pending PodGroups, and the QueueUnits left Enqueued.
-func (c *Controller) offerRoom(queue string) {
-	c.enqueuePending(queue)
+// offerRoomToUnits runs a dequeue pass when units were left Enqueued: a queue's room may have changed.
+func (c *Controller) offerRoomToUnits() {
 	if c.unitsWaiting.Load() {
 		c.enqueueDequeue()
 	}
@@ -52,7 +51,7 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 	if apierrors.IsConflict(err) {
 		// The cache is behind the stored queue. A newer version's event may be usage only, which
 		// syncs nothing: the queue is synced again once the pacing allows, from a newer cache.
-		c.enqueueQueueSoon(q.Name)
+		c.enqueueQueuePaced(q.Name)
 		return nil
 	}
 	return ignoreGoneOrStale(err)

@@ -8,11 +8,11 @@ import (
 // Usage-driven status writes: every binding and every finished pod changes a queue's allocation,
 // every PodGroup or QueueUnit that comes, moves on or goes changes its counts, and a write per change
 // would cost the API server more than the bindings themselves (a status write of a custom resource
-// is decoded, validated against its schema and stored, then sent to every watcher: about half a
-// megabyte allocated and 2 ms of CPU for a Queue). So one queue's usage and counts are written at
-// most once per StatusPacing.Interval, and when many queues are busy, less often, so that all of
-// them together make about StatusPacing.PerSecond writes a second. State changes are written at
-// once, and so are the counts of a closed queue, whose state they decide.
+// is decoded, validated against its schema, given its managed fields and stored, then sent to every
+// watcher). So one queue's usage and counts are written at most once per StatusPacing.Interval, and
+// when many queues are busy, less often, so that all of them together make about
+// StatusPacing.PerSecond writes a second. State changes are written at once, and so is every change
+// of a closed queue, whose state its usage and counts decide.
 
 // busyFor is how long after its latest sync a queue counts as busy.
 const busyFor = 10 * time.Second

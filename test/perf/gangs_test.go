@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -220,6 +219,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 
 	counters := snapshotCounters()
 	stopProfile := profileRun(b, run+"-"+side.name, gangs == *gangCount)
+	defer stopProfile()
 	start := time.Now()
 	releasedAt := make([]time.Time, gangs)
 	releasing := make(chan struct{})
@@ -239,6 +239,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	boundAt := waitGangsBound(b, pods.ResultChan(), run, gangs, func() string { return unboundReason(ctx, c.Kube, gangNamespace, run) })
 	<-releasing
 	stopProfile()
+	pods.Stop() // before the deletions, which it would otherwise be sent
 	result := gangResult(start, releasedAt, boundAt)
 	logRun(b, "%s %s: %d gangs, %.1f pods/s, per gang max %s; %s", run, side.name, gangs, result.rate,
 		percentile(result.perGang, 1).Round(time.Millisecond), snapshotCounters().since(counters))
@@ -275,49 +276,6 @@ func waitGangsBound(b *testing.B, events <-chan watch.Event, run string, gangs i
 		boundAt[g] = time.Now()
 	})
 	return boundAt
-}
-
-// waitBound reads the pod events until n pods of the run are bound, counting those in bound already,
-// and calls onBound with each pod the first time it is seen bound; past -bind-timeout it fails with
-// why's account.
-func waitBound(b *testing.B, events <-chan watch.Event, run string, n int, bound map[string]bool, why func() string, onBound func(*v1.Pod)) {
-	deadline := time.After(*bindTimeout)
-	for len(bound) < n {
-		select {
-		case e, open := <-events:
-			if !open {
-				b.Fatalf("%s: the pod watch ended with %d of %d pods bound", run, len(bound), n)
-			}
-			pod, ok := e.Object.(*v1.Pod)
-			if !ok || pod.Labels["run"] != run || pod.Spec.NodeName == "" || bound[pod.Name] {
-				continue
-			}
-			bound[pod.Name] = true
-			onBound(pod)
-		case <-deadline:
-			b.Fatalf("%s: only %d of %d pods bound after %s; %s", run, len(bound), n, *bindTimeout, why())
-		}
-	}
-}
-
-// unboundReason names a pod of the run not bound yet and its PodScheduled condition.
-func unboundReason(ctx context.Context, kube kubernetes.Interface, namespace, run string) string {
-	list, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "run=" + run})
-	if err != nil {
-		return err.Error()
-	}
-	for _, p := range list.Items {
-		if p.Spec.NodeName != "" {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == v1.PodScheduled {
-				return fmt.Sprintf("pod %s: %s %s", p.Name, cond.Reason, cond.Message)
-			}
-		}
-		return fmt.Sprintf("pod %s: no PodScheduled condition (gates %v)", p.Name, p.Spec.SchedulingGates)
-	}
-	return "all pods bound"
 }
 
 // gangResult is the rate from start to the last binding and each gang's time from release to binding.

@@ -4,10 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -54,11 +50,6 @@ func BenchmarkEndToEnd(b *testing.B) {
 }
 
 var warmUpPods = flag.Int("warmup-pods", 500, "pods each scheduler schedules, unmeasured, before a throughput case")
-
-// runProfiles is a folder for a CPU profile of each measured run's window, the whole process (API
-// server and etcd included), and its allocation profiles at the window's start and end. Not with go
-// test's -cpuprofile, which holds the one profiler for the whole binary.
-var runProfiles = flag.String("run-profiles", "", "folder for a CPU profile of each measured throughput and gang run, from the first release to the last binding, and its allocation profiles; none when empty")
 
 // compare schedules the same pods with each scheduler, -repeat times, in runs named
 // <prefix><i>-<r>-<j>, and records the medians and ranges.
@@ -168,10 +159,8 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 		return err
 	})
 	created := time.Since(start)
-	counters, cpuStart := snapshotCounters(), processCPU(b)
-	stopProfile := profileRun(b, run+"-"+schedulerName, n == *podCount)
-	// The bindings are followed on a watch: polling lists of every pod would take a share of the
-	// machine that grows with the run's length.
+	// The bindings are followed on a watch, read while the pods are released: polling lists of
+	// every pod would take a share of the machine that grows with the run's length.
 	selector := metav1.ListOptions{LabelSelector: "run=" + run}
 	list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, selector)
 	if err != nil {
@@ -188,66 +177,33 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 			bound[p.Name] = true
 		}
 	}
-	if gated {
+	stopProfile := profileRun(b, run+"-"+schedulerName, n == *podCount)
+	defer stopProfile()
+	counters, cpuStart := snapshotCounters(), processCPU(b)
+	releasing := make(chan struct{})
+	go func() {
+		defer close(releasing)
+		if !gated {
+			return
+		}
 		start = time.Now()
 		release := []byte(`[{"op":"remove","path":"/spec/schedulingGates"}]`)
 		eachIndex(b, n, func(i int) error {
 			_, err := cluster.Kube.CoreV1().Pods(ns).Patch(ctx, fmt.Sprintf("%s-%d", run, i), types.JSONPatchType, release, metav1.PatchOptions{})
 			return err
 		})
-	}
+	}()
 	waitBound(b, pods.ResultChan(), run, n, bound, func() string { return unboundReason(ctx, cluster.Kube, ns, run) }, func(*v1.Pod) {})
+	<-releasing
 	elapsed := time.Since(start)
+	cpu := processCPU(b) - cpuStart
 	stopProfile()
 	pods.Stop() // before the deletions, which it would otherwise be sent
 	rate := float64(n) / elapsed.Seconds()
-	cpu := processCPU(b) - cpuStart
 	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
 		run, schedulerName, created.Seconds(), elapsed.Seconds(), rate, float64(cpu.Microseconds())/1000/float64(n), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, cluster.Kube, ns)
 	return rate
-}
-
-// profileRun starts the profiles of a measured run, named <name>.pprof, <name>-allocs-start.pprof and
-// <name>-allocs.pprof, when -run-profiles names a folder, and returns what ends them.
-func profileRun(b *testing.B, name string, measured bool) (stop func()) {
-	if *runProfiles == "" || !measured {
-		return func() {}
-	}
-	if err := os.MkdirAll(*runProfiles, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	prefix := filepath.Join(*runProfiles, strings.ReplaceAll(name, " ", "_"))
-	f, err := os.Create(prefix + ".pprof")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatalf("%s: %v (-run-profiles does not go with -cpuprofile)", name, err)
-	}
-	writeAllocs(b, prefix+"-allocs-start.pprof")
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			b.Error(err)
-		}
-		writeAllocs(b, prefix+"-allocs.pprof")
-	}
-}
-
-// writeAllocs writes the process's allocation profile so far, after a collection, which brings the
-// profile up to date; the run's own allocations are the difference of its two
-// (go tool pprof -sample_index=alloc_space -diff_base <name>-allocs-start.pprof <name>-allocs.pprof).
-func writeAllocs(b *testing.B, path string) {
-	runtime.GC()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-		b.Error(err)
-	}
 }
 
 // deleteAllPods deletes the namespace's pods and waits until they are gone, so that the next run
