@@ -11,11 +11,11 @@ import (
 
 // countedFamilies are the counters a run reports the growth of, each with the labels it is told by
 // (nil: all): the schedulers' attempts by profile and result, the gangs queue-scheduler rejected by
-// reason, and the API server's writes by resource.
+// reason, and the API server's writes by resource and response code.
 var countedFamilies = map[string][]string{
 	"scheduler_schedule_attempts_total":     nil,
 	"queue_scheduler_gang_rejections_total": nil,
-	"apiserver_request_total":               {"verb", "resource", "subresource"},
+	"apiserver_request_total":               {"verb", "resource", "subresource", "code"},
 }
 
 // writeVerbs are the API server requests counted: those that write.

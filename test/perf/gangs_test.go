@@ -248,6 +248,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 		b.Fatal(err)
 	}
 	waitNoPodGroups(b, ctx, c)
+	waitQueuesSettled(b, ctx, c.Queues, "gang-")
 	return result
 }
 

@@ -15,8 +15,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 )
 
 // waitBound reads the pod events until n pods of the run are bound, counting those in bound already,
@@ -60,6 +63,28 @@ func unboundReason(ctx context.Context, kube kubernetes.Interface, namespace, ru
 		return fmt.Sprintf("pod %s: no PodScheduled condition (gates %v)", p.Name, p.Spec.SchedulingGates)
 	}
 	return "all pods bound"
+}
+
+// waitQueuesSettled waits until the status of every queue whose name starts with prefix counts no
+// pods and no unfinished PodGroups: the controller has written what the deletions at the end of a
+// run changed, so that those writes, paced as they are, do not fall in the next run's window.
+func waitQueuesSettled(b *testing.B, ctx context.Context, queues versioned.Interface, prefix string) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, q := range list.Items {
+			s := q.Status
+			if strings.HasPrefix(q.Name, prefix) && s.RunningPods+s.PendingPods+s.Pending+s.Inqueue+s.Running+s.Unknown > 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		b.Fatalf("the status of queues %s* still counts work %s after the run", prefix, *bindTimeout)
+	}
 }
 
 // runProfiles is a folder for a CPU profile of each measured run's window, the whole process (API

@@ -203,6 +203,7 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
 		run, schedulerName, created.Seconds(), elapsed.Seconds(), rate, float64(cpu.Microseconds())/1000/float64(n), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, cluster.Kube, ns)
+	waitQueuesSettled(b, ctx, cluster.Queues, "tp-")
 	return rate
 }
 
