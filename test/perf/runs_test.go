@@ -130,8 +130,10 @@ func writeAllocs(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Error(err)
+	}
+	if err := f.Close(); err != nil {
 		b.Error(err)
 	}
 }
