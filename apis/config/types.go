@@ -42,7 +42,7 @@ type ControllerArgs struct {
 	LeaseNamespace string `json:"leaseNamespace,omitempty"`
 	// StatusWriteInterval is the least time between two writes of one queue's status that its
 	// pods' usage (bindings, finished pods) or its PodGroups and QueueUnits (their counts) cause; a
-	// change of state, and any change of a closed queue, is written at once. The first
+	// change of state is written at once. The first
 	// change after a quiet interval is written at once, the changes that follow within the interval
 	// together at its end, so a binding shows in its queue's status within about this long.
 	// DefaultStatusWriteInterval when zero.

@@ -222,19 +222,8 @@ func (c *Controller) enqueueQueue(name string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
 }
 
-// enqueueQueueSoon syncs the queue after a change of its usage, its work or its share: at once when
-// the change can move its state, or when the queue is gone (what it left behind is cleaned up); else
-// at the pacing's pace, as the change moves only its counts and sums.
-func (c *Controller) enqueueQueueSoon(name string) {
-	if q, ok := c.acct.Queue(name); !ok || workMovesState(q) {
-		c.enqueueQueue(name)
-		return
-	}
-	c.enqueueQueuePaced(name)
-}
-
 // enqueueQueuePaced syncs the queue at most once per the pacing's interval; the changes meanwhile
-// are folded into that sync.
+// are folded into that sync. A change of a queue's deserved share takes this way.
 func (c *Controller) enqueueQueuePaced(name string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -243,19 +232,30 @@ func (c *Controller) enqueueQueuePaced(name string) {
 	}
 }
 
-// enqueueQueueForWork follows a change of the work a queue holds, its PodGroups and QueueUnits: the
-// room the change may have freed is offered at once (one admission pass, which its workqueue folds
-// across a burst of changes), and the status is written soon.
+// enqueueQueueForWork follows a change of the work a queue holds, its PodGroups and QueueUnits. A
+// closed queue is synced at once, as the change may end its closing, and so is a queue that is gone
+// (what it left behind is cleaned up). Otherwise the room the change may have freed is offered at
+// once (one admission pass, which its workqueue folds across a burst of changes) and the status,
+// whose counts are all that moved, is written at the pacing's pace.
 func (c *Controller) enqueueQueueForWork(name string) {
+	if q, ok := c.acct.Queue(name); !ok || q.Spec.State == schedulingv1beta1.QueueStateClosed {
+		c.enqueueQueue(name)
+		return
+	}
 	c.enqueueAdmission(name)
 	c.offerRoomToUnits()
-	c.enqueueQueueSoon(name)
+	c.enqueueQueuePaced(name)
 }
 
-// workMovesState says whether a change of the queue's usage or work can change its state: a closed
-// queue is Closing while live work remains and Closed after, and its condition counts the work left.
-func workMovesState(q *schedulingv1beta1.Queue) bool {
-	return q.Spec.State == schedulingv1beta1.QueueStateClosed
+// enqueueQueueForUsage follows a change of a queue's pods: at once when the last pod of a closed
+// queue left, which may end its closing; otherwise at the pacing's pace, a closed queue's included,
+// whose condition message counts its pods down.
+func (c *Controller) enqueueQueueForUsage(name string) {
+	if q, ok := c.acct.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.Usage(name).Pods == 0 {
+		c.enqueueQueue(name)
+		return
+	}
+	c.enqueueQueuePaced(name)
 }
 
 // enqueueAfter queues key on the workqueue pick chooses once after has passed.

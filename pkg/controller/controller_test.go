@@ -99,11 +99,12 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 	goleak.VerifyNone(t, before)
 }
 
-// A change of a queue's usage or work (its PodGroups and QueueUnits) syncs an open queue's status at
+// A change of a queue's work (its PodGroups and QueueUnits) or usage syncs an open queue's status at
 // the pace of its usage (the first change at once, the ones within the interval folded into one
-// later sync), a closed queue's at once (it may be Closed now), a deleted queue's at once (what it
-// left is cleaned up); a change of work offers the room it may have freed at once, in an admission
-// pass over the queue's Pending groups.
+// later sync). A closed queue's work changes, or its last pod leaving, sync it at once (it may be
+// Closed now), and so does a change of a deleted queue's work (what it left is cleaned up). A change
+// of work offers the room it may have freed at once, in an admission pass over the queue's Pending
+// groups.
 func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -118,7 +119,8 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 			groups = append(groups, pg)
 		}
 	}
-	factory := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	kube := kubefake.NewClientset()
+	factory := informers.NewSharedInformerFactory(kube, 0)
 	acct, err := accounting.Start(ctx, queues, factory)
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +145,8 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "open"}) {
 		t.Errorf("queues synced at once after three changes each: %v, want closed and open (its first change)", got)
 	}
-	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"closed", "open"}) {
-		t.Errorf("admission passes after the first changes: %v, want one for each queue", got)
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"open"}) {
+		t.Errorf("admission passes after the first changes: %v, want open's (the queues synced at once offer their room as they sync)", got)
 	}
 	c.onPodGroup(groups[6])
 	c.onPodGroup(groups[7])
@@ -154,15 +156,35 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed", "gone"}) {
 		t.Errorf("queues synced at once after more changes: %v, want closed and gone (cleaned up after), not open (it waits out its interval)", got)
 	}
-	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"closed", "gone", "open"}) {
-		t.Errorf("admission passes at once: %v, want one for each queue whose work changed (its Pending groups may fit now)", got)
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"open"}) {
+		t.Errorf("admission passes at once: %v, want open's (its Pending groups may fit now)", got)
 	}
 	c.onQueueUnit(util.MakeQueueUnit("ns", "u", "open", "job").Obj())
 	c.onQueueUnit(util.MakeQueueUnit("ns", "v", "closed", "job").Obj())
-	c.enqueueQueueSoon("open") // a usage change
-	c.enqueueQueueSoon("closed")
+	c.enqueueQueueForUsage("open")
+	c.enqueueQueueForUsage("closed") // no pod left: it may be Closed now
 	if got := drain(c.wq.queues); !slices.Equal(got, []string{"closed"}) {
 		t.Errorf("queues synced at once after unit and usage changes: %v, want closed only", got)
+	}
+
+	// While pods are left, a closed queue's usage changes only count them down: paced.
+	pod := util.MakePod("ns", "p").SchedulerName(schedulingv1beta1.SchedulerName).Label(schedulingv1beta1.QueueLabel, "closed").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	pod.Spec.NodeName = "node"
+	if _, err := kube.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Usage("closed").Pods == 1, nil
+	})
+	if err != nil {
+		t.Fatal("the accounting never counted the closed queue's pod")
+	}
+	c.enqueueQueueForUsage("closed") // the first change after a quiet interval goes at once
+	drain(c.wq.queues)
+	c.enqueueQueueForUsage("closed")
+	if got := drain(c.wq.queues); len(got) != 0 {
+		t.Errorf("queues synced at once after a usage change of a closed queue that holds a pod: %v, want none", got)
 	}
 }
 

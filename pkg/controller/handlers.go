@@ -49,8 +49,8 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 			return err
 		}
 	}
-	c.acct.OnQueueUsageChange(c.enqueueQueueSoon)
-	c.acct.OnDeservedChange(c.enqueueQueueSoon)
+	c.acct.OnQueueUsageChange(c.enqueueQueueForUsage)
+	c.acct.OnDeservedChange(c.enqueueQueuePaced)
 	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)
 }
 

@@ -11,8 +11,8 @@ import (
 // is decoded, validated against its schema, given its managed fields and stored, then sent to every
 // watcher). So one queue's usage and counts are written at most once per StatusPacing.Interval, and
 // when many queues are busy, less often, so that all of them together make about
-// StatusPacing.PerSecond writes a second. State changes are written at once, and so is every change
-// of a closed queue, whose state its usage and counts decide.
+// StatusPacing.PerSecond writes a second. State changes are written at once: a closed queue's is
+// synced at once when its PodGroups or QueueUnits change, or its last pod leaves.
 
 // busyFor is how long after its latest sync a queue counts as busy.
 const busyFor = 10 * time.Second
