@@ -29,13 +29,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	defer cancel()
 	queues := fake.NewSimpleClientset(util.MakeQueue("q").State(schedulingv1beta1.QueueStateClosed).Obj())
 	kube := kubefake.NewClientset()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct := startAccounting(t, ctx, queues, kube)
 	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +60,20 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	if err != nil || q.Status.State != schedulingv1beta1.QueueStateClosed {
 		t.Errorf("stored status: %+v, %v; want Closed", q.Status, err)
 	}
+}
+
+// startAccounting starts the accounting on the clients' informers, which run until ctx ends, and
+// waits for their caches.
+func startAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
+	t.Helper()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	acct, err := accounting.Start(ctx, queues, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return acct
 }
 
 func statusWrites(client *fake.Clientset) int {
@@ -120,14 +128,8 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 		}
 	}
 	kube := kubefake.NewClientset()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	acct := startAccounting(t, ctx, queues, kube)
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		_, open := acct.Queue("open")
 		_, closed := acct.Queue("closed")
 		return open && closed && len(acct.PodGroupsOf("open")) == 4 && len(acct.PodGroupsOf("closed")) == 4, nil
