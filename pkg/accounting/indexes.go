@@ -134,5 +134,5 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.
 func (a *Accounting) HoldsWork(queue string) bool {
-	return len(a.PodGroupsOf(queue)) > 0 || len(a.QueueUnitsOf(queue)) > 0 || a.Usage(queue).Pods > 0
+	return len(a.PodGroupsOf(queue)) > 0 || len(a.QueueUnitsOf(queue)) > 0 || a.PodCount(queue) > 0
 }

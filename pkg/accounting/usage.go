@@ -179,6 +179,17 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 		Terminating: q.Terminating.DeepCopy()}
 }
 
+// PodCount is how many pods the accounting counts against the queue, bound or not, without copying
+// its usage.
+func (a *Accounting) PodCount(queue string) int {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	if q, ok := a.usage.queues[queue]; ok {
+		return q.Pods
+	}
+	return 0
+}
+
 // allocatedTo is what a queue's bound pods hold: the usage's own list, which is replaced as pods
 // come and go, never changed in place. Callers only read it; Usage gives a copy to keep.
 func (a *Accounting) allocatedTo(queue string) v1.ResourceList {

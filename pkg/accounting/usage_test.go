@@ -224,6 +224,9 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	if got := a.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {
 		t.Errorf("after the updates: %+v, want 2 cpu allocated, 1 pending, 2 pods", got)
 	}
+	if a.PodCount("a") != 2 || a.PodCount("none") != 0 {
+		t.Errorf("pod counts: a %d, an unknown queue %d; want 2 and 0", a.PodCount("a"), a.PodCount("none"))
+	}
 	raised := bound.DeepCopy()
 	raised.Spec.Priority = ptr.To[int32](100)
 	a.usage.upsert(raised)

@@ -251,7 +251,7 @@ func (c *Controller) enqueueQueueForWork(name string) {
 // queue left, which may end its closing; otherwise at the pacing's pace, a closed queue's included,
 // whose condition message counts its pods down.
 func (c *Controller) enqueueQueueForUsage(name string) {
-	if q, ok := c.acct.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.Usage(name).Pods == 0 {
+	if q, ok := c.acct.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.PodCount(name) == 0 {
 		c.enqueueQueue(name)
 		return
 	}
