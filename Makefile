@@ -100,8 +100,11 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 	@test -z "$$(git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis)" || { git ls-files --others --exclude-standard -- pkg/generated manifests/crds apis; echo "generated files not added to git"; exit 1; }
 
 .PHONY: test
-test: ## Unit tests with -race, then the integration tests on the in-process control plane.
-	$(GO) test -race -count=1 $(UNIT_PKGS)
+test: ## Unit tests (with -race where cgo and a C compiler exist), then the integration tests on the in-process control plane.
+	@if [[ "$$($(GO) env CGO_ENABLED)" == 1 ]] && command -v "$$($(GO) env CC)" >/dev/null; then race=-race; else \
+		echo "make test: cgo is off or no C compiler is installed (CGO_ENABLED=$$($(GO) env CGO_ENABLED), CC=$$($(GO) env CC)):" \
+			"the unit tests run WITHOUT the race detector; install a C compiler (gcc) to run them with it"; race=; fi; \
+	set -x; $(GO) test $$race -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -timeout 30m $(INTEGRATION_PKGS)
 
 .PHONY: run

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -41,10 +42,9 @@ func (o *Options) describe(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	events, err := o.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
-		"involvedObject.kind": "Queue", "involvedObject.name": name}.String()})
+	events, err := o.queueEvents(ctx, name)
 	if err != nil {
-		return fmt.Errorf("listing the events of queue %q: %w", name, err)
+		return err
 	}
 	var cluster v1.ResourceList
 	if root, err := o.queues.SchedulingV1beta1().Queues().Get(ctx, schedulingv1beta1.RootQueue, metav1.GetOptions{}); err == nil {
@@ -55,7 +55,7 @@ func (o *Options) describe(ctx context.Context, name string) error {
 		func(l *textout.Lines) { describeSpec(l, q, cluster) },
 		func(l *textout.Lines) { describeConditions(l, q.Status.Conditions) },
 		func(l *textout.Lines) { o.writeJobs(l, jobs, "  ") },
-		func(l *textout.Lines) { o.describeEvents(l, events.Items) },
+		func(l *textout.Lines) { o.describeEvents(l, events) },
 	} {
 		w := printers.GetNewTabWriter(o.Out)
 		l := &textout.Lines{W: w}
@@ -131,9 +131,31 @@ func describeConditions(l *textout.Lines, conditions []metav1.Condition) {
 	}
 }
 
+// queueEvents lists the events of queue name; nil, not an error, for a user who may not read them
+// (a queue's events are kept in the default namespace, which tenants seldom may read).
+func (o *Options) queueEvents(ctx context.Context, name string) ([]v1.Event, error) {
+	events, err := o.kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		"involvedObject.kind": "Queue", "involvedObject.name": name}.String()})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing the events of queue %q: %w", name, err)
+	}
+	if events.Items == nil {
+		events.Items = []v1.Event{}
+	}
+	return events.Items, nil
+}
+
+// describeEvents prints the queue's events; events is nil when they could not be read.
 func (o *Options) describeEvents(l *textout.Lines, events []v1.Event) {
 	l.Printf("Events:\n")
-	if len(events) == 0 {
+	switch {
+	case events == nil:
+		l.Printf("  <not shown: you may not list events in every namespace>\n")
+		return
+	case len(events) == 0:
 		l.Printf("  <none>\n")
 		return
 	}

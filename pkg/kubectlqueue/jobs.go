@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
-// job is one PodGroup or QueueUnit of a queue, as jobs and describe print it.
+// job is one PodGroup, QueueUnit, Job or pod of a queue, as jobs and describe print it.
 type job struct {
 	kind, namespace, name, phase, members, waiting string
 	created                                        metav1.Time
@@ -25,9 +26,13 @@ type job struct {
 
 func newJobsCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
-		Use:               "jobs NAME",
-		Short:             "List the PodGroups and QueueUnits of a queue, with why the waiting ones wait",
-		Example:           `  kubectl queue jobs team-a`,
+		Use:   "jobs NAME",
+		Short: "List the work of a queue (PodGroups, QueueUnits, Jobs, pods), with why the waiting ones wait",
+		Long: `List the work of a queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods are in
+it, and its other pods. The work of every namespace is listed; a user who may not list every
+namespace's work sees the namespace of the current context, or the one --namespace names.`,
+		Example: `  kubectl queue jobs team-a
+  kubectl queue jobs team-a --namespace team-a-dev`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeQueues(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,50 +56,134 @@ func newJobsCommand(o *Options) *cobra.Command {
 	}
 }
 
-// jobsOf lists the PodGroups and QueueUnits of queue in every namespace, oldest first.
+// jobsOf lists the work of queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods
+// are in it (not queued by a QueueUnit), and its other pods that belong to no PodGroup, Job or
+// QueueUnit; in every namespace, or in the one workScope narrows the list to.
 func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
-	namespaceQueue, err := o.namespaceQueues(ctx)
+	w, scope, err := o.workScope(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
-	queueOf := func(namespace, named string) string {
-		return schedulingv1beta1.QueueFor(named, namespaceQueue[namespace])
-	}
-	api := o.queues.SchedulingV1beta1()
-	groups, err := api.PodGroups("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing PodGroups: %w", err)
-	}
-	units, err := api.QueueUnits("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing QueueUnits: %w", err)
-	}
+	queues := o.newNamespaceQueues(ctx, scope)
 	var out []job
-	for i := range groups.Items {
-		if pg := &groups.Items[i]; queueOf(pg.Namespace, pg.Spec.Queue) == queue {
+	for i := range w.groups {
+		if pg := &w.groups[i]; queues.queueOf(ctx, pg.Namespace, pg.Spec.Queue) == queue {
 			out = append(out, podGroupJob(pg))
 		}
 	}
-	for i := range units.Items {
-		if u := &units.Items[i]; queueOf(u.Namespace, u.Spec.Queue) == queue {
+	consumers := map[owner]bool{}
+	for i := range w.units {
+		u := &w.units[i]
+		consumers[owner{namespace: u.Namespace, kind: u.Spec.ConsumerRef.Kind, name: u.Spec.ConsumerRef.Name}] = true
+		if queues.queueOf(ctx, u.Namespace, u.Spec.Queue) == queue {
 			out = append(out, queueUnitJob(u))
 		}
 	}
+	out = append(out, podsAndJobs(w, queue, consumers)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].created.Before(&out[j].created) })
 	return out, nil
 }
 
-// namespaceQueues maps namespaces to their queue annotation.
-func (o *Options) namespaceQueues(ctx context.Context) (map[string]string, error) {
-	list, err := o.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing namespaces: %w", err)
+// owner is the controller of a pod, or the consumer a QueueUnit names.
+type owner struct{ namespace, kind, name string }
+
+// podsAndJobs makes a row for each Job with pods in the queue (or, before it has pods, whose pod
+// template names the queue) and one for each other pod of the queue; pods of a gang show as their
+// PodGroup, and the pods and Jobs of QueueUnits as their unit.
+func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
+	var out []job
+	jobPods := map[owner][]*v1.Pod{}
+	for i := range w.pods {
+		pod := &w.pods[i]
+		if len(schedulingv1beta1.GangRefs(pod)) > 0 {
+			continue
+		}
+		if ref := metav1.GetControllerOf(pod); ref != nil {
+			key := owner{namespace: pod.Namespace, kind: ref.Kind, name: ref.Name}
+			if consumers[key] {
+				continue
+			}
+			if ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() {
+				jobPods[key] = append(jobPods[key], pod)
+				continue
+			}
+		}
+		out = append(out, podJob(pod))
 	}
-	out := map[string]string{}
-	for _, ns := range list.Items {
-		out[ns.Name] = ns.Annotations[schedulingv1beta1.QueueAnnotation]
+	for i := range w.jobs {
+		j := &w.jobs[i]
+		key := owner{namespace: j.Namespace, kind: "Job", name: j.Name}
+		pods := jobPods[key]
+		template := &v1.Pod{ObjectMeta: j.Spec.Template.ObjectMeta, Spec: j.Spec.Template.Spec}
+		namesQueue := j.Spec.Template.Labels[schedulingv1beta1.QueueLabel] == queue && len(schedulingv1beta1.GangRefs(template)) == 0
+		if consumers[key] || (len(pods) == 0 && !namesQueue) {
+			continue
+		}
+		out = append(out, batchJob(j, pods))
 	}
-	return out, nil
+	return out
+}
+
+// podJob is a pod of the queue on its own; MEMBERS is 1/1 once it is placed on a node.
+func podJob(pod *v1.Pod) job {
+	placed := 0
+	if pod.Spec.NodeName != "" {
+		placed = 1
+	}
+	return job{kind: "Pod", namespace: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase),
+		members: fmt.Sprintf("%d/1", placed), waiting: podWaiting(pod), created: pod.CreationTimestamp}
+}
+
+// batchJob is a batch/v1 Job of the queue; MEMBERS is its pods placed on nodes and not finished,
+// over its parallelism.
+func batchJob(j *batchv1.Job, pods []*v1.Pod) job {
+	placed, waiting := 0, ""
+	for _, pod := range pods {
+		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			placed++
+		} else if waiting == "" {
+			waiting = podWaiting(pod)
+		}
+	}
+	parallelism := int32(1)
+	if j.Spec.Parallelism != nil {
+		parallelism = *j.Spec.Parallelism
+	}
+	return job{kind: "Job", namespace: j.Namespace, name: j.Name, phase: jobPhase(j, placed), waiting: waiting,
+		members: fmt.Sprintf("%d/%d", placed, parallelism), created: j.CreationTimestamp}
+}
+
+// jobPhase is Complete or Failed once the Job says so, Suspended, Running while a pod of it is on
+// a node, else Pending.
+func jobPhase(j *batchv1.Job, placed int) string {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == v1.ConditionTrue {
+			return string(c.Type)
+		}
+	}
+	switch {
+	case j.Spec.Suspend != nil && *j.Spec.Suspend:
+		return "Suspended"
+	case placed > 0:
+		return "Running"
+	}
+	return "Pending"
+}
+
+// podWaiting is why a pod not on a node yet waits: the message of its PodScheduled=False condition.
+func podWaiting(pod *v1.Pod) string {
+	if pod.Spec.NodeName != "" {
+		return ""
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 func podGroupJob(pg *schedulingv1beta1.PodGroup) job {
@@ -124,7 +213,8 @@ func queueUnitJob(u *schedulingv1beta1.QueueUnit) job {
 		waiting: waiting, created: u.CreationTimestamp}
 }
 
-// writeJobs prints jobs as a table, each line behind indent; MEMBERS is running/minMember.
+// writeJobs prints jobs as a table, each line behind indent; MEMBERS is how many of a job's pods are placed
+// (running, for a PodGroup) over how many it needs (minMember, parallelism, 1 for a pod).
 func (o *Options) writeJobs(l *textout.Lines, jobs []job, indent string) {
 	if indent != "" {
 		l.Printf("Jobs:\n")

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/kubernetes/pkg/controller/job"
-	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
@@ -308,45 +306,6 @@ func TestQueueUnitOfDeletedConsumerIsCleanedUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("QueueUnit of a deleted Job still exists after %s", settle)
 	}
-}
-
-// The documented batch/v1 example, applied as written, runs: its unit dequeues, its Job is
-// un-suspended and its pods bind in the unit's queue.
-func TestQueueUnitBatchJobExample(t *testing.T) {
-	runJobController(t)
-	raw, err := os.ReadFile("../../examples/queueunit/batch-job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j batchv1.Job
-	var u schedulingv1beta1.QueueUnit
-	docs := strings.Split(string(raw), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("the example has %d documents, want a Job and a QueueUnit", len(docs))
-	}
-	for i, out := range []any{&j, &u} {
-		if err := yaml.UnmarshalStrict([]byte(docs[i]), out); err != nil {
-			t.Fatalf("document %d of the example: %v", i, err)
-		}
-	}
-	if _, err := cluster.Kube.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: j.Namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), j.Namespace, metav1.DeleteOptions{})
-	})
-	createQueue(t, util.MakeQueue(u.Spec.Queue).Obj())
-	if _, err := cluster.Kube.BatchV1().Jobs(j.Namespace).Create(context.Background(), &j, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createUnit(t, &u)
-
-	waitUnit(t, u.Namespace, u.Name, "Dequeued", isDequeued)
-	pods := waitJobPods(t, j.Namespace, j.Name, int(*j.Spec.Parallelism))
-	waitBound(t, j.Namespace, pods)
-	waitQueue(t, u.Spec.Queue, "holding the example's pods", func(q *schedulingv1beta1.Queue) bool {
-		return q.Status.Allocated.Cpu().Cmp(*u.Spec.Resource.Cpu()) == 0 && q.Status.Dequeued == 1
-	})
 }
 
 // A unit whose consumer's kind the API server does not serve waits, saying so, and is tried again

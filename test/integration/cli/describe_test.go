@@ -17,8 +17,8 @@ import (
 // ages hides the AGE column: its values and its padding, which follows their width.
 var ages = regexp.MustCompile(`\b(\d+(ms|s|m|h|d)|AGE) +`)
 
-// jobs lists a queue's PodGroups and QueueUnits with why they wait; describe shows the queue's
-// spec, status, share, work, conditions and events.
+// jobs lists a queue's work (here a pod, a PodGroup and a QueueUnit) with why it waits; describe
+// shows the queue's spec, status, share, work, conditions and events.
 func TestDescribeAndJobs(t *testing.T) {
 	removeQueues(t, "busy")
 	mustRun(t, "create", "busy", "--all-namespaces", "--weight", "2", "--capability", "cpu=10", "--guarantee", "cpu=3")
@@ -62,9 +62,10 @@ func TestDescribeAndJobs(t *testing.T) {
 	waitQueue(t, "busy", "counting its work", func(q *queue) bool { return q.Status.Pending == 1 && q.Status.Enqueued == 1 })
 
 	expect(t, "jobs", ages.ReplaceAllString(mustRun(t, "jobs", "busy"), "<age> "), `
-KIND        NAMESPACE   NAME       PHASE      MEMBERS   <age> WAITING
-PodGroup    default     big-gang   Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 8 requested > 10
-QueueUnit   default     sweep      Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 6 requested > 10`[1:])
+KIND        NAMESPACE   NAME          PHASE      MEMBERS   <age> WAITING
+Pod         default     busy-holder   Pending    1/1       <age> -
+PodGroup    default     big-gang      Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 8 requested > 10
+QueueUnit   default     sweep         Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 6 requested > 10`[1:])
 
 	mustRun(t, "suspend", "busy", "--wait", "--reason", "Maintenance", "--message", "node pool upgrade")
 	waitQueue(t, "busy", "Suspended with what it holds as its share", func(q *queue) bool {
@@ -95,7 +96,7 @@ Conditions:
   Active   False    Suspended   suspended: new work is accepted but nothing new is allocated; running pods keep running`[1:])
 	for _, want := range []string{
 		"Jobs:\n  KIND ",
-		"  QueueUnit   default     sweep      Enqueued   -",
+		"  QueueUnit   default     sweep         Enqueued   -",
 		"Events:\n  TYPE ",
 		`QueueSuspended   `,
 		`SuspendQueue by Command default/suspend-busy-`,

@@ -1,0 +1,107 @@
+package kubectlqueue
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// work is what a namespace, or every namespace, holds that may belong to a queue.
+type work struct {
+	groups []schedulingv1beta1.PodGroup
+	units  []schedulingv1beta1.QueueUnit
+	// pods carry the queue's label, which the admission webhook writes on every pod of
+	// queue-scheduler.
+	pods []v1.Pod
+	jobs []batchv1.Job
+}
+
+// workScope says where to list a queue's work: the namespace --namespace names; else every
+// namespace, or, for a user who may not list every namespace's work, the context's namespace. A
+// note on the error stream says when the list was narrowed.
+func (o *Options) workScope(ctx context.Context, queue string) (*work, string, error) {
+	namespace, explicit, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	if explicit {
+		w, err := o.listWork(ctx, queue, namespace)
+		return w, namespace, err
+	}
+	w, err := o.listWork(ctx, queue, metav1.NamespaceAll)
+	if !apierrors.IsForbidden(err) {
+		return w, metav1.NamespaceAll, err
+	}
+	const note = "note: listing namespace %q only: you may not list every namespace's PodGroups, QueueUnits, pods and Jobs (--namespace picks another)\n"
+	if _, err := fmt.Fprintf(o.ErrOut, note, namespace); err != nil {
+		return nil, "", err
+	}
+	w, err = o.listWork(ctx, queue, namespace)
+	return w, namespace, err
+}
+
+// listWork lists the PodGroups, QueueUnits, Jobs and the queue's pods of namespace ("" for all).
+func (o *Options) listWork(ctx context.Context, queue, namespace string) (*work, error) {
+	api := o.queues.SchedulingV1beta1()
+	groups, err := api.PodGroups(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PodGroups: %w", err)
+	}
+	units, err := api.QueueUnits(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing QueueUnits: %w", err)
+	}
+	selector := labels.Set{schedulingv1beta1.QueueLabel: queue}.String()
+	pods, err := o.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	jobs, err := o.kube.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Jobs: %w", err)
+	}
+	return &work{groups: groups.Items, units: units.Items, pods: pods.Items, jobs: jobs.Items}, nil
+}
+
+// namespaceQueues tells the queue a namespace's annotation names. It lists every namespace once
+// where it may, else reads each namespace it is asked about; a namespace it may not read names no
+// queue.
+type namespaceQueues struct {
+	o     *Options
+	known map[string]string
+}
+
+func (o *Options) newNamespaceQueues(ctx context.Context, scope string) *namespaceQueues {
+	n := &namespaceQueues{o: o, known: map[string]string{}}
+	if scope != metav1.NamespaceAll {
+		return n
+	}
+	if list, err := o.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, ns := range list.Items {
+			n.known[ns.Name] = ns.Annotations[schedulingv1beta1.QueueAnnotation]
+		}
+	}
+	return n
+}
+
+// queueOf names the queue of work in namespace that names queue named (may be empty).
+func (n *namespaceQueues) queueOf(ctx context.Context, namespace, named string) string {
+	if named != "" {
+		return named
+	}
+	annotation, ok := n.known[namespace]
+	if !ok {
+		if ns, err := n.o.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); err == nil {
+			annotation = ns.Annotations[schedulingv1beta1.QueueAnnotation]
+		}
+		n.known[namespace] = annotation
+	}
+	return schedulingv1beta1.QueueFor("", annotation)
+}
