@@ -79,7 +79,7 @@ func TestTenantListsItsQueueWork(t *testing.T) {
 	tenant := []string{"--as", "tess", "--as-group", "system:authenticated"}
 	rows := []string{
 		"PodGroup " + mine + " " + mine + "-gang Inqueue 0/2", // admitted; its pods are still to come
-		"Pod " + mine + " " + mine + "-solo Pending 1/1", // placed on a node; no kubelet runs here
+		"Pod " + mine + " " + mine + "-solo Pending 1/1",      // placed on a node; no kubelet runs here
 		"Job " + mine + " sweep Running 2/2",
 		"QueueUnit " + mine + " later Dequeued -",
 	}
