@@ -36,7 +36,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Manage queue-scheduler queues",
 		Long: `Manage the queues of queue-scheduler: create and update them, see their share of the cluster
 and the work in them, and open, close, suspend or resume them.`,
-		Example: `  kubectl queue create team-a --weight 2 --capability cpu=64,memory=256Gi
+		Example: `  kubectl queue create team-a --namespaces team=a --weight 2 --capability cpu=64,memory=256Gi
   kubectl queue list -o wide
   kubectl queue suspend team-a --wait
   kubectl queue describe team-a`,

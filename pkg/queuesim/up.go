@@ -67,7 +67,7 @@ func Up(ctx context.Context, opts UpOptions) error {
   export KUBECONFIG=%s
   kubectl get nodes
   kubectl queue list          # go install ./cmd/kubectl-queue, or make build and use bin/kubectl-queue
-  kubectl queue create team-a --weight 2
+  kubectl queue create team-a --weight 2 --all-namespaces
 
 Pods need spec.schedulerName: queue-scheduler; the simulated kubelets run a pod for as long as its
 annotation %s asks ("5m"), else until it is deleted. Press Ctrl-C to stop; nothing is left behind.
