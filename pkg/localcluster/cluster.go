@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,6 +44,10 @@ type Options struct {
 	WithoutCRDs bool
 	// APIServerFlags are added to the kube-apiserver's flags.
 	APIServerFlags []string
+	// RBAC makes the API server authorize with RBAC (Node,RBAC), as a real one does, and installs the
+	// shipped ClusterRoles with kube-controller-manager's aggregation controller, which folds them into
+	// the namespace roles admin, edit and view. Config keeps full rights (system:masters).
+	RBAC bool
 	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
 	ExtraPlugins []app.Option
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
@@ -71,8 +76,9 @@ type Cluster struct {
 	apiServer *apiServer
 	scheduler *runningScheduler
 	vanilla   *runningScheduler
-	// stopReaper stops the stand-in for the kubelets' part in pod deletion.
-	stopReaper context.CancelFunc
+	// stopStandIns stops the stand-ins for other components: the kubelets' part in pod deletion,
+	// and with RBAC the role aggregation of kube-controller-manager.
+	stopStandIns context.CancelFunc
 }
 
 // Start stands up a local cluster. The caller must Stop it.
@@ -94,7 +100,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.etcd = etcd
-	if c.apiServer, err = startAPIServer(etcdURL, opts.APIServerFlags); err != nil {
+	flags := opts.APIServerFlags
+	if opts.RBAC {
+		flags = append(slices.Clone(flags), "--authorization-mode=Node,RBAC")
+	}
+	if c.apiServer, err = startAPIServer(etcdURL, flags); err != nil {
 		return c, err
 	}
 	if opts.WithoutCRDs && !opts.WithoutScheduler {
@@ -103,10 +113,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.connect(ctx, !opts.WithoutCRDs); err != nil {
 		return c, err
 	}
-	reaperCtx, stopReaper := context.WithCancel(context.Background())
-	c.stopReaper = stopReaper
-	if err := startReaper(reaperCtx, c.Kube); err != nil {
+	standIns, stopStandIns := context.WithCancel(context.Background())
+	c.stopStandIns = stopStandIns
+	if err := startReaper(standIns, c.Kube); err != nil {
 		return c, err
+	}
+	if opts.RBAC {
+		if err := startRoles(standIns, c.Kube); err != nil {
+			return c, err
+		}
 	}
 	if opts.WithoutScheduler {
 		return c, nil
@@ -218,8 +233,8 @@ func (c *Cluster) SchedulerInformers() informers.SharedInformerFactory {
 
 // Stop stops the scheduler, the API server and etcd, and removes the directory it made.
 func (c *Cluster) Stop() {
-	if c.stopReaper != nil {
-		c.stopReaper()
+	if c.stopStandIns != nil {
+		c.stopStandIns()
 	}
 	if c.vanilla != nil {
 		c.vanilla.cancel()

@@ -35,7 +35,7 @@ func Up(ctx context.Context, opts UpOptions) error {
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = DefaultNodes()
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{RBAC: true})
 	if err != nil {
 		return fmt.Errorf("start the control plane: %w", err)
 	}
@@ -63,14 +63,15 @@ func Up(ctx context.Context, opts UpOptions) error {
 	}
 	if opts.Out != nil {
 		_, err := fmt.Fprintf(opts.Out, `queue-scheduler is running on an embedded control plane with %d simulated nodes.
-
   export KUBECONFIG=%s
   kubectl get nodes
   kubectl queue list          # go install ./cmd/kubectl-queue, or make build and use bin/kubectl-queue
   kubectl queue create team-a --weight 2 --all-namespaces
-
-Pods need spec.schedulerName: queue-scheduler; the simulated kubelets run a pod for as long as its
-annotation %s asks ("5m"), else until it is deleted. Press Ctrl-C to stop; nothing is left behind.
+The API server authorizes with RBAC and the shipped roles, as a cluster does: the kubeconfig is a
+cluster administrator's; act as a tenant with --as NAME --as-group system:authenticated, as
+docs/getting-started.md does. Pods need spec.schedulerName: queue-scheduler; the simulated kubelets
+run a pod for as long as its annotation %s asks ("5m"), else until it is deleted.
+Press Ctrl-C to stop; nothing is left behind.
 `, nodeCount(opts.Nodes), kubeconfig, RuntimeAnnotation)
 		if err != nil {
 			return err

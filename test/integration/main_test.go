@@ -27,8 +27,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	// The API server authorizes with RBAC, as a real one does, so that the shipped roles are tested.
-	opts := localcluster.Options{APIServerFlags: []string{"--authorization-mode=Node,RBAC"}}
+	// The API server authorizes with RBAC, as a real one does, with the shipped roles folded into
+	// admin, edit and view, so that the shipped roles are tested.
+	opts := localcluster.Options{RBAC: true}
 	os.Exit(clustertest.RunWithCluster(m, opts, func(ctx context.Context, c *localcluster.Cluster) error {
 		for i := range nodeCount {
 			node := util.MakeNode(fmt.Sprintf("node-%d", i), nodeCPU, nodeMemory)

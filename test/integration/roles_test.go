@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -12,61 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/kubernetes/pkg/controller/clusterroleaggregation"
-	"sigs.k8s.io/yaml"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
-
-// installRoles creates the shipped ClusterRoles and runs kube-controller-manager's aggregation
-// controller, which folds the aggregated ones into admin, edit and view, until the test ends.
-func installRoles(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	for _, doc := range strings.Split(string(manifests.Roles), "\n---\n") {
-		role := &rbacv1.ClusterRole{}
-		if err := yaml.Unmarshal([]byte(doc), role); err != nil || role.Name == "" {
-			t.Fatalf("decode shipped role: %v\n%s", err, doc)
-		}
-		if _, err := cluster.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create ClusterRole %s: %v", role.Name, err)
-		}
-	}
-	factory := informers.NewSharedInformerFactory(cluster.Kube, 0)
-	aggregation := clusterroleaggregation.NewClusterRoleAggregation(factory.Rbac().V1().ClusterRoles(), cluster.Kube.RbacV1())
-	factory.Start(ctx.Done())
-	go aggregation.Run(ctx, 1)
-	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		for _, name := range []string{"admin", "edit", "view"} {
-			role, err := cluster.Kube.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !grants(role, "podgroups") {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("admin, edit and view never aggregated the queue-scheduler roles within %s", settle)
-	}
-}
-
-func grants(role *rbacv1.ClusterRole, resource string) bool {
-	for _, r := range role.Rules {
-		if slices.Contains(r.Resources, resource) {
-			return true
-		}
-	}
-	return false
-}
 
 // as returns clients that act as user, through impersonation.
 func as(t *testing.T, user string) (kubernetes.Interface, versioned.Interface) {
@@ -136,7 +88,6 @@ func wantAllowed(t *testing.T, what string, err error) {
 // operates the queue that selects the namespace, but edits no queue and touches no other namespace;
 // a viewer reads the work; the queue admin edits queues.
 func TestShippedRoles(t *testing.T) {
-	installRoles(t)
 	f := setUpTenants(t, "ten-rbac")
 	queues := func(verb string) authorizationv1.ResourceAttributes {
 		return authorizationv1.ResourceAttributes{Verb: verb, Group: schedulingv1beta1.GroupName, Resource: "queues"}
