@@ -143,7 +143,7 @@ func reasonExprs(f *ast.File) []ast.Expr {
 
 func callReason(call *ast.CallExpr) []ast.Expr {
 	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok {
+	if !ok || len(call.Args) == 0 {
 		return nil
 	}
 	switch sel.Sel.Name {
