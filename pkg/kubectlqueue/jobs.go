@@ -80,8 +80,23 @@ func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
 		}
 	}
 	out = append(out, podsAndJobs(w, queue, consumers)...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].created.Before(&out[j].created) })
+	sort.Slice(out, func(i, j int) bool { return out[i].before(&out[j]) })
 	return out, nil
+}
+
+// before orders jobs oldest first; creation times are whole seconds, so kind, namespace and name
+// order those of one second.
+func (j *job) before(o *job) bool {
+	if !j.created.Equal(&o.created) {
+		return j.created.Before(&o.created)
+	}
+	if j.kind != o.kind {
+		return j.kind < o.kind
+	}
+	if j.namespace != o.namespace {
+		return j.namespace < o.namespace
+	}
+	return j.name < o.name
 }
 
 // owner is the controller of a pod, or the consumer a QueueUnit names.

@@ -264,12 +264,18 @@ func (a *applier) apply(t *testing.T, path string) {
 func (a *applier) resource(t *testing.T, obj *unstructured.Unstructured) func(dynamic.Interface) dynamic.ResourceInterface {
 	t.Helper()
 	gvk := obj.GroupVersionKind()
-	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		a.mapper.Reset()
+	var mapping *meta.RESTMapping
+	// A kind whose CRD was installed a moment ago is served by discovery a moment later.
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		var err error
 		if mapping, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			t.Fatalf("%s %s: %v", gvk, obj.GetName(), err)
+			a.mapper.Reset()
+			return false, nil
 		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("%s %s: not served by the API server within %s", gvk, obj.GetName(), settle)
 	}
 	return func(c dynamic.Interface) dynamic.ResourceInterface {
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
