@@ -34,6 +34,9 @@ type shares struct {
 	// whether what it read includes every change it may have seen.
 	dirtyGen    atomic.Uint64
 	computedGen uint64 // under mu
+	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the published
+	// shares were computed.
+	queueSpecs int64 // under mu
 	mu          sync.RWMutex
 	deserved    map[string]v1.ResourceList
 	capacity    v1.ResourceList
@@ -168,6 +171,7 @@ func (a *Accounting) deservedOf(queue string) v1.ResourceList {
 
 func (a *Accounting) recomputeShares() {
 	gen := a.shares.dirtyGen.Load()
+	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
 	root, demands, unitDemand := a.shareTree(usage)
@@ -191,7 +195,7 @@ func (a *Accounting) recomputeShares() {
 	}
 	grew := spareGrew(a.shares.spare, spare)
 	a.shares.deserved, a.shares.spare = deserved, spare
-	a.shares.computedGen = gen
+	a.shares.computedGen, a.shares.queueSpecs = gen, specs
 	listeners, computed, spareGrown := a.shares.listeners, a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
 	for _, name := range changed {
@@ -249,6 +253,15 @@ func (a *Accounting) SharesGeneration() uint64 {
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	return a.shares.computedGen
+}
+
+// SharesQueueSpecsVersion is the version of the queues' specs (QueueSpecsVersion) the published
+// shares were computed under: a decision made on them is stale once QueueSpecsVersion differs, even
+// if the shares are not recomputed yet.
+func (a *Accounting) SharesQueueSpecsVersion() int64 {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.queueSpecs
 }
 
 // SharesCurrent says whether no change happened since the shares of generation gen were computed.

@@ -68,7 +68,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		handle:   h,
 		acct:     acct,
 		args:     args,
-		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion),
+		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, acct.SharesQueueSpecsVersion),
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),

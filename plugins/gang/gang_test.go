@@ -72,7 +72,7 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 
 func TestGateMessage(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 })}
+	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, func() int64 { return 0 })}
 	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
 		p.Status.Phase = phase
@@ -100,7 +100,7 @@ func TestGateMessage(t *testing.T) {
 func TestMembersCountAndDenial(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
 	queues := int64(1)
-	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues })
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, func() int64 { return queues })
 	m.reserve(types.UID("reserved"))
 	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
@@ -129,6 +129,31 @@ func TestMembersCountAndDenial(t *testing.T) {
 	queues++
 	if m.isDenied("ns/g") {
 		t.Error("a denial made before a queue's spec changed still holds")
+	}
+}
+
+// A gang refused on shares computed before a queue's spec changed (a borrower turned reclaimable,
+// stored in the informer but not yet in the shares) is not denied by that refusal, whichever comes
+// first of the refusal and the handlers that hear of the change; a refusal made on shares that
+// include the change denies it.
+func TestDenialRestsOnTheSharesOfItsAttempt(t *testing.T) {
+	queues, sharesQueues := int64(1), int64(1)
+	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, func() int64 { return sharesQueues })
+	m.attempt("ns/g") // the attempt reads the shares of version 1
+	queues++          // the borrower's flip is stored, and its handlers run before the refusal
+	m.deny("ns/g", time.Minute)
+	if m.isDenied("ns/g") {
+		t.Error("a refusal made on shares older than the queues' specs denies the gang")
+	}
+	sharesQueues = queues // the shares now include the flip
+	m.attempt("ns/g")
+	m.deny("ns/g", time.Minute)
+	if !m.isDenied("ns/g") {
+		t.Error("a refusal made on shares that include every spec change does not deny the gang")
+	}
+	m.forgetGang("ns/g")
+	if m.isDenied("ns/g") {
+		t.Error("the denial of a gang whose PodGroup is gone still holds")
 	}
 }
 

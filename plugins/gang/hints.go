@@ -93,6 +93,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			}
 			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 				g.failures.forget(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name})
+				g.members.forgetGang(pg.Namespace + "/" + pg.Name)
 			}
 		},
 	})

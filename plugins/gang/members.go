@@ -29,6 +29,12 @@ type members struct {
 	denied map[string]denial
 	// queues reads the version of the queues' specs (accounting.QueueSpecsVersion).
 	queues func() int64
+	// sharesQueues reads the version of the queues' specs the published shares were computed under
+	// (accounting.SharesQueueSpecsVersion), which lags queues while a computation is due.
+	sharesQueues func() int64
+	// attempts holds, per gang, what sharesQueues read when the latest attempt of one of its members
+	// began: what that attempt decided rests on shares of that version or newer.
+	attempts map[string]int64
 }
 
 // denial is when a gang's denial lapses, and the version of the queues' specs it was made under: a
@@ -99,17 +105,39 @@ func lacking(pg *schedulingv1beta1.PodGroup, n int32, tasks map[string]int32) st
 	return ""
 }
 
-func newMembers(pods func(key string) []*v1.Pod, queues func() int64) *members {
+func newMembers(pods func(key string) []*v1.Pod, queues, sharesQueues func() int64) *members {
 	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
-		denied: map[string]denial{}, queues: queues}
+		denied: map[string]denial{}, queues: queues, sharesQueues: sharesQueues, attempts: map[string]int64{}}
+}
+
+// attempt notes that an attempt of a member of gang key begins.
+func (m *members) attempt(key string) {
+	version := m.sharesQueues()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.attempts[key] = version
 }
 
 // deny marks the gang key rejected until room is freed or a queue's spec changes, for at most window.
+// The denial carries the version of the queues' specs its attempt's shares were computed under, not
+// the version of now: a spec change stored before the denial but not yet in those shares (a borrower
+// turned reclaimable a moment ago) voids it, whichever handler hears of the change first.
 func (m *members) deny(key string, window time.Duration) {
 	version := m.queues()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if seen, ok := m.attempts[key]; ok {
+		version = seen
+	}
 	m.denied[key] = denial{until: time.Now().Add(window), queues: version}
+}
+
+// forgetGang drops what is kept of gang key, whose PodGroup is gone.
+func (m *members) forgetGang(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.attempts, key)
+	delete(m.denied, key)
 }
 
 func (m *members) isDenied(key string) bool {

@@ -25,6 +25,7 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []f
 		return nil, nil
 	}
 	key := schedulingv1beta1.PodGroupKey(pod)
+	g.members.attempt(key)
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 	}

@@ -32,7 +32,7 @@ func TestPodGroupPostFilter(t *testing.T) {
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
 	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(),
-		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }),
+		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, func() int64 { return 0 }),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
