@@ -26,8 +26,14 @@ VERSION ?= $(shell cat VERSION)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 # The commit's date, not the build's: the same commit gives the same binary.
 BUILD_DATE ?= $(shell git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+# The Kubernetes release the binaries embed; the API server of queuesim and the scheduler report it
+# (without it they report v0.0.0-master, which kubectl version and helm's kubeVersion cannot parse).
+KUBE_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes 2>/dev/null)
+KUBE_VERSION_PKG := k8s.io/component-base/version
 LDFLAGS := -X $(MODULE)/pkg/version.version=$(VERSION) -X $(MODULE)/pkg/version.commit=$(COMMIT) \
-	-X $(MODULE)/pkg/version.buildDate=$(BUILD_DATE)
+	-X $(MODULE)/pkg/version.buildDate=$(BUILD_DATE) -X $(KUBE_VERSION_PKG).gitVersion=$(KUBE_VERSION) \
+	-X $(KUBE_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X $(KUBE_VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
 # make image: the platforms of the image's index, its reference name, and where it is written.
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE ?= queue-scheduler:$(VERSION)
@@ -62,7 +68,7 @@ image: $(BIN)/ocibuild ## Build the queue-scheduler OCI image archive (no contai
 	$(BIN)/ocibuild --name queue-scheduler --version $(VERSION) --ref $(IMAGE) --source https://$(MODULE) \
 		--out $(IMAGE_OUT)/queue-scheduler.oci.tar \
 		$(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=$(IMAGE_OUT)/$(subst /,_,$(p))/queue-scheduler)
-	@echo "wrote $(IMAGE_OUT)/queue-scheduler.oci.tar ($(IMAGE)); load it with: skopeo copy oci-archive:$(IMAGE_OUT)/queue-scheduler.oci.tar docker://REGISTRY/queue-scheduler:$(VERSION)"
+	@echo "wrote $(IMAGE_OUT)/queue-scheduler.oci.tar ($(IMAGE)); push it with: skopeo copy --all oci-archive:$(IMAGE_OUT)/queue-scheduler.oci.tar docker://REGISTRY/queue-scheduler:$(VERSION)"
 
 $(BIN)/ocibuild: hack/tools/go.mod hack/tools/go.sum hack/tools/ocibuild/main.go
 	$(TOOLS_GO) build -o $(BIN)/ ./ocibuild
@@ -109,7 +115,7 @@ test: ## Unit tests (with -race where cgo and a C compiler exist), then the inte
 
 .PHONY: run
 run: ## Play the queuesim demo on the embedded control plane; report, chart and series in out/demo.
-	$(GO) run ./cmd/queuesim run $(SCENARIO) --out $(OUT)
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/queuesim run $(SCENARIO) --out $(OUT)
 
 .PHONY: bench
 bench: ## Benchmarks on the in-process control plane (test/perf); table in out/bench; scale with BENCH_FLAGS="-pods=50000 ...".

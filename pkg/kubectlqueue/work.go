@@ -39,11 +39,15 @@ func (o *Options) workScope(ctx context.Context, queue string) (*work, string, e
 	if !apierrors.IsForbidden(err) {
 		return w, metav1.NamespaceAll, err
 	}
+	w, err = o.listWork(ctx, queue, namespace)
+	if apierrors.IsForbidden(err) {
+		return nil, "", fmt.Errorf("you may not list the work of every namespace, nor of namespace %q (the context's): "+
+			"name a namespace of yours with --namespace: %w", namespace, err)
+	}
 	const note = "note: listing namespace %q only: you may not list every namespace's PodGroups, QueueUnits, pods and Jobs (--namespace picks another)\n"
 	if _, err := fmt.Fprintf(o.ErrOut, note, namespace); err != nil {
 		return nil, "", err
 	}
-	w, err = o.listWork(ctx, queue, namespace)
 	return w, namespace, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set at link time by make build and make image (-X .../pkg/version.version=…); a binary built
@@ -49,11 +50,20 @@ func Get() Info {
 			info.Kubernetes = dep.Version
 		case "k8s.io/client-go":
 			if info.Kubernetes == "" {
-				info.Kubernetes = dep.Version
+				info.Kubernetes = kubernetesOfStaging(dep.Version)
 			}
 		}
 	}
 	return info.withDefaults()
+}
+
+// kubernetesOfStaging is the Kubernetes release of a staging module's version: client-go v0.37.1
+// is Kubernetes v1.37.1.
+func kubernetesOfStaging(v string) string {
+	if rest, ok := strings.CutPrefix(v, "v0."); ok {
+		return "v1." + rest
+	}
+	return v
 }
 
 func (i Info) withDefaults() Info {

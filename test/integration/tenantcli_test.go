@@ -116,6 +116,12 @@ func TestTenantListsItsQueueWork(t *testing.T) {
 	}
 	wantLacks(t, "the tenant's describe", described, theirs, "Forbidden")
 
+	// A tenant whose context names a namespace it may not read is told to name its own.
+	lost, err := util.KubectlQueue(ctx, cluster.Kubeconfig, append(tenant, "jobs", q)...)
+	if want := "name a namespace of yours with --namespace"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the tenant's jobs in a context of another namespace: got %v, want an error saying %q\n%s", err, want, lost)
+	}
+
 	refused, err := util.KubectlQueue(ctx, kubeconfig, append(tenant, "jobs", q, "--namespace", theirs)...)
 	if err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Errorf("the tenant listed the other namespace's work: %v\n%s", err, refused)

@@ -33,6 +33,11 @@ queue/ops spec.state set to Open
 queue/ops is Open`[1:])
 
 	pods := createPods(t, "ops", 1, map[v1.ResourceName]string{v1.ResourceCPU: "1"})
+	expect(t, "close", mustRun(t, "close", "ops"), `
+command/close-ops-xxxxx created: CloseQueue ops`[1:])
+	// The wait below starts once the status says Closing, so that it times out on the running pod
+	// whatever the controller's pace.
+	waitQueue(t, "ops", "Closing", func(q *queue) bool { return q.Status.State == "Closing" })
 	out, err := run(t, "close", "ops", "--wait=2s")
 	want := `timed out after 2s waiting for queue "ops" to be Closed: it is Closing (closing: no new work is accepted; waiting for 1 live pods`
 	if err == nil || !strings.Contains(err.Error(), want) {
