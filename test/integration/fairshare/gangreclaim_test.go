@@ -2,6 +2,7 @@ package fairshare
 
 import (
 	"context"
+	"strings"
 	"fmt"
 	"testing"
 	"time"
@@ -34,29 +35,32 @@ func submitGang(t *testing.T, queue, group string, members int) {
 	}
 }
 
-// bindings watches the namespace's pods and records, in order, the members of group as they bind.
+// bindings watches the namespace's pods and records, in order, every pod as it binds from the
+// watch's start on.
 type bindings struct {
-	group string
 	bound chan string
 }
 
-func watchBindings(t *testing.T, group string) *bindings {
+func watchBindings(t *testing.T) *bindings {
 	t.Helper()
 	w, err := cluster.Kube.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bindings{group: group, bound: make(chan string, 1000)}
+	b := &bindings{bound: make(chan string, 1000)}
 	go func() {
-		seen := map[string]bool{}
+		// placed holds the pods seen on a node: those the watch starts with (its first events add
+		// every pod as it stands) are not bound from then on, and a pod binds once.
+		placed := map[string]bool{}
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*v1.Pod)
-			if !ok || ev.Type != watch.Modified || pod.Spec.NodeName == "" || seen[pod.Name] ||
-				pod.Labels[schedulingv1beta1.PodGroupLabel] != group {
+			if !ok || pod.Spec.NodeName == "" || placed[pod.Name] {
 				continue
 			}
-			seen[pod.Name] = true
-			b.bound <- pod.Name
+			placed[pod.Name] = true
+			if ev.Type == watch.Modified {
+				b.bound <- pod.Name
+			}
 		}
 	}()
 	t.Cleanup(w.Stop)
@@ -73,28 +77,37 @@ func TestGangReclaimsItsShare(t *testing.T) {
 	submit(t, "borrower", nodes*nodeCPU+10, "1")
 	waitAllocation(t, "the borrower holding the cluster", func(a map[string]int64) bool { return a["borrower"] == nodes*nodeCPU })
 	evicted := watchEvictions(t)
-	bound := watchBindings(t, "trainer")
+	bound := watchBindings(t)
 
 	start := time.Now()
 	submitGang(t, "owner", "trainer", 6)
+	// Every pod bound from the gang's submission on, in order: the gang's 6 members, and none of the
+	// borrower's waiting pods, which must not take the room reclaim frees for the gang.
 	var order []string
+	members := 0
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, gangReclaimWithin, true, func(context.Context) (bool, error) {
 		for {
 			select {
 			case name := <-bound.bound:
 				order = append(order, name)
+				if strings.HasPrefix(name, "trainer-") {
+					members++
+				}
 			default:
-				return len(order) == 6, nil
+				return members == 6, nil
 			}
 		}
 	})
 	if err != nil {
-		t.Fatalf("the gang had %d of 6 members bound %s after submission; allocation %v; waiting %v",
-			len(order), gangReclaimWithin, boundCPU(t), waitingReasons(t))
+		t.Fatalf("the gang had %d of 6 members bound %s after submission (bindings in order: %v); allocation %v; waiting %v",
+			members, gangReclaimWithin, order, boundCPU(t), waitingReasons(t))
+	}
+	if len(order) != 6 {
+		t.Errorf("bindings from the gang's submission to its last member: %v; want only the gang's 6 members", order)
 	}
 	t.Logf("gang bound whole %s after submission", time.Since(start).Round(time.Millisecond))
 	waitAllocation(t, "30/30", func(a map[string]int64) bool { return a["borrower"] == 30 && a["owner"] == 30 })
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	if len(victims) > 30 {
 		t.Errorf("%d pods evicted for a gang of 30 CPUs: %v", len(victims), victims)
 	}
@@ -114,7 +127,7 @@ func TestTwoGangsReclaimFromOneBorrower(t *testing.T) {
 	submitGang(t, "second", "second-gang", 4)
 	waitAllocationOf(t, "both gangs running", func(b map[string]int) bool { return b["first-gang"] == 4 && b["second-gang"] == 4 })
 	waitAllocation(t, "20/20/20", func(a map[string]int64) bool { return a["borrower"] == 20 && a["owner"] == 20 && a["second"] == 20 })
-	if victims := evicted.drain(); len(victims) > 42 {
+	if victims := evicted.drain(t); len(victims) > 42 {
 		t.Errorf("%d pods evicted to take back 40: %v", len(victims), victims)
 	}
 }
@@ -129,7 +142,7 @@ func TestGangAboveItsShareEvictsNothing(t *testing.T) {
 
 	submitGang(t, "owner", "too-big", 8)
 	waitUnschedulable(t, "too-big", `reclaim cannot help: podgroup fairshare/too-big: queue "owner" holds cpu=0 of its deserved share cpu=30: with cpu=40 more`)
-	if victims := evicted.drain(); len(victims) > 0 {
+	if victims := evicted.drain(t); len(victims) > 0 {
 		t.Fatalf("a gang above its share evicted %v", victims)
 	}
 	if a := boundCPU(t); a["borrower"] != nodes*nodeCPU || a["owner"] != 0 {
@@ -195,7 +208,7 @@ func twoTightLowGangs(t *testing.T) {
 // gang still runs whole.
 func wantOneLowGangTaken(t *testing.T, evicted *evictions) {
 	t.Helper()
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	b := boundMembers(t)
 	if len(victims) != 2 || victims[0][:len("low-")] != "low-" || victims[0][:5] != victims[1][:5] {
 		t.Errorf("evicted %v; want the two members of one low gang", victims)
@@ -244,7 +257,7 @@ func TestGangReclaimKeepsDisruptionBudgets(t *testing.T) {
 	evicted := watchEvictions(t)
 	submitGang(t, "owner", "trainer", 6)
 	waitUnschedulable(t, "trainer", "even after evicting all that reclaim and preemption may take")
-	if victims := evicted.drain(); len(victims) > 0 {
+	if victims := evicted.drain(t); len(victims) > 0 {
 		t.Fatalf("evicted %v under a budget that could not let the gang run", victims)
 	}
 }
@@ -294,7 +307,7 @@ func TestHighPriorityGangPreemptsWithinItsQueue(t *testing.T) {
 		createPod(t, pod)
 	}
 	waitAllocationOf(t, "the urgent gang running", func(b map[string]int) bool { return b["urgent"] == 4 })
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	if len(victims) != 20 {
 		t.Errorf("%d pods evicted for a gang of 20 CPUs: %v", len(victims), victims)
 	}
@@ -325,7 +338,7 @@ func TestReclaimTakesBackMemoryFromAQueueUnderItsCPUShare(t *testing.T) {
 	evicted := watchEvictions(t)
 	memoryPods("y", "low", 12)
 	waitBoundPods(t, "6/6", func(b map[string]int) bool { return b["x"] == 6 && b["y"] == 6 })
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	if len(victims) != 6 {
 		t.Errorf("%d pods evicted, want X's 6 above its memory share: %v", len(victims), victims)
 	}
@@ -470,7 +483,7 @@ func TestGangKeepsItsRoomWhileSlowVictimsLeave(t *testing.T) {
 	}
 	releaseFinalizers(t)
 	waitAllocationOf(t, "the gang running", func(b map[string]int) bool { return b["trainer"] == 6 })
-	if victims := evicted.drain(); len(victims) > 5 {
+	if victims := evicted.drain(t); len(victims) > 5 {
 		t.Errorf("%d pods evicted for the 25 CPUs (5 pods) the gang lacked: %v", len(victims), victims)
 	}
 }

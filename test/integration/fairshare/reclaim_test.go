@@ -59,7 +59,14 @@ func submitWith(t *testing.T, queue, class string, count int) {
 type evictions struct {
 	w       watch.Interface
 	deleted chan string
+	// markers hears of the marker pods drain creates, in the watch's order.
+	markers chan string
+	drains  int
 }
+
+// markerPrefix names the pods drain creates to learn that the watch has caught up; no scheduler
+// takes them.
+const markerPrefix = "watch-marker-"
 
 func watchEvictions(t *testing.T) *evictions {
 	t.Helper()
@@ -67,10 +74,15 @@ func watchEvictions(t *testing.T) *evictions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &evictions{w: w, deleted: make(chan string, 1000)}
+	e := &evictions{w: w, deleted: make(chan string, 1000), markers: make(chan string, 10)}
 	go func() {
 		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*v1.Pod); ok && ev.Type == watch.Deleted && pod.Spec.NodeName != "" {
+			pod, ok := ev.Object.(*v1.Pod)
+			switch {
+			case !ok:
+			case ev.Type == watch.Added && strings.HasPrefix(pod.Name, markerPrefix):
+				e.markers <- pod.Name
+			case ev.Type == watch.Deleted && pod.Spec.NodeName != "":
 				e.deleted <- pod.Name
 			}
 		}
@@ -80,15 +92,36 @@ func watchEvictions(t *testing.T) *evictions {
 	return e
 }
 
-// drain returns the names deleted so far.
-func (e *evictions) drain() []string {
-	var out []string
+// drain returns the names deleted so far, once the watch has caught up with the API server: it
+// creates a marker pod and waits for the watch to deliver it, so that every deletion stored before
+// is counted, however late its event.
+func (e *evictions) drain(t *testing.T) []string {
+	t.Helper()
+	e.drains++
+	marker := util.MakePod(ns, fmt.Sprintf("%s%d", markerPrefix, e.drains)).SchedulerName("no-scheduler").Obj()
+	createPod(t, marker)
+	defer func() {
+		_ = cluster.Kube.CoreV1().Pods(ns).Delete(context.Background(), marker.Name, *metav1.NewDeleteOptions(0))
+	}()
+	timer := time.NewTimer(wait.ForeverTestTimeout)
+	defer timer.Stop()
 	for {
 		select {
-		case name := <-e.deleted:
-			out = append(out, name)
-		default:
-			return out
+		case name := <-e.markers:
+			if name != marker.Name {
+				continue
+			}
+			var out []string
+			for {
+				select {
+				case name := <-e.deleted:
+					out = append(out, name)
+				default:
+					return out
+				}
+			}
+		case <-timer.C:
+			t.Fatalf("the pod watch did not deliver its marker %s within %s", marker.Name, wait.ForeverTestTimeout)
 		}
 	}
 }
@@ -134,7 +167,7 @@ func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 	waitAllocation(t, "20/25/15", func(a map[string]int64) bool {
 		return a["borrower"] == 20 && a["keeper"] == 25 && a["owner"] == 15
 	})
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	if len(victims) != 15 {
 		t.Errorf("%d pods evicted, want 15: %v", len(victims), victims)
 	}
@@ -180,7 +213,7 @@ func TestPreemptionWithinAQueue(t *testing.T) {
 	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"capped-high-0"}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
-	victims := evicted.drain()
+	victims := evicted.drain(t)
 	if len(victims) != 1 || victims[0][:len("capped-low-")] != "capped-low-" {
 		t.Fatalf("evicted %v; want exactly one low-priority pod of the queue", victims)
 	}

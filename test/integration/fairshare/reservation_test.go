@@ -145,6 +145,17 @@ func TestPendingPodGroupsAreAdmittedInOrder(t *testing.T) {
 			_ = cluster.Queues.SchedulingV1beta1().PodGroups(ns).Delete(context.Background(), pg.Name, metav1.DeleteOptions{})
 		}
 	})
+	// The controller judges together the groups it knows of when the queue is resumed: wait until it
+	// has seen every one (it writes each a Pending status of its generation).
+	for _, pg := range groups {
+		err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+			got, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, pg.Name, metav1.GetOptions{})
+			return err == nil && got.Status.Phase == schedulingv1beta1.PodGroupPending && got.Status.ObservedGeneration == got.Generation, nil
+		})
+		if err != nil {
+			t.Fatalf("the controller never wrote PodGroup %s a Pending status within %s", pg.Name, settle)
+		}
+	}
 	patch := []byte(`{"spec":{"state":"Open"}}`)
 	if _, err := cluster.Queues.SchedulingV1beta1().Queues().Patch(context.Background(), "ordered", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
