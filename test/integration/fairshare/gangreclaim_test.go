@@ -2,8 +2,8 @@ package fairshare
 
 import (
 	"context"
-	"strings"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
