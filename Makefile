@@ -107,7 +107,7 @@ verify: generate ## Regenerate, then fail on any diff, gofmt, vet or lint findin
 
 .PHONY: test
 test: ## Unit tests (with -race where cgo and a C compiler exist), then the integration tests on the in-process control plane.
-	@if [[ "$$($(GO) env CGO_ENABLED)" == 1 ]] && command -v "$$($(GO) env CC)" >/dev/null; then race=-race; else \
+	@cc="$$($(GO) env CC)"; if [[ "$$($(GO) env CGO_ENABLED)" == 1 ]] && command -v "$${cc%% *}" >/dev/null; then race=-race; else \
 		echo "make test: cgo is off or no C compiler is installed (CGO_ENABLED=$$($(GO) env CGO_ENABLED), CC=$$($(GO) env CC)):" \
 			"the unit tests run WITHOUT the race detector; install a C compiler (gcc) to run them with it"; race=; fi; \
 	set -x; $(GO) test $$race -count=1 $(UNIT_PKGS)

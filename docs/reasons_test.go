@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // sourceDirs are the module's folders whose code writes reasons on objects users read.
@@ -26,10 +28,14 @@ func TestTroubleshootingCoversEveryReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := reasonsInCode(t)
+	// A hold without a reason of its own is reported as Unschedulable (holdreport.Reporter.Held),
+	// Kubernetes' constant.
+	reasons[v1.PodReasonUnschedulable] = true
 	// The scan must see the reasons it is known to find, or a change of the code's shape could
 	// leave it finding nothing.
-	for _, known := range []string{"QueueSuspended", "GangIncomplete", "GangUnschedulable", "NotAdmitted",
-		"ScheduleFailed", "CommandForbidden", "StateCascaded", "ParentCycle", "Preempted", "MinMemberScheduled"} {
+	for _, known := range []string{"QueueSuspended", "GangIncomplete", "GangUnschedulable", "NotAdmitted", "PodGroupPending",
+		"ScheduleFailed", "CommandForbidden", "StateCascaded", "ParentCycle", "Preempted", "MinMemberScheduled", "NotMirrored",
+		"Closing"} {
 		if !reasons[known] {
 			t.Errorf("the scan of the code did not find reason %q", known)
 		}
@@ -46,11 +52,20 @@ func TestTroubleshootingCoversEveryReason(t *testing.T) {
 	}
 }
 
+// module is the import path of the module's root, one folder up.
+const module = "github.com/queue-scheduler/queue-scheduler"
+
+// sourceFile is a parsed file and the import path of its package.
+type sourceFile struct {
+	*ast.File
+	pkg string
+}
+
 // reasonsInCode parses the non-test Go files of sourceDirs and returns the reasons they write.
 func reasonsInCode(t *testing.T) map[string]bool {
 	t.Helper()
 	fset := token.NewFileSet()
-	var files []*ast.File
+	var files []sourceFile
 	for _, dir := range sourceDirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			switch {
@@ -62,7 +77,7 @@ func reasonsInCode(t *testing.T) map[string]bool {
 				return nil
 			}
 			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			files = append(files, f)
+			files = append(files, sourceFile{File: f, pkg: module + "/" + filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))})
 			return err
 		})
 		if err != nil {
@@ -72,8 +87,9 @@ func reasonsInCode(t *testing.T) map[string]bool {
 	consts := stringConstants(files)
 	reasons := map[string]bool{}
 	for _, f := range files {
-		for _, e := range reasonExprs(f) {
-			if value, ok := resolve(e, consts); ok && value != "" {
+		imports := importsOf(f)
+		for _, e := range reasonExprs(f.File) {
+			if value, ok := resolve(e, f.pkg, imports, consts); ok && value != "" {
 				reasons[value] = true
 			}
 		}
@@ -81,44 +97,49 @@ func reasonsInCode(t *testing.T) map[string]bool {
 	return reasons
 }
 
-// stringConstants maps the names of the string constants declared in files to their values; a
-// name declared twice with different values maps to none.
-func stringConstants(files []*ast.File) map[string]string {
+// stringConstants maps "import/path.Name" of the string constants declared in files to their values.
+func stringConstants(files []sourceFile) map[string]string {
 	values := map[string]string{}
-	ambiguous := map[string]bool{}
 	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			decl, ok := n.(*ast.GenDecl)
-			if !ok || decl.Tok != token.CONST {
-				return true
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
 			}
-			for _, spec := range decl.Specs {
+			for _, spec := range gen.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, name := range vs.Names {
 					if i >= len(vs.Values) {
 						continue
 					}
 					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						value, _ := strconv.Unquote(lit.Value)
-						if old, seen := values[name.Name]; seen && old != value {
-							ambiguous[name.Name] = true
-						}
-						values[name.Name] = value
+						values[f.pkg+"."+name.Name], _ = strconv.Unquote(lit.Value)
 					}
 				}
 			}
-			return false
-		})
-	}
-	for name := range ambiguous {
-		delete(values, name)
+		}
 	}
 	return values
 }
 
+// importsOf maps the names a file gives its imports to their paths.
+func importsOf(f sourceFile) map[string]string {
+	out := map[string]string{}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		out[name] = path
+	}
+	return out
+}
+
 // reasonExprs returns the expressions f writes as a reason: the Reason (or reason) field of a
-// composite literal, an assignment to a .Reason field, the argument of WithReason, and the reason
-// argument of an event recorder's Event or Eventf (the one after the event type).
+// composite literal, an assignment to a .Reason field, the argument of WithReason, the argument
+// after an event type in any call (an event recorder's Event and Eventf, and helpers that pass
+// theirs on), and what a function whose result is named reason returns as it.
 func reasonExprs(f *ast.File) []ast.Expr {
 	var out []ast.Expr
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -135,6 +156,8 @@ func reasonExprs(f *ast.File) []ast.Expr {
 			}
 		case *ast.CallExpr:
 			out = append(out, callReason(n)...)
+		case *ast.FuncDecl:
+			out = append(out, returnedReasons(n)...)
 		}
 		return true
 	})
@@ -142,18 +165,12 @@ func reasonExprs(f *ast.File) []ast.Expr {
 }
 
 func callReason(call *ast.CallExpr) []ast.Expr {
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || len(call.Args) == 0 {
-		return nil
+	if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "WithReason" && len(call.Args) == 1 {
+		return call.Args
 	}
-	switch sel.Sel.Name {
-	case "WithReason":
-		return call.Args[:1]
-	case "Event", "Eventf":
-		for i, arg := range call.Args[:len(call.Args)-1] {
-			if isEventType(arg) {
-				return call.Args[i+1 : i+2]
-			}
+	for i := 0; i+1 < len(call.Args); i++ {
+		if isEventType(call.Args[i]) {
+			return call.Args[i+1 : i+2]
 		}
 	}
 	return nil
@@ -169,9 +186,42 @@ func isEventType(e ast.Expr) bool {
 	return false
 }
 
-// resolve is the string value of e: a literal, or a constant of the module by its name; ok is false
-// for anything else (a variable, a constant of another module).
-func resolve(e ast.Expr, consts map[string]string) (string, bool) {
+// returnedReasons returns, for a function with a result named reason, what each of its return
+// statements gives as that result.
+func returnedReasons(fn *ast.FuncDecl) []ast.Expr {
+	if fn.Type.Results == nil || fn.Body == nil {
+		return nil
+	}
+	index, at := -1, 0
+	for _, field := range fn.Type.Results.List {
+		for _, name := range field.Names {
+			if name.Name == "reason" {
+				index = at
+			}
+			at++
+		}
+	}
+	if index < 0 {
+		return nil
+	}
+	var out []ast.Expr
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) == at {
+				out = append(out, n.Results[index])
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// resolve is the string value of e in a file of package pkg: a literal, or a constant of the
+// module; ok is false for anything else (a variable, a constant of another module).
+func resolve(e ast.Expr, pkg string, imports, consts map[string]string) (string, bool) {
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		if e.Kind == token.STRING {
@@ -179,11 +229,11 @@ func resolve(e ast.Expr, consts map[string]string) (string, bool) {
 			return value, err == nil
 		}
 	case *ast.Ident:
-		value, ok := consts[e.Name]
+		value, ok := consts[pkg+"."+e.Name]
 		return value, ok
 	case *ast.SelectorExpr:
-		if _, isPackage := e.X.(*ast.Ident); isPackage {
-			value, ok := consts[e.Sel.Name]
+		if x, ok := e.X.(*ast.Ident); ok && imports[x.Name] != "" {
+			value, ok := consts[imports[x.Name]+"."+e.Sel.Name]
 			return value, ok
 		}
 	}

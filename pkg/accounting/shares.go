@@ -37,11 +37,11 @@ type shares struct {
 	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the published
 	// shares were computed.
 	queueSpecs int64 // under mu
-	mu          sync.RWMutex
-	deserved    map[string]v1.ResourceList
-	capacity    v1.ResourceList
-	claimable   v1.ResourceList
-	spare       map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
+	mu         sync.RWMutex
+	deserved   map[string]v1.ResourceList
+	capacity   v1.ResourceList
+	claimable  v1.ResourceList
+	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
 	// unitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
 	// pods, as of the last computation.
 	unitDemand v1.ResourceList

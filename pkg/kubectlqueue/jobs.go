@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -103,14 +104,24 @@ func (j *job) before(o *job) bool {
 type owner struct{ namespace, kind, name string }
 
 // podsAndJobs makes a row for each Job with pods in the queue (or, before it has pods, whose pod
-// template names the queue) and one for each other pod of the queue; pods of a gang show as their
-// PodGroup, and the pods and Jobs of QueueUnits as their unit.
+// template names the queue) and one for each other pod of the queue; pods of a listed PodGroup show
+// as their group, and the pods and Jobs of QueueUnits as their unit (a Job whose controller a unit
+// queues, as JobSet's and MPIJob's, counts as the unit's).
 func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
+	for i := range w.jobs {
+		if ref := metav1.GetControllerOf(&w.jobs[i]); ref != nil && consumers[owner{namespace: w.jobs[i].Namespace, kind: ref.Kind, name: ref.Name}] {
+			consumers[owner{namespace: w.jobs[i].Namespace, kind: "Job", name: w.jobs[i].Name}] = true
+		}
+	}
+	groups := map[types.NamespacedName]bool{}
+	for i := range w.groups {
+		groups[types.NamespacedName{Namespace: w.groups[i].Namespace, Name: w.groups[i].Name}] = true
+	}
 	var out []job
 	jobPods := map[owner][]*v1.Pod{}
 	for i := range w.pods {
 		pod := &w.pods[i]
-		if len(schedulingv1beta1.GangRefs(pod)) > 0 {
+		if group, ok := schedulingv1beta1.PodGroupName(pod); ok && groups[group] {
 			continue
 		}
 		if ref := metav1.GetControllerOf(pod); ref != nil {

@@ -123,7 +123,7 @@ func untestedExamples(t *testing.T, files []string) []string {
 	t.Helper()
 	var missing []string
 	err := filepath.WalkDir(examplesDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
 			return err
 		}
 		rel, err := filepath.Rel(examplesDir, path)
@@ -326,7 +326,8 @@ const trainingOperator = "github.com/kubeflow/training-operator@v1.8.1"
 func installPyTorchJobCRD(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "download", "-json", trainingOperator)
-	cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	// Outside any module: the user's module flags (-mod=vendor) do not apply to it.
+	cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go mod download %s: %v\n%s", trainingOperator, err, out)
