@@ -8,14 +8,14 @@ import (
 	"k8s.io/klog/v2"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 )
 
 // Annotations a cascade leaves on a child, so that reopening or resuming the parent restores only the
 // children the cascade changed, to the state each had before.
 const (
-	CascadedByAnnotation         = validation.CascadedByAnnotation
-	StateBeforeCascadeAnnotation = validation.StateBeforeCascadeAnnotation
+	CascadedByAnnotation         = rules.CascadedByAnnotation
+	StateBeforeCascadeAnnotation = rules.StateBeforeCascadeAnnotation
 )
 
 // cascade carries a queue's requested state to its children: Closed closes every child, Suspended

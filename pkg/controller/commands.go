@@ -12,7 +12,7 @@ import (
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
-	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 )
 
 // LastCommandAnnotation on a queue holds the UID of the last Command applied to it, so that a Command
@@ -79,7 +79,7 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 		countCommand(cmd, "QueueNotFound")
 		return c.deleteCommand(ctx, cmd)
 	}
-	if errs := validation.ValidateCommand(cmd, c.adminNamespace, c.acct); len(errs) > 0 {
+	if errs := rules.ValidateCommand(cmd, c.adminNamespace, c.acct); len(errs) > 0 {
 		// Admission was bypassed: the Command may not operate this queue.
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "CommandForbidden", "%s not applied: %v", cmd.Spec.Action, errs.ToAggregate())
 		countCommand(cmd, "Forbidden")

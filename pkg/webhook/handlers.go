@@ -17,7 +17,7 @@ import (
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
-	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 )
 
 // Paths the webhook configurations point at.
@@ -157,9 +157,9 @@ func (s *Server) validateQueue(ctx context.Context, req *admissionv1.AdmissionRe
 		return nil, err
 	}
 	if req.Operation == admissionv1.Delete {
-		return validation.ValidateQueueDeletion(old, live), nil
+		return rules.ValidateQueueDeletion(old, live), nil
 	}
-	return validation.ValidateQueue(q, old, live), nil
+	return rules.ValidateQueue(q, old, live), nil
 }
 
 func (s *Server) validatePodGroup(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
@@ -169,11 +169,11 @@ func (s *Server) validatePodGroup(ctx context.Context, req *admissionv1.Admissio
 	}
 	pg.Namespace = req.Namespace
 	queue := s.acct.QueueOfPodGroup(pg)
-	return s.judge(ctx, func(v validation.View) field.ErrorList {
-		if errs := validation.AcceptsWork(field.NewPath("spec", "queue"), queue, pg.Namespace, false, v); len(errs) > 0 {
+	return s.judge(ctx, func(v rules.View) field.ErrorList {
+		if errs := rules.AcceptsWork(field.NewPath("spec", "queue"), queue, pg.Namespace, false, v); len(errs) > 0 {
 			return errs
 		}
-		return validation.FitsCapability(field.NewPath("spec", "minResources"), pg.Spec.MinResources, queue, v)
+		return rules.FitsCapability(field.NewPath("spec", "minResources"), pg.Spec.MinResources, queue, v)
 	})
 }
 
@@ -188,7 +188,7 @@ func (s *Server) validateQueueUnit(ctx context.Context, req *admissionv1.Admissi
 	}
 	u.Namespace = req.Namespace
 	queue := s.acct.QueueOfQueueUnit(u)
-	return s.judge(ctx, func(v validation.View) field.ErrorList { return validation.ValidateQueueUnit(u, old, queue, v) })
+	return s.judge(ctx, func(v rules.View) field.ErrorList { return rules.ValidateQueueUnit(u, old, queue, v) })
 }
 
 func (s *Server) validateCommand(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
@@ -197,7 +197,7 @@ func (s *Server) validateCommand(ctx context.Context, req *admissionv1.Admission
 		return nil, err
 	}
 	cmd.Namespace = req.Namespace
-	return s.judge(ctx, func(v validation.View) field.ErrorList { return validation.ValidateCommand(cmd, s.adminNamespace, v) })
+	return s.judge(ctx, func(v rules.View) field.ErrorList { return rules.ValidateCommand(cmd, s.adminNamespace, v) })
 }
 
 // validatePod admits a new pod of queue-scheduler only into a queue that takes it, and keeps a pod's
@@ -215,12 +215,12 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 		if err != nil || old == nil {
 			return nil, err
 		}
-		return validation.ValidateQueueLabelUnchanged(pod, old), nil
+		return rules.ValidateQueueLabelUnchanged(pod, old), nil
 	}
 	if req.Operation != admissionv1.Create {
 		return nil, nil
 	}
-	if errs := validation.ValidateOneGang(pod); len(errs) > 0 {
+	if errs := rules.ValidateOneGang(pod); len(errs) > 0 {
 		return errs, nil
 	}
 	labels := field.NewPath("metadata", "labels")
@@ -235,8 +235,8 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 			return field.ErrorList{field.Invalid(labels.Key(schedulingv1beta1.QueueLabel), named,
 				fmt.Sprintf("contradicts the queue %q of the pod's PodGroup %q", queue, group))}, nil
 		}
-		return s.judge(ctx, func(v validation.View) field.ErrorList {
-			return validation.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v)
+		return s.judge(ctx, func(v rules.View) field.ErrorList {
+			return rules.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v)
 		})
 	}
 	queue, err := s.acct.QueueOf(pod)
@@ -258,7 +258,7 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 	} else if named == "" {
 		path = field.NewPath("metadata", "namespace")
 	}
-	return s.judge(ctx, func(v validation.View) field.ErrorList {
-		return validation.AcceptsWork(path, queue, pod.Namespace, joining, v)
+	return s.judge(ctx, func(v rules.View) field.ErrorList {
+		return rules.AcceptsWork(path, queue, pod.Namespace, joining, v)
 	})
 }

@@ -11,7 +11,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 )
 
 // liveLookupTimeout bounds the reads from the API server behind one admission decision.
@@ -21,7 +21,7 @@ const liveLookupTimeout = 5 * time.Second
 // from the API server: the caches lag behind the API, and no request is refused, nor a refusal
 // worded, on their word alone (a queue created a moment ago, a child deleted a moment ago, a state
 // that changed).
-func (s *Server) judge(ctx context.Context, rule func(validation.View) field.ErrorList) (field.ErrorList, error) {
+func (s *Server) judge(ctx context.Context, rule func(rules.View) field.ErrorList) (field.ErrorList, error) {
 	if errs := rule(s.acct); len(errs) == 0 {
 		return nil, nil
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
-	"github.com/queue-scheduler/queue-scheduler/pkg/webhook/validation"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -27,7 +27,7 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	kube := kubefake.NewClientset()
 	acct, _ := accountingtest.Start(ctx, t, kube, parent, child, team)
 	s := &Server{acct: acct, kube: kube}
-	deletion := func(v validation.View) field.ErrorList { return validation.ValidateQueueDeletion(parent, v) }
+	deletion := func(v rules.View) field.ErrorList { return rules.ValidateQueueDeletion(parent, v) }
 	if got, err := s.judge(ctx, deletion); err != nil || len(got) != 1 {
 		t.Fatalf("deleting a parent whose child exists: got %v, %v, want one refusal", got, err)
 	}
@@ -44,8 +44,8 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	// A namespace the cache has not seen yet: its labels come from the API server.
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new", Labels: map[string]string{"team": "a"}}}
 	s.kube = kubefake.NewClientset(ns)
-	work := func(v validation.View) field.ErrorList {
-		return validation.AcceptsWork(field.NewPath("spec", "queue"), "team", "new", false, v)
+	work := func(v rules.View) field.ErrorList {
+		return rules.AcceptsWork(field.NewPath("spec", "queue"), "team", "new", false, v)
 	}
 	if got := work(acct); len(got) != 1 {
 		t.Fatalf("on the cache alone: got %v, want a refusal", got)

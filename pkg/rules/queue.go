@@ -1,7 +1,9 @@
-// Package validation holds the admission rules that involve more than one object: queue trees,
-// submissions to queues, Commands. Rules about one object alone live in the CRD schemas. Every rule
+// Package rules holds the domain rules that involve more than one object: queue trees, submissions
+// to queues, Commands. Rules about one object alone live in the CRD schemas. The admission webhook
+// applies them to what is written, the accounting to what is stored (a queue's tree fault), and the
+// controller to Commands that bypassed admission; the package depends on none of them. Every rule
 // returns field errors with full paths, so a rejection names the object, the field and the rule.
-package validation
+package rules
 
 import (
 	"fmt"
