@@ -3,6 +3,7 @@ package manifests
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,7 +130,11 @@ func TestDeploymentImageIsTheRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), `sed "s|image: `+want+`|`) {
-		t.Errorf("README.md's install command does not substitute image: %s", want)
+	sed := regexp.MustCompile(`sed "s\|(image: [^|]+)\|`).FindSubmatch(readme)
+	if sed == nil {
+		t.Fatal("README.md has no install command that substitutes the image (sed \"s|image: …|…|\")")
+	}
+	if pattern, err := regexp.Compile("^" + string(sed[1]) + "$"); err != nil || !pattern.MatchString("image: "+want) {
+		t.Errorf("README.md's install command substitutes %q, which does not match image: %s (%v)", sed[1], want, err)
 	}
 }
