@@ -67,10 +67,11 @@ func Up(ctx context.Context, opts UpOptions) error {
   kubectl get nodes
   kubectl queue list          # go install ./cmd/kubectl-queue, or make build and use bin/kubectl-queue
   kubectl queue create demo --weight 2 --all-namespaces
-Or follow docs/getting-started.md, which creates team-a. The API server authorizes with RBAC and the shipped roles, as a cluster does: the kubeconfig is a
-cluster administrator's; act as a tenant with --as NAME --as-group system:authenticated, as
-docs/getting-started.md does. Pods need spec.schedulerName: queue-scheduler; the simulated kubelets
-run a pod for as long as its annotation %s asks ("5m"), else until it is deleted.
+or follow docs/getting-started.md, which creates team-a.
+The API server authorizes with RBAC and the shipped roles, as a cluster does. The kubeconfig is a
+cluster administrator's; act as a tenant with --as NAME --as-group system:authenticated.
+Pods need spec.schedulerName: queue-scheduler; the simulated kubelets run a pod for as long as its
+annotation %s asks ("5m"), else until it is deleted.
 Press Ctrl-C to stop; nothing is left behind.
 `, nodeCount(opts.Nodes), kubeconfig, RuntimeAnnotation)
 		if err != nil {
