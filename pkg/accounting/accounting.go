@@ -1,13 +1,13 @@
-// Package accounting is the one in-memory view of queues that every queue-scheduler plugin and the
-// embedded controller of a process share. It is fed by informers and read without API calls, so a
-// scheduling cycle never waits on the API server.
+// Package accounting is the one in-memory view of queues that every queue-scheduler plugin, the
+// embedded controller and the webhook of a scheduler share; the composition root (pkg/scheduler)
+// builds it once per scheduler and hands it to each. It is fed by informers and read without API
+// calls, so a scheduling cycle never waits on the API server.
 package accounting
 
 import (
 	"context"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,17 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
 	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
 
 // syncTimeout bounds the wait for the queue-scheduler informers at start; past it the CRDs are most
@@ -60,48 +57,6 @@ type Accounting struct {
 	pins          pins
 	reclaims      reclaims
 	selectors     selectors
-}
-
-var (
-	sharedMu sync.Mutex
-	shared   = map[string]*Accounting{}
-)
-
-// ForHandle returns the process's accounting for the API server the scheduler talks to, creating and
-// syncing it on first use. Every plugin of every profile gets the same one.
-func ForHandle(ctx context.Context, h fwk.Handle) (*Accounting, error) {
-	return For(ctx, h.KubeConfig(), h.SharedInformerFactory())
-}
-
-// For returns the process's accounting for the API server of kubeConfig, fed by the scheduler's
-// informer factory kube, creating and syncing it on first use: the plugins and the embedded
-// controller and webhook of the process share it.
-func For(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory) (*Accounting, error) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	key := kubeConfig.Host
-	if a, ok := shared[key]; ok {
-		return a, nil
-	}
-	client, err := queueclient.New(kubeConfig)
-	if err != nil {
-		return nil, fmt.Errorf("queue-scheduler client: %w", err)
-	}
-	a, err := Start(ctx, client, kube)
-	if err != nil {
-		return nil, err
-	}
-	shared[key] = a
-	context.AfterFunc(ctx, func() { forget(key, a) })
-	return a, nil
-}
-
-func forget(key string, a *Accounting) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared[key] == a {
-		delete(shared, key)
-	}
 }
 
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.

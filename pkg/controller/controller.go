@@ -104,7 +104,7 @@ func (w *workqueues) shutDown() {
 	w.admissions.ShutDown()
 }
 
-// New builds the controller on the process's accounting; dyn reaches the jobs QueueUnits queue, of
+// New builds the controller on the scheduler's accounting (which the composition root hands it); dyn reaches the jobs QueueUnits queue, of
 // any kind; gangs are the other gang APIs whose PodGroups it mirrors (none when nil), whose
 // CustomResourceDefinitions it watches through meta; pacing spaces the status writes of usage. Its
 // event broadcaster stops with ctx; call Run to start it.

@@ -1,13 +1,12 @@
-// Package embedded starts, once per scheduler process, what runs beside the scheduling framework:
-// the admission webhook server on every replica and the queue controller on the leader. The binary
-// starts them once the scheduler is set up, whatever plugins its profiles enable.
+// Package embedded starts what runs beside the scheduling framework: the admission webhook server on
+// every replica and the queue controller on the leader. The composition root (pkg/scheduler) starts
+// them once per scheduler, once it is set up, whatever plugins its profiles enable.
 package embedded
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
@@ -38,21 +37,10 @@ func DefaultNamespace() string {
 	return "kube-system"
 }
 
-var (
-	mu      sync.Mutex
-	started = map[string]bool{}
-)
-
-// Start starts the webhook server (unless disabled) and then the controller, holding lease, once
-// per API server. The webhook comes first: the controller's first writes go through it.
+// Start starts the webhook server (unless disabled) and then the controller, holding lease, until
+// ctx ends. The webhook comes first: the controller's first writes go through it.
 func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Interface, acct *accounting.Accounting,
 	args *config.QueueStateArgs, lease controller.LeaderElection) error {
-	mu.Lock()
-	defer mu.Unlock()
-	key := kubeConfig.Host
-	if started[key] {
-		return nil
-	}
 	if !args.Webhook.Disabled {
 		if _, err := webhook.Start(ctx, client, acct, args); err != nil {
 			return err
@@ -75,14 +63,10 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 	if err != nil {
 		return err
 	}
-	started[key] = true
 	go func() {
 		if err := c.Run(ctx, lease); err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Queue controller stopped")
 		}
-		mu.Lock()
-		delete(started, key)
-		mu.Unlock()
 	}()
 	return nil
 }

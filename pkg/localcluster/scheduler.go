@@ -44,12 +44,13 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhoo
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(), extra...))
+	root := scheduler.NewRoot()
+	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), extra...))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
 	}
-	if err := scheduler.StartEmbedded(ctx, cc); err != nil {
+	if err := scheduler.StartEmbedded(ctx, cc, root); err != nil {
 		cancel()
 		return nil, fmt.Errorf("start the queue controller and webhook: %w", err)
 	}

@@ -81,7 +81,8 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 	}
 	ctx := genericapiserver.SetupSignalContext()
 	WithoutMetricsAllowList(opts)
-	cc, sched, err := app.Setup(ctx, opts, PluginOptions()...)
+	root := NewRoot()
+	cc, sched, err := app.Setup(ctx, opts, PluginOptions(root)...)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 		mutable.AddMetrics()
 	}
 	opts.ComponentGlobalsRegistry.AddMetrics()
-	if err := StartEmbedded(ctx, cc); err != nil {
+	if err := StartEmbedded(ctx, cc, root); err != nil {
 		return err
 	}
 	return app.Run(ctx, cc, sched)

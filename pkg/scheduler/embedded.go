@@ -10,26 +10,20 @@ import (
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
-// StartEmbedded starts the process's admission webhook server and queue controller on the
-// accounting the plugins share, once per API server. They are configured by the QueueState args of
-// the first profile that has some, else by the defaults: a profile without QueueState still gets
-// both.
-func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig) error {
+// StartEmbedded starts the scheduler's admission webhook server and queue controller on the
+// accounting root gave its plugins. They are configured by the QueueState args of the first profile
+// that has some, else by the defaults: a profile without QueueState still gets both.
+func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root) error {
 	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), embedded.DefaultNamespace())
 	if err != nil {
 		return err
 	}
-	acct, err := accounting.For(ctx, cc.KubeConfig, cc.InformerFactory)
-	if err != nil {
-		return err
-	}
-	return embedded.Start(ctx, cc.KubeConfig, cc.Client, acct, args, controllerLease(cc.ComponentConfig.LeaderElection, args))
+	return root.StartEmbedded(ctx, cc.KubeConfig, cc.InformerFactory, cc.Client, args, controllerLease(cc.ComponentConfig.LeaderElection, args))
 }
 
 // controllerLease is the controller's lease: in the namespace of the QueueState args, timed as the

@@ -20,20 +20,21 @@ import (
 // Name is the binary's name and the default schedulerName of its profile.
 const Name = schedulingv1beta1.SchedulerName
 
-// Plugins is the registry of every out-of-tree plugin of queue-scheduler.
-func Plugins() frameworkruntime.Registry {
+// Plugins is the registry of every out-of-tree plugin of queue-scheduler, each built on root's
+// accounting.
+func Plugins(root *Root) frameworkruntime.Registry {
 	return frameworkruntime.Registry{
-		queuestate.Name: queuestate.New,
-		queueunit.Name:  queueunit.New,
-		proportion.Name: proportion.New,
-		reclaim.Name:    reclaim.New,
-		gang.Name:       gang.New,
+		queuestate.Name: root.factory(queuestate.New),
+		queueunit.Name:  root.factory(queueunit.New),
+		proportion.Name: root.factory(proportion.New),
+		reclaim.Name:    root.factory(reclaim.New),
+		gang.Name:       root.factory(gang.New),
 	}
 }
 
-// PluginOptions registers every out-of-tree plugin of queue-scheduler with the command.
-func PluginOptions() []app.Option {
-	plugins := Plugins()
+// PluginOptions registers every out-of-tree plugin of queue-scheduler with the command, on root.
+func PluginOptions(root *Root) []app.Option {
+	plugins := Plugins(root)
 	names := make([]string, 0, len(plugins))
 	for name := range plugins {
 		names = append(names, name)

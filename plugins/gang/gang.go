@@ -53,13 +53,10 @@ var (
 	_ fwk.EnqueueExtensions        = &Gang{}
 )
 
-// New builds the plugin on the process's shared accounting.
-func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
+// hands it.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	args, err := config.DecodeGang(obj)
-	if err != nil {
-		return nil, err
-	}
-	acct, err := accounting.ForHandle(ctx, h)
 	if err != nil {
 		return nil, err
 	}

@@ -44,12 +44,9 @@ var (
 	_ fwk.EnqueueExtensions = &Proportion{}
 )
 
-// New builds the plugin on the process's shared accounting.
-func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	acct, err := accounting.ForHandle(ctx, h)
-	if err != nil {
-		return nil, err
-	}
+// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
+// hands it.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	holder, err := holdreport.NewHolder(ctx, h)
 	if err != nil {
 		return nil, err

@@ -48,15 +48,11 @@ var (
 	_ fwk.EnqueueExtensions = &QueueState{}
 )
 
-// New builds the plugin on the process's shared accounting and starts its held-pod reporter. Its args
-// configure the embedded webhook server and controller, which the binary starts (see
-// pkg/scheduler); they are checked here too, so that a bad profile fails at start.
-func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
+// hands it, and starts its held-pod reporter. Its args configure the embedded webhook server and
+// controller, which the root starts; they are checked here too, so that a bad profile fails at start.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	if _, err := config.Decode(obj, embedded.DefaultNamespace()); err != nil {
-		return nil, err
-	}
-	acct, err := accounting.ForHandle(ctx, h)
-	if err != nil {
 		return nil, err
 	}
 	holder, err := holdreport.NewHolder(ctx, h)

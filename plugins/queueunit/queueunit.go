@@ -31,12 +31,9 @@ var (
 	_ fwk.EnqueueExtensions = &QueueUnit{}
 )
 
-// New builds the plugin on the process's shared accounting and starts its held-pod reporter.
-func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	acct, err := accounting.ForHandle(ctx, h)
-	if err != nil {
-		return nil, err
-	}
+// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
+// hands it, and starts its held-pod reporter.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	holder, err := holdreport.NewHolder(ctx, h)
 	if err != nil {
 		return nil, err

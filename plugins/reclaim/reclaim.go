@@ -68,12 +68,9 @@ var (
 	_ preemption.Interface = &Reclaim{}
 )
 
-// New builds the plugin on the process's shared accounting.
-func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	acct, err := accounting.ForHandle(ctx, h)
-	if err != nil {
-		return nil, err
-	}
+// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
+// hands it.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts(),
 		nominated: newNominated()}
 	r.preFilter, _ = h.(preFilterRunner)

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
@@ -46,7 +45,7 @@ func BenchmarkPerfSchedulingQueueScheduler(b *testing.B) {
 		out = filepath.Join(ours, "..", "..", "out", "bench")
 	}
 	upstream := upstreamDir(b)
-	for name := range scheduler.Plugins() {
+	for name := range scheduler.Plugins(scheduler.NewRoot()) {
 		perf.PluginNames = append(perf.PluginNames, name)
 	}
 	var runs []map[string]measure
@@ -109,14 +108,16 @@ func writeConfig(b *testing.B, ours string, ourFirst bool) string {
 	return path
 }
 
-// registry is the queue-scheduler plugins, each starting, before it is built, what the binary runs
-// beside them: the queue CRDs (which an install applies), and the embedded controller, which creates
-// the default queue. Admission is not part of scheduler_perf's control plane, so the webhook is off.
+// registry is the queue-scheduler plugins on one root, each starting, before it is built, what the
+// binary runs beside them: the queue CRDs (which an install applies), and the embedded controller,
+// which creates the default queue, once per scheduler. Admission is not part of scheduler_perf's
+// control plane, so the webhook is off.
 func registry() frameworkruntime.Registry {
+	root := scheduler.NewRoot()
 	r := frameworkruntime.Registry{}
-	for name, factory := range scheduler.Plugins() {
+	for name, factory := range scheduler.Plugins(root) {
 		r[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			if err := startEmbedded(ctx, h); err != nil {
+			if err := startEmbedded(ctx, root, h); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			return factory(ctx, args, h)
@@ -125,12 +126,8 @@ func registry() frameworkruntime.Registry {
 	return r
 }
 
-func startEmbedded(ctx context.Context, h fwk.Handle) error {
+func startEmbedded(ctx context.Context, root *scheduler.Root, h fwk.Handle) error {
 	if err := localcluster.InstallCRDs(ctx, h.KubeConfig()); err != nil {
-		return err
-	}
-	acct, err := accounting.ForHandle(ctx, h)
-	if err != nil {
 		return err
 	}
 	args, err := config.Decode(nil, embedded.DefaultNamespace())
@@ -138,7 +135,8 @@ func startEmbedded(ctx context.Context, h fwk.Handle) error {
 		return err
 	}
 	args.Webhook.Disabled = true
-	return embedded.Start(ctx, h.KubeConfig(), h.ClientSet(), acct, args, controller.DefaultLeaderElection(args.Controller.LeaseNamespace))
+	return root.StartEmbedded(ctx, h.KubeConfig(), h.SharedInformerFactory(), h.ClientSet(), args,
+		controller.DefaultLeaderElection(args.Controller.LeaseNamespace))
 }
 
 // dataItems is the part of scheduler_perf's data items file read here.

@@ -1,0 +1,93 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+)
+
+// Root is the composition root of one scheduler: it builds the scheduler's accounting once, on the
+// first ask, from the scheduler's API server and informer factory, and hands it to the plugins
+// (through the registry's factory closures), the controller and the webhook. Nothing is kept
+// process-wide: two schedulers of one process (tests, benchmarks) have two roots, and a root asked
+// on behalf of a new informer factory (scheduler_perf builds a scheduler per workload from one
+// registry) builds a new accounting for it.
+type Root struct {
+	mu   sync.Mutex
+	kube informers.SharedInformerFactory
+	acct *accounting.Accounting
+	// embedded says whether the controller and webhook run on acct.
+	embedded bool
+}
+
+// NewRoot returns a root that has built nothing yet.
+func NewRoot() *Root { return &Root{} }
+
+// Accounting returns the accounting of the scheduler whose informer factory is kube, building and
+// syncing it on the first ask; ctx bounds its life (the scheduler's).
+func (r *Root) Accounting(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory) (*accounting.Accounting, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.accountingLocked(ctx, kubeConfig, kube)
+}
+
+func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory) (*accounting.Accounting, error) {
+	if r.acct != nil && r.kube == kube {
+		return r.acct, nil
+	}
+	client, err := queueclient.New(kubeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("queue-scheduler client: %w", err)
+	}
+	acct, err := accounting.Start(ctx, client, kube)
+	if err != nil {
+		return nil, err
+	}
+	r.kube, r.acct, r.embedded = kube, acct, false
+	return acct, nil
+}
+
+// StartEmbedded starts the webhook server and the controller on the accounting of the scheduler
+// whose informer factory is kube, once for that accounting.
+func (r *Root) StartEmbedded(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory, client kubernetes.Interface,
+	args *config.QueueStateArgs, lease controller.LeaderElection) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	acct, err := r.accountingLocked(ctx, kubeConfig, kube)
+	if err != nil || r.embedded {
+		return err
+	}
+	if err := embedded.Start(ctx, kubeConfig, client, acct, args, lease); err != nil {
+		return err
+	}
+	r.embedded = true
+	return nil
+}
+
+// pluginNew is how a queue-scheduler plugin is built: the framework's arguments and the scheduler's
+// accounting.
+type pluginNew func(context.Context, runtime.Object, fwk.Handle, *accounting.Accounting) (fwk.Plugin, error)
+
+// factory is the framework's factory of a plugin, which hands it the scheduler's accounting.
+func (r *Root) factory(newPlugin pluginNew) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		acct, err := r.Accounting(ctx, h.KubeConfig(), h.SharedInformerFactory())
+		if err != nil {
+			return nil, err
+		}
+		return newPlugin(ctx, obj, h, acct)
+	}
+}
