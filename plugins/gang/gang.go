@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -36,6 +37,8 @@ type Gang struct {
 	held     *podindex.Index
 	reporter *holdreport.Reporter
 	failures *failureReport
+	// clock tells the time: gang time-outs, the lapse of denials.
+	clock clock.WithDelayedExecution
 	// unnominate holds members whose stale nomination to clear.
 	unnominate workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// podGroupCreated tells when a PodGroup was created, for the queue order.
@@ -65,7 +68,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		handle:   h,
 		acct:     acct,
 		args:     args,
-		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, acct.SharesQueueSpecsVersion),
+		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, acct.SharesQueueSpecsVersion, clock.RealClock{}),
+		clock:    clock.RealClock{},
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),

@@ -11,6 +11,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
@@ -72,7 +73,7 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 
 func TestGateMessage(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, func() int64 { return 0 })}
+	g := &Gang{clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, func() int64 { return 0 }, clock.RealClock{})}
 	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
 		p.Status.Phase = phase
@@ -100,7 +101,7 @@ func TestGateMessage(t *testing.T) {
 func TestMembersCountAndDenial(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
 	queues := int64(1)
-	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, func() int64 { return queues })
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, func() int64 { return queues }, clock.RealClock{})
 	m.reserve(types.UID("reserved"))
 	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
@@ -138,7 +139,7 @@ func TestMembersCountAndDenial(t *testing.T) {
 // include the change denies it.
 func TestDenialRestsOnTheSharesOfItsAttempt(t *testing.T) {
 	queues, sharesQueues := int64(1), int64(1)
-	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, func() int64 { return sharesQueues })
+	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, func() int64 { return sharesQueues }, clock.RealClock{})
 	m.attempt("ns/g") // the attempt reads the shares of version 1
 	queues++          // the borrower's flip is stored, and its handlers run before the refusal
 	m.deny("ns/g", time.Minute)

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -17,6 +18,8 @@ import (
 // any of its handlers run, plus the members this scheduler reserved and has not seen bound yet.
 type members struct {
 	pods func(key string) []*v1.Pod
+	// clock tells the time the denials and the waits at Permit are measured against.
+	clock clock.PassiveClock
 
 	mu       sync.Mutex
 	reserved map[types.UID]bool
@@ -105,8 +108,8 @@ func lacking(pg *schedulingv1beta1.PodGroup, n int32, tasks map[string]int32) st
 	return ""
 }
 
-func newMembers(pods func(key string) []*v1.Pod, queues, sharesQueues func() int64) *members {
-	return &members{pods: pods, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
+func newMembers(pods func(key string) []*v1.Pod, queues, sharesQueues func() int64, clk clock.PassiveClock) *members {
+	return &members{pods: pods, clock: clk, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
 		denied: map[string]denial{}, queues: queues, sharesQueues: sharesQueues, attempts: map[string]int64{}}
 }
 
@@ -129,7 +132,7 @@ func (m *members) deny(key string, window time.Duration) {
 	if seen, ok := m.attempts[key]; ok {
 		version = seen
 	}
-	m.denied[key] = denial{until: time.Now().Add(window), queues: version}
+	m.denied[key] = denial{until: m.clock.Now().Add(window), queues: version}
 }
 
 // forgetGang drops what is kept of gang key, whose PodGroup is gone.
@@ -144,7 +147,7 @@ func (m *members) isDenied(key string) bool {
 	m.mu.Lock()
 	d, ok := m.denied[key]
 	m.mu.Unlock()
-	return ok && time.Now().Before(d.until) && d.queues == m.queues()
+	return ok && m.clock.Now().Before(d.until) && d.queues == m.queues()
 }
 
 // roomFreed lifts every denial but that of the gang a freed pod belonged to, and returns the gangs

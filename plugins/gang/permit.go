@@ -44,11 +44,16 @@ const denyWindow = 10 * time.Second
 // deny holds the gang key back until room is freed or denyWindow passed, then brings its members back.
 func (g *Gang) deny(key string) {
 	g.members.deny(key, denyWindow)
-	time.AfterFunc(denyWindow, func() {
-		if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 && !g.members.isDenied(key) {
-			g.handle.Activate(klog.Background(), pods)
-		}
-	})
+	// The check runs apart from the timer's callback, which a clock may call holding its own lock.
+	g.clock.AfterFunc(denyWindow, func() { go g.retryLapsed(key) })
+}
+
+// retryLapsed brings back the members of gang key turned away while it was denied, once the denial
+// has lapsed.
+func (g *Gang) retryLapsed(key string) {
+	if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 && !g.members.isDenied(key) {
+		g.handle.Activate(klog.Background(), pods)
+	}
 }
 
 // deniedBucket holds the members turned away because their gang was rejected.
@@ -90,7 +95,7 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		g.held.Add(pod, deniedBucket(key))
 		g.deny(key)
 	}
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
+	if !deadline.IsZero() && !g.clock.Now().Before(deadline) {
 		reason, cause = fmt.Sprintf("timed out after %s waiting for %d members", g.timeout(pg), pg.MinMemberOrOne()), "Timeout"
 	}
 	g.countRejection(pod, cause)
@@ -114,7 +119,7 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string
 		return nil, 0
 	}
 	timeout := g.timeout(pg)
-	g.members.waiting(pod.UID, time.Now().Add(timeout))
+	g.members.waiting(pod.UID, g.clock.Now().Add(timeout))
 	return fwk.NewStatus(fwk.Wait, fmt.Sprintf("waiting for the gang: podgroup %s has %s reserved", key, lack)), timeout
 }
 

@@ -4,14 +4,19 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
@@ -31,8 +36,8 @@ func TestPodGroupPostFilter(t *testing.T) {
 	defer cancel()
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
-	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(),
-		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, func() int64 { return 0 }),
+	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{},
+		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, func() int64 { return 0 }, clock.RealClock{}),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
@@ -50,5 +55,44 @@ func TestPodGroupPostFilter(t *testing.T) {
 	}
 	if got := g.failures.latest[types.NamespacedName{Namespace: "ns", Name: "g"}]; !strings.Contains(got, "pod-group cycle could not place its 2 unscheduled members") {
 		t.Errorf("reported %q", got)
+	}
+}
+
+// activations is a framework handle that hands on the pods it is asked to activate.
+type activations struct {
+	fwk.Handle
+	pods chan string
+}
+
+func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	for name := range pods {
+		a.pods <- name
+	}
+}
+
+// A denied gang's members, held at PreFilter, come back when the denial window has passed on the
+// plugin's clock, and not before: the test moves the clock, and sleeps nowhere.
+func TestDenialLapsesOnTheClock(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
+	handle := &activations{pods: make(chan string, 1)}
+	g := &Gang{handle: handle, clock: fake, held: podindex.New(),
+		members: newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return 0 }, func() int64 { return 0 }, fake)}
+	g.deny("ns/g")
+	g.held.Add(member("g", "g-0", 0, ""), deniedBucket("ns/g"))
+	fake.Step(denyWindow - time.Millisecond)
+	if !g.members.isDenied("ns/g") || !fake.HasWaiters() {
+		t.Fatalf("before the window passed: denied %t, its timer waiting %t; want both", g.members.isDenied("ns/g"), fake.HasWaiters())
+	}
+	fake.Step(time.Millisecond)
+	if g.members.isDenied("ns/g") {
+		t.Error("the denial holds once its window passed")
+	}
+	select {
+	case name := <-handle.pods:
+		if name != "ns/g-0" && name != "g-0" {
+			t.Errorf("activated %q once the window passed; want the held member", name)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Error("the held member was not activated once the window passed")
 	}
 }
