@@ -57,11 +57,40 @@ type Accounting struct {
 	pins          pins
 	reclaims      reclaims
 	selectors     selectors
+	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
+	takesGangsOf func(schedulingv1beta1.GangSource) bool
+}
+
+// GangKey is "namespace/name" of the PodGroup of queue-scheduler the pod belongs to, or "" for a pod
+// of no gang, by the rule the admission webhook labels pods by (schedulingv1beta1.GangOf): a pod that
+// came past the webhook is counted in its gang all the same.
+func (a *Accounting) GangKey(pod *v1.Pod) string {
+	if name, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf); ok {
+		return pod.Namespace + "/" + name
+	}
+	return ""
+}
+
+// GangName is GangKey as a name; ok is false for a pod of no gang.
+func (a *Accounting) GangName(pod *v1.Pod) (group types.NamespacedName, ok bool) {
+	name, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf)
+	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, ok
+}
+
+// TakesGangsOf says whether the PodGroups of source are gangs of queue-scheduler.
+func (a *Accounting) TakesGangsOf(source schedulingv1beta1.GangSource) bool {
+	return a.takesGangsOf(source)
 }
 
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
-// Namespaces and pods come from kube, the caller's informer factory, which the caller starts.
-func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory) (*Accounting, error) {
+// Namespaces and pods come from kube, the caller's informer factory, which the caller starts. takes
+// says which other gang APIs' PodGroups queue-scheduler takes (QueueState's gangSources); nil takes
+// them all.
+func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory,
+	takes func(schedulingv1beta1.GangSource) bool) (*Accounting, error) {
+	if takes == nil {
+		takes = func(schedulingv1beta1.GangSource) bool { return true }
+	}
 	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithTransform(WithoutManagedFields))
 	v1beta1 := factory.Scheduling().V1beta1()
 	nsInformer := kube.Core().V1().Namespaces()
@@ -75,6 +104,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		namespaces:       nsInformer.Lister(),
 		nsInformer:       nsInformer.Informer(),
 		namespacesSynced: nsInformer.Informer().HasSynced,
+		takesGangsOf:     takes,
 		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
 		pins:             pins{byUID: map[types.UID]string{}},
 	}

@@ -52,7 +52,7 @@ func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refu
 // accounting counts it: until then the shares cannot include its demand, and a refusal for the share
 // only waits for them (it is counted, marking the shares stale, and they are recomputed).
 func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod), pod: true})
+	return a.admit(queue, req, admitOptions{heldBack: a.reserved(queue, a.PodWork(pod), false), uncounted: !a.Counted(pod), pod: true})
 }
 
 // AdmitQueuedPod is AdmitPod for a pod about to enter the scheduling queue. Until the shares include
@@ -61,7 +61,7 @@ func (a *Accounting) AdmitPod(pod *v1.Pod, queue string, req v1.ResourceList) *R
 // a moment, rather than fail a scheduling attempt on them. Once they include it, the rules are
 // AdmitPod's.
 func (a *Accounting) AdmitQueuedPod(pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	opts := admitOptions{heldBack: a.reserved(queue, PodWork(pod), false), uncounted: !a.Counted(pod), pod: true}
+	opts := admitOptions{heldBack: a.reserved(queue, a.PodWork(pod), false), uncounted: !a.Counted(pod), pod: true}
 	if !a.SharesInclude(pod) {
 		opts.ahead = a.pendingBesides(pod, queue)
 	}
@@ -69,8 +69,8 @@ func (a *Accounting) AdmitQueuedPod(pod *v1.Pod, queue string, req v1.ResourceLi
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
-func PodWork(pod *v1.Pod) WorkKey {
-	if key := schedulingv1beta1.PodGroupKey(pod); key != "" {
+func (a *Accounting) PodWork(pod *v1.Pod) WorkKey {
+	if key := a.GangKey(pod); key != "" {
 		return WorkKey("PodGroup/" + key)
 	}
 	return ""

@@ -25,7 +25,7 @@ func newTestAccounting(t testing.TB, queues []runtime.Object, kubeObjs ...runtim
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(kubeObjs...), 0)
-	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube)
+	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

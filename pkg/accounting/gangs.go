@@ -10,13 +10,13 @@ import (
 // byPodGroup indexes the scheduler's pods by "namespace/podgroup".
 const byPodGroup = "queue-scheduler.io/pod-group"
 
-// PodGroupIndex indexes pods by "namespace/podgroup", for any pod informer.
-func PodGroupIndex(obj any) ([]string, error) {
+// PodGroupIndex indexes pods by "namespace/podgroup" of their gang (GangKey), for any pod informer.
+func (a *Accounting) PodGroupIndex(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, nil
 	}
-	if key := schedulingv1beta1.PodGroupKey(pod); key != "" {
+	if key := a.GangKey(pod); key != "" {
 		return []string{key}, nil
 	}
 	return nil, nil
@@ -24,7 +24,7 @@ func PodGroupIndex(obj any) ([]string, error) {
 
 // gangIndex indexes the scheduler's pod informer by PodGroup.
 func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
-	if err := pods.AddIndexers(cache.Indexers{byPodGroup: PodGroupIndex}); err != nil {
+	if err := pods.AddIndexers(cache.Indexers{byPodGroup: a.PodGroupIndex}); err != nil {
 		return err
 	}
 	a.pods = pods.GetIndexer()

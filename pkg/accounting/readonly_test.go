@@ -42,7 +42,7 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 		a.AdmitPod(pending, queue, req)
 		a.AdmitQueuedPod(pending, queue, req)
 		a.AdmitUnit(queue, req, nil)
-		a.HeadroomOf(queue, PodWork(pending), req)
+		a.HeadroomOf(queue, a.PodWork(pending), req)
 		a.UnderShare(queue, req)
 		a.DominantShare(queue)
 		a.ReclaimableSpare("")

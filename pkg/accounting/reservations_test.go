@@ -28,7 +28,7 @@ func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
 	if r := a.Admit("capped", "", cpu("5")); r == nil || !strings.Contains(r.Message, "6 reserved by admitted work") {
 		t.Errorf("another pod, 5 of 10 with 6 reserved: got %+v, want refused", r)
 	}
-	if r := a.Admit("capped", PodWork(member("m-0", "3")), cpu("3")); r != nil {
+	if r := a.Admit("capped", a.PodWork(member("m-0", "3")), cpu("3")); r != nil {
 		t.Errorf("a member of the gang: %q", r.Message)
 	}
 	bound := member("m-0", "3")

@@ -54,7 +54,7 @@ func (a *Accounting) cachedPodGroup(namespace, name string) (*schedulingv1beta1.
 // pod's PodGroup by podGroup.
 func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit, annotation func(namespace string) string,
 	podGroup PodGroupGetter) (queue string, settled bool, err error) {
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
+	if group, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf); ok {
 		pg, err := podGroup(pod.Namespace, group)
 		if err != nil {
 			if apierrors.IsNotFound(err) {

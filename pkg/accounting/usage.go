@@ -317,7 +317,7 @@ func (u *usage) upsert(pod *v1.Pod) {
 		u.wait(pod)
 		// Waiting before looking again: a PodGroup added meanwhile either finds the pod waiting, or
 		// is found here.
-		if group := schedulingv1beta1.PodGroupKey(pod); group != "" {
+		if group := u.acct.GangKey(pod); group != "" {
 			if _, ok := u.acct.PodGroupByKey(group); ok {
 				u.podGroupAdded(group)
 			}
@@ -379,7 +379,7 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
-		group:       schedulingv1beta1.PodGroupKey(pod),
+		group:       u.acct.GangKey(pod),
 	}
 	if existed && old.settled {
 		return entry, nil
@@ -406,7 +406,7 @@ func (u *usage) remove(obj any) {
 		return
 	}
 	u.mu.Lock()
-	if group := schedulingv1beta1.PodGroupKey(pod); group != "" {
+	if group := u.acct.GangKey(pod); group != "" {
 		delete(u.waiting[group], pod.UID)
 	}
 	old, existed := u.pods[pod.UID]
@@ -426,7 +426,7 @@ func (u *usage) remove(obj any) {
 }
 
 func (u *usage) wait(pod *v1.Pod) {
-	group := schedulingv1beta1.PodGroupKey(pod)
+	group := u.acct.GangKey(pod)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.waiting[group] == nil {

@@ -126,7 +126,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer)
 	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource)
 	acct.UseConsumerState(c.consumerDone)
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: accounting.PodGroupIndex}); err != nil {
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.PodGroupIndex}); err != nil {
 		return nil, err
 	}
 	c.membersIndexer = podInformer.Informer().GetIndexer()

@@ -67,7 +67,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 func startAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory)
+	acct, err := accounting.Start(ctx, queues, factory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 	queues := fake.NewSimpleClientset()
 	kube := kubefake.NewClientset()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory)
+	acct, err := accounting.Start(ctx, queues, factory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,12 +141,16 @@ func (c *Controller) onCommand(obj any) {
 // PodGroup of an API shared with other schedulers becomes queue-scheduler's with its first pod.
 func (c *Controller) onMember(obj any) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+	if !ok {
 		return
 	}
-	c.enqueuePodGroup(pod.Namespace + "/" + pod.Labels[schedulingv1beta1.PodGroupLabel])
+	group, ok := c.acct.GangName(pod)
+	if !ok {
+		return
+	}
+	c.enqueuePodGroup(group.String())
 	for _, ref := range schedulingv1beta1.GangRefs(pod) {
-		if ref.Source != "" && ref.Name == pod.Labels[schedulingv1beta1.PodGroupLabel] {
+		if ref.Source != "" && ref.Name == group.Name {
 			c.enqueueGang(gangKey(ref.Source, pod.Namespace, ref.Name))
 		}
 	}

@@ -44,7 +44,11 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhoo
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	root := scheduler.NewRoot()
+	root, err := scheduler.NewRootFor(configPath)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("read queue-scheduler's configuration: %w", err)
+	}
 	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), extra...))
 	if err != nil {
 		cancel()

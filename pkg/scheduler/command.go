@@ -81,7 +81,10 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 	}
 	ctx := genericapiserver.SetupSignalContext()
 	WithoutMetricsAllowList(opts)
-	root := NewRoot()
+	root, err := NewRootFor(opts.ConfigFile)
+	if err != nil {
+		return err
+	}
 	cc, sched, err := app.Setup(ctx, opts, PluginOptions(root)...)
 	if err != nil {
 		return err

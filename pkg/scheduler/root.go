@@ -9,10 +9,14 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
@@ -26,6 +30,9 @@ import (
 // on behalf of a new informer factory (scheduler_perf builds a scheduler per workload from one
 // registry) builds a new accounting for it.
 type Root struct {
+	// takes says which other gang APIs' PodGroups the accounting takes as gangs.
+	takes func(schedulingv1beta1.GangSource) bool
+
 	mu   sync.Mutex
 	kube informers.SharedInformerFactory
 	acct *accounting.Accounting
@@ -33,8 +40,28 @@ type Root struct {
 	embedded bool
 }
 
-// NewRoot returns a root that has built nothing yet.
-func NewRoot() *Root { return &Root{} }
+// NewRoot returns a root that has built nothing yet, whose accounting takes the PodGroups of the
+// gang APIs takes says (nil: all of them).
+func NewRoot(takes func(schedulingv1beta1.GangSource) bool) *Root { return &Root{takes: takes} }
+
+// NewRootFor returns the root of a scheduler run from configFile ("" for the defaults): its
+// accounting takes the gang APIs the QueueState args of the first profile that has some take, as
+// the controller and the webhook do, so that every part reads a pod's gang by one rule.
+func NewRootFor(configFile string) (*Root, error) {
+	var profiles []kubeschedulerconfig.KubeSchedulerProfile
+	if configFile != "" {
+		cfg, err := options.LoadConfigFromFile(klog.Background(), configFile)
+		if err != nil {
+			return nil, err
+		}
+		profiles = cfg.Profiles
+	}
+	args, err := config.Decode(queueStateArgs(profiles), embedded.DefaultNamespace())
+	if err != nil {
+		return nil, err
+	}
+	return NewRoot(args.TakesGangsOf), nil
+}
 
 // Accounting returns the accounting of the scheduler whose informer factory is kube, building and
 // syncing it on the first ask; ctx bounds its life (the scheduler's).
@@ -52,7 +79,7 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	acct, err := accounting.Start(ctx, client, kube)
+	acct, err := accounting.Start(ctx, client, kube, r.takes)
 	if err != nil {
 		return nil, err
 	}

@@ -75,15 +75,14 @@ func (s *Server) labelForeignGang(pod *v1.Pod, d *decision) {
 	if len(refs) == 0 || refs[0].Source == "" {
 		return
 	}
-	for _, ref := range refs {
-		if s.gangs(ref.Source) {
-			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.PodGroupLabel, ref.Name))
-			if pod.Labels == nil {
-				pod.Labels = map[string]string{}
-			}
-			pod.Labels[schedulingv1beta1.PodGroupLabel] = ref.Name
-			return
+	// The rule the scheduler reads an unlabelled pod's gang by, so that both agree.
+	if name, ok := schedulingv1beta1.GangOf(pod, s.gangs); ok {
+		d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.PodGroupLabel, name))
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
 		}
+		pod.Labels[schedulingv1beta1.PodGroupLabel] = name
+		return
 	}
 	d.warnings = append(d.warnings, fmt.Sprintf(
 		"pod names %s PodGroup %q, whose gangs queue-scheduler does not take (QueueState gangSources): it is scheduled alone, not as a gang",

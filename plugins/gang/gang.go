@@ -97,7 +97,7 @@ func (g *Gang) Name() string { return Name }
 // podGroup returns the PodGroup of a pod, or nil for a pod without one or whose group is missing
 // (QueueState holds those).
 func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	if key == "" {
 		return nil
 	}
@@ -108,7 +108,7 @@ func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
 // PreEnqueue keeps a gang's pods out of the active queue until the group is admitted to its queue
 // and has at least minMember pods, and each task's minTaskMember.
 func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	if key == "" {
 		return nil
 	}
@@ -178,7 +178,7 @@ func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time)
 		return types.NamespacedName{}, e.GetTimestamp()
 	}
 	pod := info.GetPodInfo().GetPod()
-	group, ok := schedulingv1beta1.PodGroupName(pod)
+	group, ok := g.acct.GangName(pod)
 	if !ok {
 		return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, e.GetTimestamp()
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -38,7 +39,10 @@ func queued(t *testing.T, pod *v1.Pod, queuedAt time.Time) fwk.QueuedEntityInfo 
 func TestLessKeepsGangsTogether(t *testing.T) {
 	now := time.Now()
 	podGroups := map[string]time.Time{"ns/early": now.Add(-time.Hour), "ns/late": now.Add(-time.Minute)}
-	g := &Gang{podGroupCreated: func(group types.NamespacedName) (time.Time, bool) { c, ok := podGroups[group.String()]; return c, ok }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset())
+	g := &Gang{acct: acct, podGroupCreated: func(group types.NamespacedName) (time.Time, bool) { c, ok := podGroups[group.String()]; return c, ok }}
 	// A late gang's member queued first still comes after every member of the earlier gang, and
 	// members of one gang come one after the other whatever their queueing times.
 	lateFirst := queued(t, member("late", "late-0", 0, ""), now.Add(-50*time.Minute))

@@ -19,15 +19,15 @@ func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, er
 	return []fwk.ClusterEventWithHint{
 		// A bound pod that goes away, or a node that appears or grows, may make room for a gang that
 		// did not fit.
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: isSchedulableAfterPodDelete},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: g.isSchedulableAfterPodDelete},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable}},
 	}, nil
 }
 
 // isSchedulableAfterPodDelete queues pod unless the pod that went away was its own sibling: a gang
 // that gave up its reservations has not gained room by it.
-func isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
-	if deleted, ok := oldObj.(*v1.Pod); ok && schedulingv1beta1.PodGroupKey(deleted) == schedulingv1beta1.PodGroupKey(pod) {
+func (g *Gang) isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
+	if deleted, ok := oldObj.(*v1.Pod); ok && g.acct.GangKey(deleted) == g.acct.GangKey(pod) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
@@ -39,7 +39,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok {
-				g.activateIfReady(schedulingv1beta1.PodGroupKey(pod))
+				g.activateIfReady(g.acct.GangKey(pod))
 			}
 		},
 		UpdateFunc: func(_, obj any) {
@@ -59,7 +59,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			if pod, ok := obj.(*v1.Pod); ok {
 				g.forget(pod)
 				if pod.Spec.NodeName != "" {
-					g.retryDenied(schedulingv1beta1.PodGroupKey(pod))
+					g.retryDenied(g.acct.GangKey(pod))
 				}
 			}
 		},

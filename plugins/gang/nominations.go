@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-
-	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // A member waiting at Permit is nominated to its node in the API (so that autoscalers see it
@@ -22,7 +20,7 @@ import (
 
 // staleNomination says whether pod is a member of a rejected gang left nominated to a node.
 func (g *Gang) staleNomination(pod *v1.Pod) bool {
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	return key != "" && pod.Spec.NodeName == "" && pod.Status.NominatedNodeName != "" &&
 		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil && !g.acct.Reclaiming(key)
 }

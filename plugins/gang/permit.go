@@ -24,7 +24,7 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []f
 	if pg == nil {
 		return nil, nil
 	}
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	g.members.attempt(key)
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
@@ -64,7 +64,7 @@ func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Reserve counts the member as assigned, so that Permit sees it.
 func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if schedulingv1beta1.PodGroupKey(pod) != "" {
+	if g.acct.GangKey(pod) != "" {
 		g.members.reserve(pod.UID)
 	}
 	return nil
@@ -76,7 +76,7 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ strin
 // every reservation up at the end of its placement, placed or not: the members it then binds are
 // reserved again, and a placement that failed is rejected in PodGroupPostFilter.
 func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	if key == "" {
 		return
 	}
@@ -112,7 +112,7 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string
 	if pg == nil || !isGang(pg) || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
 		return nil, 0
 	}
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	lack := g.members.count(key).assignedLack(pg)
 	if lack == "" {
 		g.allowWaiting(key)
@@ -171,7 +171,7 @@ func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, w
 	if pg == nil || !isGang(pg) {
 		return fwk.NewStatus(fwk.Unschedulable)
 	}
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := g.acct.GangKey(pod)
 	if g.members.count(key).assignedLack(pg) == "" {
 		return fwk.NewStatus(fwk.Unschedulable)
 	}
@@ -203,7 +203,7 @@ func (g *Gang) countRejection(pod *v1.Pod, cause string) {
 // allowWaiting lets every waiting member of the gang key bind.
 func (g *Gang) allowWaiting(key string) {
 	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if schedulingv1beta1.PodGroupKey(wp.GetPod()) == key {
+		if g.acct.GangKey(wp.GetPod()) == key {
 			wp.Allow(Name)
 		}
 	})
@@ -213,7 +213,7 @@ func (g *Gang) allowWaiting(key string) {
 func (g *Gang) rejectWaiting(key, reason string) int {
 	rejected := 0
 	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if schedulingv1beta1.PodGroupKey(wp.GetPod()) != key {
+		if g.acct.GangKey(wp.GetPod()) != key {
 			return
 		}
 		g.members.rejectedBySibling(wp.GetPod().UID)

@@ -98,7 +98,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	own := accounting.PodWork(pod)
+	own := p.acct.PodWork(pod)
 	// Indexed before the check, so that a larger share announced after the check finds the pod.
 	p.Held.Add(pod, queue)
 	refusal := p.acct.AdmitPod(pod, queue, req)

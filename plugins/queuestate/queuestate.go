@@ -95,14 +95,15 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 			return holdreport.Why{Message: "waiting for the scheduler's namespace cache to learn the pod's queue"}
 		}
 	}
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		p.Held.Add(pod, podGroupBucket(pod.Namespace, group))
+	group, gang := p.acct.GangName(pod)
+	if gang {
+		p.Held.Add(pod, podGroupBucket(group.Namespace, group.Name))
 	}
 	name, err := p.acct.QueueOf(pod)
 	if err != nil {
 		return holdreport.Why{Reason: holdreport.PodGroupMissing, Message: err.Error()}
 	}
-	if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" {
+	if !gang {
 		p.Held.Add(pod, queueBucket(name))
 	}
 	q, _ := p.acct.Queue(name)

@@ -32,7 +32,7 @@ type gangPreemptor struct {
 // gangOf returns the gang of pod when it misses members to reach minMember, else nil: a gang that
 // has its minimum bound or reserved lets its further members preempt one by one.
 func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
-	key := schedulingv1beta1.PodGroupKey(pod)
+	key := r.acct.GangKey(pod)
 	if key == "" {
 		return nil
 	}

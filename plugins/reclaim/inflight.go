@@ -7,8 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
-
-	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // inflight remembers the victims chosen but not yet gone: evictions run asynchronously, and until a
@@ -73,7 +71,7 @@ func (f *inflight) evicting(uid types.UID) bool {
 
 // pending returns, among the victims under way, those still alive (live says so), per queue what
 // they hold and per gang how many they are; it forgets the others.
-func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error)) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
+func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	byQueue, byGang := map[string]v1.ResourceList{}, map[string]int{}
@@ -87,7 +85,7 @@ func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (strin
 		if q, err := queueOf(pod); err == nil {
 			byQueue[q] = quota.Add(byQueue[q], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 		}
-		if key := schedulingv1beta1.PodGroupKey(pod); key != "" {
+		if key := gangOf(pod); key != "" {
 			byGang[key]++
 		}
 	}

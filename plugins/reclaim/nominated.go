@@ -7,8 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
-
-	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // nominated remembers the pods reclaim nominated to room it freed, single pods and gangs' members,
@@ -16,6 +14,9 @@ import (
 // another pod or gang of the queue that counted only the queue's bound pods would take back more
 // than the queue's share.
 type nominated struct {
+	// gangKey names a pod's gang (accounting.GangKey).
+	gangKey func(*v1.Pod) string
+
 	mu   sync.Mutex
 	pods map[types.UID]nominee
 }
@@ -26,7 +27,9 @@ type nominee struct {
 	requests    v1.ResourceList
 }
 
-func newNominated() *nominated { return &nominated{pods: map[types.UID]nominee{}} }
+func newNominated(gangKey func(*v1.Pod) string) *nominated {
+	return &nominated{pods: map[types.UID]nominee{}, gangKey: gangKey}
+}
 
 // set records pod, of queue, as nominated to node; with node "", forgets it.
 func (n *nominated) set(pod *v1.Pod, queue, node string) {
@@ -34,7 +37,7 @@ func (n *nominated) set(pod *v1.Pod, queue, node string) {
 		n.forget(pod.UID)
 		return
 	}
-	entry := nominee{pod: pod, queue: queue, gang: schedulingv1beta1.PodGroupKey(pod),
+	entry := nominee{pod: pod, queue: queue, gang: n.gangKey(pod),
 		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -52,7 +55,7 @@ func (n *nominated) forget(uid types.UID) {
 // gang's plan counts those in its own request), among those still pending (pending says so: neither
 // bound nor deleted); it forgets the others.
 func (n *nominated) holding(queue string, self *v1.Pod, pending func(*v1.Pod) bool) v1.ResourceList {
-	gang := schedulingv1beta1.PodGroupKey(self)
+	gang := n.gangKey(self)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := v1.ResourceList{}

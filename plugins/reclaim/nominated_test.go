@@ -15,7 +15,7 @@ import (
 // The single pods reclaim nominated and that are still pending hold their queue's room for the
 // queue's other pods, never for themselves nor for another queue; a bound one is forgotten.
 func TestNominatedPodsHoldTheirQueuesRoom(t *testing.T) {
-	n := newNominated()
+	n := newNominated(schedulingv1beta1.PodGroupKey)
 	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
 	a := util.MakePod("ns", "a").UID("a").Req(cpu).Obj()
 	b := util.MakePod("ns", "b").UID("b").Req(cpu).Obj()
@@ -49,7 +49,7 @@ func TestNominatedPodsHoldTheirQueuesRoom(t *testing.T) {
 // A gang's members nominated by its reclaim hold their queue's room for the queue's other pods and
 // gangs, never for their own gang's plan nor for another queue; a bound member is forgotten.
 func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
-	n := newNominated()
+	n := newNominated(schedulingv1beta1.PodGroupKey)
 	member := func(name string) *v1.Pod {
 		return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.PodGroupLabel, "g").
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
@@ -73,7 +73,7 @@ func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
 // A pod reclaim cannot help gives up the node an earlier cycle nominated it to, so that pods of the
 // same or a lower priority no longer wait for room it may not take.
 func TestRefusalClearsTheNomination(t *testing.T) {
-	r := &Reclaim{waiting: podindex.New(), nominated: newNominated()}
+	r := &Reclaim{waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	pod := util.MakePod("ns", "p").UID("p").Obj()
 	pod.Status.NominatedNodeName = "node-2"
 	r.nominated.set(pod, "two", "node-2")

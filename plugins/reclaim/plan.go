@@ -69,12 +69,12 @@ type victim struct {
 }
 
 // classify says whether and how pod may be taken for the plan's preemptor.
-func (p *plan) classify(pod *v1.Pod, queueOf func(*v1.Pod) (string, error)) (victimKind, string) {
+func (p *plan) classify(pod *v1.Pod, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string) (victimKind, string) {
 	if pod.DeletionTimestamp != nil || pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
 		return notAVictim, ""
 	}
 	queue, err := queueOf(pod)
-	if err != nil || (p.gang != "" && schedulingv1beta1.PodGroupKey(pod) == p.gang) {
+	if err != nil || (p.gang != "" && gangOf(pod) == p.gang) {
 		return notAVictim, ""
 	}
 	if queue == p.queue {

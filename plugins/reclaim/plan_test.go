@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{"another scheduler's pod", foreign, notAVictim},
 	}
 	for _, tt := range tests {
-		if got, _ := p.classify(tt.pod, queueLabel); got != tt.want {
+		if got, _ := p.classify(tt.pod, queueLabel, schedulingv1beta1.PodGroupKey); got != tt.want {
 			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
 		}
 	}

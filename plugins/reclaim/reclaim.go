@@ -72,7 +72,7 @@ var (
 // hands it.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts(),
-		nominated: newNominated()}
+		nominated: newNominated(acct.GangKey)}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	acct.OnSharesComputed(r.activateWaiting)
@@ -187,7 +187,7 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
-	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf)
+	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf, r.acct.GangKey)
 	// Read after the victims under way, before the spare: see PostFilter.
 	p.sharesGen = r.acct.SharesGeneration()
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,

@@ -6,8 +6,6 @@ import (
 
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-
-	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // OrderedScoreFuncs chooses among the candidate nodes of a single pod: first the node whose victims
@@ -51,7 +49,7 @@ func (r *Reclaim) wholeGangs(v *extenderv1.Victims) int {
 	}
 	taken := map[string]int{}
 	for _, p := range v.Pods {
-		if key := schedulingv1beta1.PodGroupKey(p); key != "" {
+		if key := r.acct.GangKey(p); key != "" {
 			taken[key]++
 		}
 	}

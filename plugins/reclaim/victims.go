@@ -12,8 +12,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
-
-	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
 
 // SelectVictimsOnNode finds the fewest, least important pods whose eviction lets the preemptor fit
@@ -81,12 +79,12 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 	gangs := map[string]*victim{}
 	for _, pi := range nodeInfo.GetPods() {
 		pod := pi.GetPod()
-		kind, queue := p.classify(pod, r.acct.QueueOf)
+		kind, queue := p.classify(pod, r.acct.QueueOf, r.acct.GangKey)
 		if kind == notAVictim || r.inflight.evicting(pod.UID) {
 			continue // a victim under way is gone already in the dry run
 		}
 		v := &victim{kind: kind, queue: queue, priority: corev1helpers.PodPriority(pod), pods: []fwk.PodInfo{pi},
-			gang: schedulingv1beta1.PodGroupKey(pod), started: startOf(pod)}
+			gang: r.acct.GangKey(pod), started: startOf(pod)}
 		v.requests = requestsOf(v.pods)
 		if v.gang == "" {
 			out = append(out, v)

@@ -172,7 +172,7 @@ func TestNominatedPodKeepsItsNodeWhileItsVictimsLeave(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(), newAttempts()
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), newAttempts()
 	// The borrower holds 2 CPUs, its share beside the owner's 1 pending: nothing is spare.
 	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return !r.acct.SharesStale() && len(r.acct.ReclaimableSpare("owner")) == 0 && deservedCPU(r, "owner") == 1, nil
@@ -209,7 +209,7 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, terminating, half("mid"), borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(), newAttempts()
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), newAttempts()
 	r.evaluator = preemption.NewEvaluator(Name, f.framework, r, preemption.NewExecutor(f.framework, feature.Features{}))
 	r.nominated.set(preemptor, "owner", "n")
 	// The owner deserves 1 CPU and the borrower holds 2.5: 500m are spare. The terminating pod frees

@@ -10,9 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -118,54 +116,7 @@ func getPod(t *testing.T, namespace, name string) *v1.Pod {
 }
 
 // withoutAdmission runs create with the queue-scheduler webhooks unregistered, restoring them after.
-// It stands for objects that were stored before the webhook was installed, or while it was bypassed:
-// the only way a queue can lose its parent or a pod can name a missing queue.
 func withoutAdmission(t *testing.T, create func()) {
 	t.Helper()
-	admission := cluster.Kube.AdmissionregistrationV1()
-	validating, err := admission.ValidatingWebhookConfigurations().Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get webhook configuration: %v", err)
-	}
-	mutating, err := admission.MutatingWebhookConfigurations().Get(context.Background(), config.DefaultConfigurationName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get mutating webhook configuration: %v", err)
-	}
-	if err := admission.ValidatingWebhookConfigurations().Delete(context.Background(), validating.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("unregister webhook: %v", err)
-	}
-	if err := admission.MutatingWebhookConfigurations().Delete(context.Background(), mutating.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("unregister mutating webhook: %v", err)
-	}
-	waitAdmission(t, false)
-	defer func() {
-		validating.ResourceVersion, mutating.ResourceVersion = "", ""
-		if _, err := admission.ValidatingWebhookConfigurations().Create(context.Background(), validating, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("register webhook again: %v", err)
-		}
-		if _, err := admission.MutatingWebhookConfigurations().Create(context.Background(), mutating, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("register mutating webhook again: %v", err)
-		}
-		waitAdmission(t, true)
-	}()
-	create()
-}
-
-// waitAdmission waits until the API server does (or no longer does) call the webhooks, which it
-// learns of through its own informers: a dry-run queue naming a missing parent probes the validating
-// webhooks, a dry-run pod without a queue label the mutating ones.
-func waitAdmission(t *testing.T, on bool) {
-	t.Helper()
-	probe := util.MakeQueue("admission-probe").Parent("no-such-parent-probe").Obj()
-	pod := util.MakePod(metav1.NamespaceDefault, "admission-probe").Obj()
-	dryRun := []string{metav1.DryRunAll}
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		_, err := cluster.Queues.SchedulingV1beta1().Queues().Create(ctx, probe, metav1.CreateOptions{DryRun: dryRun})
-		mutated, podErr := cluster.Kube.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: dryRun})
-		labelled := podErr == nil && mutated.Labels[schedulingv1beta1.QueueLabel] != ""
-		return (err != nil) == on && labelled == on, nil
-	})
-	if err != nil {
-		t.Fatalf("webhook still %v after %s", map[bool]string{true: "off", false: "on"}[on], settle)
-	}
+	util.WithoutAdmission(t, cluster.Kube, cluster.Queues, create)
 }

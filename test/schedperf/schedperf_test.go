@@ -45,7 +45,7 @@ func BenchmarkPerfSchedulingQueueScheduler(b *testing.B) {
 		out = filepath.Join(ours, "..", "..", "out", "bench")
 	}
 	upstream := upstreamDir(b)
-	for name := range scheduler.Plugins(scheduler.NewRoot()) {
+	for name := range scheduler.Plugins(scheduler.NewRoot(nil)) {
 		perf.PluginNames = append(perf.PluginNames, name)
 	}
 	var runs []map[string]measure
@@ -113,7 +113,7 @@ func writeConfig(b *testing.B, ours string, ourFirst bool) string {
 // which creates the default queue, once per scheduler. Admission is not part of scheduler_perf's
 // control plane, so the webhook is off.
 func registry() frameworkruntime.Registry {
-	root := scheduler.NewRoot()
+	root := scheduler.NewRoot(nil)
 	r := frameworkruntime.Registry{}
 	for name, factory := range scheduler.Plugins(root) {
 		r[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {

@@ -70,3 +70,21 @@ func TaskOf(pod *corev1.Pod) string {
 	}
 	return pod.Labels[VolcanoTaskAnnotation]
 }
+
+// GangOf names the PodGroup of queue-scheduler that pod belongs to, in the pod's namespace: its
+// pod-group label, else the first PodGroup of another gang API that takes says queue-scheduler
+// takes (queue-scheduler's PodGroup that stands for it has the same name). ok is false for a pod of
+// no gang, or only of gang APIs that are not taken. The admission webhook writes the label by it,
+// and the scheduler reads a pod's gang by it, so that a pod that came past the webhook is counted
+// in its gang all the same.
+func GangOf(pod *corev1.Pod, takes func(GangSource) bool) (name string, ok bool) {
+	if name := pod.Labels[PodGroupLabel]; name != "" {
+		return name, true
+	}
+	for _, ref := range GangRefs(pod) {
+		if takes(ref.Source) {
+			return ref.Name, true
+		}
+	}
+	return "", false
+}
