@@ -73,9 +73,15 @@ func waiting(t *testing.T, namespace string) string {
 
 func waitBound(t *testing.T, namespace string, ok func(map[string]int) bool, what string) {
 	t.Helper()
+	waitCounted(t, namespace, bound, ok, what)
+}
+
+// waitCounted waits until ok holds for the namespace's bound pods as count counts them.
+func waitCounted(t *testing.T, namespace string, count func(*testing.T, string) map[string]int, ok func(map[string]int) bool, what string) {
+	t.Helper()
 	var last map[string]int
 	poll(t, what, func(context.Context) (bool, error) {
-		last = bound(t, namespace)
+		last = count(t, namespace)
 		return ok(last), nil
 	}, func() string { return fmt.Sprintf("bound %v; waiting: %s", last, waiting(t, namespace)) })
 }

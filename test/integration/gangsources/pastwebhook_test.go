@@ -26,7 +26,7 @@ func TestGangsPastTheWebhookBindWholeOrNothing(t *testing.T) {
 	for i := range 2 {
 		createPod(t, util.MakePod(ns, fmt.Sprintf("filler-%d", i)).Req(cpu).Obj())
 	}
-	waitBoundByName(t, ns, func(got map[string]int) bool { return got["filler"] == 2 }, "the fillers bound: room for 2 left")
+	waitCounted(t, ns, boundByName, func(got map[string]int) bool { return got["filler"] == 2 }, "the fillers bound: room for 2 left")
 	createSP(t, &spv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "sp", Namespace: ns}, Spec: spv1alpha1.PodGroupSpec{MinMember: 3}})
 	createVolcano(t, &vcv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "vc", Namespace: ns}, Spec: vcv1beta1.PodGroupSpec{MinMember: 3}})
 	util.WithoutAdmission(t, cluster.Kube, cluster.Queues, func() {
@@ -69,17 +69,13 @@ func TestGangsPastTheWebhookBindWholeOrNothing(t *testing.T) {
 	if _, err := cluster.Kube.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The namespace's own clean-up deletes the pods.
 	t.Cleanup(func() {
-		if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
-			metav1.ListOptions{}); err != nil {
-			t.Errorf("delete pods: %v", err)
-		}
-		waitNoPods(t, ns)
 		if err := cluster.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
 	})
-	waitBoundByName(t, ns, func(got map[string]int) bool { return got["sp"] == 3 && got["vc"] == 3 }, "both gangs bound whole once room appears")
+	waitCounted(t, ns, boundByName, func(got map[string]int) bool { return got["sp"] == 3 && got["vc"] == 3 }, "both gangs bound whole once room appears")
 }
 
 // boundByName counts the bound pods of the namespace by the part of their names before the first
@@ -93,13 +89,4 @@ func boundByName(t *testing.T, namespace string) map[string]int {
 		}
 	}
 	return out
-}
-
-func waitBoundByName(t *testing.T, namespace string, ok func(map[string]int) bool, what string) {
-	t.Helper()
-	var last map[string]int
-	poll(t, what, func(context.Context) (bool, error) {
-		last = boundByName(t, namespace)
-		return ok(last), nil
-	}, func() string { return fmt.Sprintf("bound %v; waiting: %s", last, waiting(t, namespace)) })
 }
