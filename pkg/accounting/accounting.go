@@ -17,8 +17,10 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
@@ -47,6 +49,7 @@ type Accounting struct {
 	handlersSynced   []cache.InformerSynced
 	usage            *usage
 	shares           *shares
+	snapshots        snapshots
 	pods             cache.Indexer
 	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
 	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
@@ -55,11 +58,30 @@ type Accounting struct {
 	units         units
 	reservations  reservations
 	pins          pins
-	reclaims      reclaims
+	attempts      *gangs.Attempts
 	selectors     selectors
 	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
 	takesGangsOf func(schedulingv1beta1.GangSource) bool
+	// clock tells the time to the accounting and to whoever it is handed to (Clock).
+	clock clock.WithTickerAndDelayedExecution
 }
+
+// Config is what the composition root chooses for an accounting.
+type Config struct {
+	// Takes says which other gang APIs' PodGroups queue-scheduler takes (QueueState's gangSources);
+	// nil takes them all.
+	Takes func(schedulingv1beta1.GangSource) bool
+	// Clock tells the time to the accounting, the plugins, the controller and the webhook built on
+	// it; nil is the real clock.
+	Clock clock.WithTickerAndDelayedExecution
+}
+
+// GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
+func (a *Accounting) GangAttempts() *gangs.Attempts { return a.attempts }
+
+// Clock is the time every part built on the accounting reads: the plugins' waits and denials, the
+// controller's pacing and grace periods, the shares' spacing.
+func (a *Accounting) Clock() clock.WithTickerAndDelayedExecution { return a.clock }
 
 // GangKey is "namespace/name" of the PodGroup of queue-scheduler the pod belongs to, or "" for a pod
 // of no gang, by the rule the admission webhook labels pods by (schedulingv1beta1.GangOf): a pod that
@@ -83,13 +105,14 @@ func (a *Accounting) TakesGangsOf(source schedulingv1beta1.GangSource) bool {
 }
 
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
-// Namespaces and pods come from kube, the caller's informer factory, which the caller starts. takes
-// says which other gang APIs' PodGroups queue-scheduler takes (QueueState's gangSources); nil takes
-// them all.
-func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory,
-	takes func(schedulingv1beta1.GangSource) bool) (*Accounting, error) {
+// Namespaces and pods come from kube, the caller's informer factory, which the caller starts.
+func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory, cfg Config) (*Accounting, error) {
+	takes, clk := cfg.Takes, cfg.Clock
 	if takes == nil {
 		takes = func(schedulingv1beta1.GangSource) bool { return true }
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithTransform(WithoutManagedFields))
 	v1beta1 := factory.Scheduling().V1beta1()
@@ -105,6 +128,8 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		nsInformer:       nsInformer.Informer(),
 		namespacesSynced: nsInformer.Informer().HasSynced,
 		takesGangsOf:     takes,
+		clock:            clk,
+		attempts:         gangs.NewAttempts(clk),
 		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
 		pins:             pins{byUID: map[types.UID]string{}},
 	}

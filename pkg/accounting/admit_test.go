@@ -25,7 +25,7 @@ func newTestAccounting(t testing.TB, queues []runtime.Object, kubeObjs ...runtim
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(kubeObjs...), 0)
-	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube, nil)
+	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestQueuedPodWaitsUntilTheSharesIncludeIt(t *testing.T) {
 	}
 	a := newTestAccounting(t, queues, kube...)
 	newest := kube[len(kube)-1].(*v1.Pod)
-	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got != nil {
+	if got := a.AdmitQueuedPod(a.Snapshot(), newest, "a", cpu("1")); got != nil {
 		t.Errorf("a pod the shares include, its queue below its share: got %q, want admitted", got.Message)
 	}
 	// The newest pod counted after the shares were computed.
@@ -140,14 +140,14 @@ func TestQueuedPodWaitsUntilTheSharesIncludeIt(t *testing.T) {
 	entry.countedGen = makeStale(a)
 	a.usage.pods[newest.UID] = entry
 	a.usage.mu.Unlock()
-	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got == nil || !got.WaitsForShares {
+	if got := a.AdmitQueuedPod(a.Snapshot(), newest, "a", cpu("1")); got == nil || !got.WaitsForShares {
 		t.Errorf("a pod the shares do not include, its queue's other pending pods taking its share: got %+v, want a wait for the shares", got)
 	}
-	if got := a.AdmitPod(newest, "a", cpu("1")); got != nil {
+	if got := a.AdmitPod(a.Snapshot(), newest, "a", cpu("1")); got != nil {
 		t.Errorf("scheduling a pod below its queue's share: got %q, want admitted", got.Message)
 	}
 	a.recomputeShares()
-	if got := a.AdmitQueuedPod(newest, "a", cpu("1")); got != nil {
+	if got := a.AdmitQueuedPod(a.Snapshot(), newest, "a", cpu("1")); got != nil {
 		t.Errorf("once the shares include the pod: got %q, want admitted", got.Message)
 	}
 }
@@ -170,24 +170,24 @@ func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {
 	}
 	a := newTestAccounting(t, queues, kube...)
 	fresh := pod("c", "c-0", "1", "")
-	if got := a.AdmitQueuedPod(fresh, "c", cpu("1")); got != nil {
+	if got := a.AdmitQueuedPod(a.Snapshot(), fresh, "c", cpu("1")); got != nil {
 		t.Errorf("a pod not counted yet, 1 CPU beside 19 of demand on 20: got %q, want admitted", got.Message)
 	}
-	if got := a.AdmitPod(fresh, "c", cpu("1")); got != nil {
+	if got := a.AdmitPod(a.Snapshot(), fresh, "c", cpu("1")); got != nil {
 		t.Errorf("scheduling it: got %q, want admitted", got.Message)
 	}
-	if got := a.AdmitPod(pod("c", "c-1", "2", ""), "c", cpu("2")); got == nil || !got.WaitsForShares {
+	if got := a.AdmitPod(a.Snapshot(), pod("c", "c-1", "2", ""), "c", cpu("2")); got == nil || !got.WaitsForShares {
 		t.Errorf("a pod of 2 CPUs beside 19 of demand on 20: got %+v, want a wait for the shares", got)
 	}
 	if got := a.Admit("c", "", cpu("1")); got != nil {
 		t.Errorf("work that is not a pod, shares current: got %q, want admitted by borrowing", got.Message)
 	}
 	a.shares.markDirty() // a PodGroup or a node changed: its demand is known once the shares include it
-	if got := a.AdmitPod(fresh, "c", cpu("1")); got == nil || !got.WaitsForShares {
+	if got := a.AdmitPod(a.Snapshot(), fresh, "c", cpu("1")); got == nil || !got.WaitsForShares {
 		t.Errorf("after a PodGroup's change: got %+v, want a wait for the shares", got)
 	}
 	a.recomputeShares()
-	if got := a.AdmitPod(fresh, "c", cpu("1")); got != nil {
+	if got := a.AdmitPod(a.Snapshot(), fresh, "c", cpu("1")); got != nil {
 		t.Errorf("once the shares include the change: got %q, want admitted", got.Message)
 	}
 }

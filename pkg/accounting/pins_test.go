@@ -25,7 +25,7 @@ func TestPodGroupQueuePinned(t *testing.T) {
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{schedulingv1beta1.QueueAnnotation: "a"}}}
 	kubeClient := kubefake.NewClientset(ns)
 	kube := informers.NewSharedInformerFactory(kubeClient, 0)
-	a, err := Start(ctx, fake.NewSimpleClientset(util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()), kube, nil)
+	a, err := Start(ctx, fake.NewSimpleClientset(util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()), kube, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

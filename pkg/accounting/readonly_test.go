@@ -39,10 +39,10 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 	}
 	req := resourcehelper.PodRequests(pending, resourcehelper.PodResourcesOptions{})
 	for _, queue := range []string{"a", "b"} {
-		a.AdmitPod(pending, queue, req)
-		a.AdmitQueuedPod(pending, queue, req)
+		a.AdmitPod(a.Snapshot(), pending, queue, req)
+		a.AdmitQueuedPod(a.Snapshot(), pending, queue, req)
 		a.AdmitUnit(queue, req, nil)
-		a.HeadroomOf(queue, a.PodWork(pending), req)
+		a.HeadroomOf(a.Snapshot(), queue, a.PodWork(pending), req)
 		a.UnderShare(queue, req)
 		a.DominantShare(queue)
 		a.ReclaimableSpare("")

@@ -2,27 +2,20 @@ package accounting
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
-// UnderShare says whether queue, taking req more, stays within its deserved share in every resource
-// req asks for: only then may it take resources back from other queues.
+// UnderShare says whether queue, taking req more, stays within its deserved share now
+// (policy.UnderShare).
 func (a *Accounting) UnderShare(queue string, req v1.ResourceList) bool {
-	return overShare(a.allocatedTo(queue), a.deservedOf(queue), req, true) == ""
+	return policy.UnderShare(a.Snapshot(), queue, req)
 }
 
 // ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
-// share, how much more: what reclaim may take from it without taking it below its share. It is
-// computed with the shares, off the scheduling path, and exact while they are not stale.
+// share, how much more, as of the last computation of the shares (policy.ReclaimableSpare).
 func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	out := make(map[string]v1.ResourceList, len(a.shares.spare))
-	for name, spare := range a.shares.spare {
-		if name != except {
-			out[name] = spare
-		}
-	}
-	return out
+	return policy.ReclaimableSpare(a.Snapshot(), except)
 }
 
 // spareOf computes, for the reclaimable leaves above their share, what they hold above it, not
@@ -35,33 +28,9 @@ func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []strin
 			continue
 		}
 		u := usage[name]
-		if spare := aboveShare(u.Allocated, u.Terminating, deserved[name]); spare != nil {
+		if spare := policy.AboveShare(u.Allocated, u.Terminating, deserved[name]); spare != nil {
 			out[name] = spare
 		}
-	}
-	return out
-}
-
-// aboveShare is what a queue holding held, of which leaving is on its way out, holds above
-// deserved in each resource; nil, and nothing allocated, when it holds nothing above it: the
-// shares of every queue are checked at every computation, and most are not above.
-func aboveShare(held, leaving, deserved v1.ResourceList) v1.ResourceList {
-	var out v1.ResourceList
-	for name, h := range held {
-		staying := h.DeepCopy()
-		if l, ok := leaving[name]; ok {
-			staying.Sub(l)
-		}
-		if d, ok := deserved[name]; ok {
-			staying.Sub(d)
-		}
-		if staying.Sign() <= 0 {
-			continue
-		}
-		if out == nil {
-			out = v1.ResourceList{}
-		}
-		out[name] = staying
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -122,8 +123,8 @@ func TestHeadroom(t *testing.T) {
 			if tt.queue == "child" {
 				req = cpu("2")
 			}
-			h := tt.acct.HeadroomOf(tt.queue, "", req)
-			if got := h.Fits(AmountsOf(cpu(tt.freed))); got != tt.want {
+			h := tt.acct.HeadroomOf(tt.acct.Snapshot(), tt.queue, "", req)
+			if got := h.Fits(policy.AmountsOf(cpu(tt.freed))); got != tt.want {
 				t.Errorf("Fits(%s freed) = %t, want %t (headroom %+v)", tt.freed, got, tt.want, h)
 			}
 		})
@@ -137,65 +138,6 @@ func TestHasBoundBelow(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), low)
 	if !a.HasBoundBelow("a", 6) || a.HasBoundBelow("a", 5) || a.HasBoundBelow("b", 100) {
 		t.Error("HasBoundBelow: want true only above priority 5 in queue a")
-	}
-}
-
-// Amounts near int64's limits saturate instead of overflowing: a capability of 8E cpu or 10Pi of
-// memory is very large, not nothing, and a queue under it needs nothing freed.
-func TestAmountsNearInt64Limits(t *testing.T) {
-	huge := AmountsOf(util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "8E", v1.ResourceMemory: "10Pi"}))
-	if huge[v1.ResourceCPU] != amountLimit || huge[v1.ResourceMemory] != 10<<50 {
-		t.Errorf("8E cpu, 10Pi memory as amounts: %v; want cpu saturated at %d and 10Pi in bytes", huge, int64(amountLimit))
-	}
-	huge.Add(util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "8E"}), 1)
-	if huge[v1.ResourceCPU] != amountLimit {
-		t.Errorf("adding to a saturated amount overflowed: %d", huge[v1.ResourceCPU])
-	}
-	bigCaps := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
-		util.MakeQueue("big").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "8E", v1.ResourceMemory: "10Pi"}).Obj()},
-		util.MakeNode("n", "10", "10Gi"), pod("big", "held", "3", "n"))
-	req := util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"})
-	h := bigCaps.HeadroomOf("big", "", req)
-	if len(h.capability) != 2 || h.capability[v1.ResourceCPU] > 0 || h.capability[v1.ResourceMemory] > 0 {
-		t.Errorf("under capabilities of 8E cpu and 10Pi memory, the capability headroom asks to free %v", h.capability)
-	}
-}
-
-// TestAboveShare: what a queue holds above its share, not counting what leaves, per resource; nil
-// when nothing is above; the inputs are left as they were.
-func TestAboveShare(t *testing.T) {
-	list := func(cpu, mem string) v1.ResourceList {
-		l := v1.ResourceList{}
-		if cpu != "" {
-			l[v1.ResourceCPU] = resource.MustParse(cpu)
-		}
-		if mem != "" {
-			l[v1.ResourceMemory] = resource.MustParse(mem)
-		}
-		return l
-	}
-	cases := []struct {
-		name                    string
-		held, leaving, deserved v1.ResourceList
-		want                    v1.ResourceList
-	}{
-		{"below", list("2", "1Gi"), nil, list("4", "2Gi"), nil},
-		{"at", list("4", ""), nil, list("4", ""), nil},
-		{"above in one resource", list("6", "1Gi"), nil, list("4", "2Gi"), list("2", "")},
-		{"above, but leaving", list("6", ""), list("2", ""), list("4", ""), nil},
-		{"leaving more than above", list("6", ""), list("1", ""), list("4", ""), list("1", "")},
-		{"deserving none of a resource", list("1", "1Gi"), nil, list("4", ""), list("", "1Gi")},
-		{"holding nothing", nil, nil, list("4", ""), nil},
-	}
-	for _, c := range cases {
-		held := c.held.DeepCopy()
-		got := aboveShare(c.held, c.leaving, c.deserved)
-		if !quota.Equals(got, c.want) || (c.want == nil) != (got == nil) {
-			t.Errorf("%s: above share %v, want %v", c.name, got, c.want)
-		}
-		if !quota.Equals(c.held, held) {
-			t.Errorf("%s: held changed to %v", c.name, c.held)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -42,8 +43,8 @@ func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
 	if r := a.Admit("capped", "", cpu("5")); r == nil {
 		t.Error("another pod of 5 once a member holds 3: want refused")
 	}
-	h := a.HeadroomOf("capped", "", cpu("5"))
-	if h.Fits(AmountsOf(cpu("999m"))) || !h.Fits(AmountsOf(cpu("1"))) {
+	h := a.HeadroomOf(a.Snapshot(), "capped", "", cpu("5"))
+	if h.Fits(policy.AmountsOf(cpu("999m"))) || !h.Fits(policy.AmountsOf(cpu("1"))) {
 		t.Errorf("headroom of a pod of 5: %+v, want 1 cpu to free", h)
 	}
 }

@@ -59,7 +59,7 @@ func TestPodsShareTheirRequests(t *testing.T) {
 			}
 		}
 	}
-	if got := a.totalAllocated(); !got.Cpu().IsZero() {
+	if got := a.Snapshot().Allocated; !got.Cpu().IsZero() {
 		t.Errorf("allocated once every pod went: %s, want 0", got.Cpu())
 	}
 }

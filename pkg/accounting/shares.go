@@ -2,7 +2,6 @@ package accounting
 
 import (
 	"context"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/fairshare"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // sharesInterval is the least time between two computations of the fair shares: changes that arrive
@@ -134,15 +134,15 @@ func (a *Accounting) runShares(ctx context.Context) {
 			return
 		case <-a.shares.dirty:
 		}
-		start := time.Now()
+		start := a.clock.Now()
 		a.recomputeShares()
-		took := time.Since(start)
+		took := a.clock.Since(start)
 		metrics.ShareComputations.Inc()
 		metrics.ShareComputationDuration.Observe(took.Seconds())
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(max(sharesInterval, sharesCostFactor*took)):
+		case <-a.clock.After(max(sharesInterval, sharesCostFactor*took)):
 		}
 	}
 }
@@ -161,14 +161,6 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 	return a.shares.deserved[queue].DeepCopy()
 }
 
-// deservedOf is what a queue deserves: the published list, which a computation replaces and never
-// changes in place. Callers only read it; Deserved gives a copy to keep.
-func (a *Accounting) deservedOf(queue string) v1.ResourceList {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.deserved[queue]
-}
-
 func (a *Accounting) recomputeShares() {
 	gen := a.shares.dirtyGen.Load()
 	specs := a.QueueSpecsVersion()
@@ -178,7 +170,11 @@ func (a *Accounting) recomputeShares() {
 	deserved := fairshare.Compute(root, capacity)
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
-	claimable := claimableOf(deserved, demands, leafNames, usage)
+	allocated := make(map[string]v1.ResourceList, len(usage))
+	for name, u := range usage {
+		allocated[name] = u.Allocated
+	}
+	claimable := policy.Claimable(deserved, demands, allocated, leafNames)
 	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.claimable, a.shares.unitDemand = capacity, claimable, unitDemand
@@ -237,42 +233,6 @@ func (a *Accounting) OnSharesComputed(f func()) {
 	a.shares.mu.Lock()
 	defer a.shares.mu.Unlock()
 	a.shares.computed = append(a.shares.computed, f)
-}
-
-// SharesStale says whether capacity, demand or the queue tree changed since what the published shares
-// include. Checked after reading the shares, it says whether what was read is current.
-func (a *Accounting) SharesStale() bool {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.dirtyGen.Load() != a.shares.computedGen
-}
-
-// SharesGeneration identifies the published shares: read it before reading the shares, and ask
-// SharesCurrent afterwards whether nothing changed since.
-func (a *Accounting) SharesGeneration() uint64 {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.computedGen
-}
-
-// SharesQueueSpecsVersion is the version of the queues' specs (QueueSpecsVersion) the published
-// shares were computed under: a decision made on them is stale once QueueSpecsVersion differs, even
-// if the shares are not recomputed yet.
-func (a *Accounting) SharesQueueSpecsVersion() int64 {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.queueSpecs
-}
-
-// SharesCurrent says whether no change happened since the shares of generation gen were computed.
-func (a *Accounting) SharesCurrent(gen uint64) bool { return a.shares.dirtyGen.Load() == gen }
-
-// shareSnapshot returns the capacity and what queues below their share can still claim, as of the
-// last computation.
-func (a *Accounting) shareSnapshot() (capacity, claimable v1.ResourceList) {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.capacity, a.shares.claimable
 }
 
 func leaves(q *fairshare.Queue, out []string) []string {
@@ -362,25 +322,12 @@ func (a *Accounting) workDemand(queue string) v1.ResourceList {
 	return demand
 }
 
-// DominantShare is how much of its deserved share a queue holds, in the resource where it holds the
-// most: 0 for a queue that holds nothing, above 1 for one that borrows, +Inf for one that holds what
-// it does not deserve at all. Queues with the lowest dominant share are served first.
+// DominantShare is how much of its deserved share a queue holds now, in the resource where it holds
+// the most (policy.DominantShare).
 func (a *Accounting) DominantShare(queue string) float64 {
-	return dominantShareOf(a.allocatedTo(queue), a.deservedOf(queue))
-}
-
-// dominantShareOf is DominantShare for what a queue holds and deserves.
-func dominantShareOf(allocated, deserved v1.ResourceList) float64 {
-	share := 0.0
-	for name, al := range allocated {
-		if al.IsZero() {
-			continue
-		}
-		d := deserved[name]
-		if d.IsZero() {
-			return math.Inf(1)
-		}
-		share = max(share, al.AsApproximateFloat64()/d.AsApproximateFloat64())
+	q := a.Snapshot().Queue(queue)
+	if q == nil {
+		return 0
 	}
-	return share
+	return policy.DominantShare(q.Allocated, q.Deserved)
 }

@@ -51,6 +51,7 @@ func (t ancestry) walk(queue string, f func(name string)) {
 // ancestors. Call with u.mu held.
 func (u *usage) addSubtree(queue string, requests v1.ResourceList, sign int) {
 	u.tree.walk(queue, func(name string) {
+		u.changed[name] = struct{}{}
 		if sign > 0 {
 			u.subtree[name] = quota.Add(u.subtree[name], requests)
 			return
@@ -68,6 +69,7 @@ func (u *usage) rebuildSubtrees() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.subtree = map[string]v1.ResourceList{}
+	u.allChanged = true
 	for name, q := range u.queues {
 		if len(q.Allocated) > 0 {
 			u.addSubtree(name, q.Allocated, 1)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -126,7 +127,7 @@ func TestDominantShare(t *testing.T) {
 	if got := a.DominantShare("half"); got >= a.DominantShare("over") {
 		t.Errorf("half (%v) should come before over (%v)", got, a.DominantShare("over"))
 	}
-	if !math.IsInf(dominantShareOf(cpu("1"), nil), 1) {
+	if !math.IsInf(policy.DominantShare(cpu("1"), nil), 1) {
 		t.Error("holding what is not deserved at all should be +Inf")
 	}
 }

@@ -79,6 +79,10 @@ type usage struct {
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
 	tree      ancestry
+	// changed names the queues whose usage or subtree total changed since the last snapshot was
+	// built, so that the next one copies only those; allChanged, that every queue's may have.
+	changed    map[string]struct{}
+	allChanged bool
 	// sharesDirty marks the shares stale and numbers the change. It is called in the same critical
 	// section as the change, so that whoever sees a change in usage (a victim terminating, say) sees
 	// the shares stale too until they are recomputed with it.
@@ -102,6 +106,8 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 		queues:      map[string]*QueueUsage{},
 		waiting:     map[string]map[types.UID]*v1.Pod{},
 		subtree:     map[string]v1.ResourceList{},
+		changed:     map[string]struct{}{},
+		allChanged:  true,
 	}
 }
 
@@ -190,17 +196,6 @@ func (a *Accounting) PodCount(queue string) int {
 	return 0
 }
 
-// allocatedTo is what a queue's bound pods hold: the usage's own list, which is replaced as pods
-// come and go, never changed in place. Callers only read it; Usage gives a copy to keep.
-func (a *Accounting) allocatedTo(queue string) v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	if q, ok := a.usage.queues[queue]; ok {
-		return q.Allocated
-	}
-	return nil
-}
-
 // usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
 // shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
 // place: they are read, never changed.
@@ -236,20 +231,12 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 	return p.queue, ok && p.settled
 }
 
-// Counted says whether the accounting has counted pod as the informer shows it: from then on the
-// shares are stale until they include it.
-func (a *Accounting) Counted(pod *v1.Pod) bool {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return a.usage.pods[pod.UID].informed
-}
-
 // SharesInclude says whether the published shares include pod as the accounting counts it.
 func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
 	a.usage.mu.RLock()
 	p, ok := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()
-	return ok && p.informed && p.countedGen <= a.SharesGeneration()
+	return ok && p.informed && p.countedGen <= a.readShares().computedGen
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
@@ -464,6 +451,7 @@ func (u *usage) current(pod *v1.Pod) (*v1.Pod, bool) {
 }
 
 func (u *usage) add(p podUsage) {
+	u.changed[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
 		q = &QueueUsage{Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}, boundPriorities: map[int32]int{}}
@@ -489,6 +477,7 @@ func (u *usage) add(p podUsage) {
 }
 
 func (u *usage) subtract(p podUsage) {
+	u.changed[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
 		return

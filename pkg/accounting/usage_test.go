@@ -97,7 +97,7 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 					t.Fatalf("after %s: %d bound, want %d", s.name, got, wantBound)
 				}
 			}
-			if total := a.totalAllocated(); tt.steps[len(tt.steps)-1].want == "1" && total.Cpu().String() != "1" {
+			if total := a.Snapshot().Allocated; tt.steps[len(tt.steps)-1].want == "1" && total.Cpu().String() != "1" {
 				t.Errorf("cluster total after the last step: %s, want 1", total.Cpu())
 			}
 		})
@@ -170,22 +170,22 @@ func TestLeavingMarksTheSharesStale(t *testing.T) {
 	victim := pod("a", "victim", "2", "n")
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 		util.MakeNode("n", "10", "10Gi"), victim)
-	if a.Leaving(victim) || a.SharesStale() {
-		t.Fatalf("before the eviction: leaving %t, shares stale %t", a.Leaving(victim), a.SharesStale())
+	if a.Leaving(victim) || a.Snapshot().Stale() {
+		t.Fatalf("before the eviction: leaving %t, shares stale %t", a.Leaving(victim), a.Snapshot().Stale())
 	}
 	terminating := victim.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	a.usage.upsert(terminating)
-	if !a.Leaving(victim) || !a.SharesStale() {
-		t.Errorf("after the eviction: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
+	if !a.Leaving(victim) || !a.Snapshot().Stale() {
+		t.Errorf("after the eviction: leaving %t, shares stale %t; want both", a.Leaving(victim), a.Snapshot().Stale())
 	}
 	a.recomputeShares()
-	if a.SharesStale() {
+	if a.Snapshot().Stale() {
 		t.Error("shares still stale after a recomputation")
 	}
 	a.usage.remove(terminating)
-	if !a.Leaving(victim) || !a.SharesStale() {
-		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.SharesStale())
+	if !a.Leaving(victim) || !a.Snapshot().Stale() {
+		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.Snapshot().Stale())
 	}
 }
 
@@ -218,7 +218,7 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	if nowAllocated, nowAsked := lists(); nowAllocated != allocated || nowAsked != asked {
 		t.Error("updates that change nothing counted replaced the queue's sums")
 	}
-	if a.SharesStale() {
+	if a.Snapshot().Stale() {
 		t.Error("updates that change nothing counted made the shares stale")
 	}
 	if got := a.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {

@@ -20,6 +20,7 @@ import (
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // remapAfter is how long a kind that the API server did not serve is left alone before discovery
@@ -60,6 +61,7 @@ type consumers struct {
 	stop     <-chan struct{}
 	watched  map[schema.GroupKind]cache.SharedIndexInformer
 	unmapped map[schema.GroupKind]time.Time // kinds not served or not permitted, and when that was learnt
+	clock    clock.PassiveClock
 	access   authorizationv1client.SelfSubjectAccessReviewInterface
 }
 
@@ -67,8 +69,9 @@ type consumers struct {
 // apiVersion and kind of the unit that started the watch (objects listed by a dynamic informer carry
 // neither).
 func newConsumers(client dynamic.Interface, disc discovery.DiscoveryInterface, access authorizationv1client.SelfSubjectAccessReviewInterface,
-	onChange func(apiVersion, kind string, obj any)) *consumers {
+	onChange func(apiVersion, kind string, obj any), clk clock.PassiveClock) *consumers {
 	return &consumers{
+		clock:    clk,
 		access:   access,
 		client:   client,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
@@ -150,12 +153,12 @@ func (c *consumers) informerFor(ref corev1.ObjectReference) cache.SharedIndexInf
 	if inf, ok := c.watched[gk]; ok {
 		return synced(inf)
 	}
-	if asked, ok := c.unmapped[gk]; (ok && time.Since(asked) < remapAfter) || c.stop == nil {
+	if asked, ok := c.unmapped[gk]; (ok && c.clock.Since(asked) < remapAfter) || c.stop == nil {
 		return nil
 	}
 	m, err := c.mapping(ref)
 	if err != nil || !c.mayWatch(m.Resource) {
-		c.unmapped[gk] = time.Now()
+		c.unmapped[gk] = c.clock.Now()
 		return nil
 	}
 	delete(c.unmapped, gk)

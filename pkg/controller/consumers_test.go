@@ -22,6 +22,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 func TestFinished(t *testing.T) {
@@ -93,7 +94,7 @@ func TestGoneFromServer(t *testing.T) {
 		map[schema.GroupVersionResource]string{jobs: "JobList"}, job("running", "uid-1", false), job("deleting", "uid-2", true))
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, meta.RESTScopeNamespace)
-	c := &consumers{client: client, mapper: resettable{mapper}}
+	c := &consumers{client: client, mapper: resettable{mapper}, clock: clock.RealClock{}}
 	for _, tt := range []struct {
 		name, uid string
 		want      bool
@@ -132,7 +133,7 @@ func TestConsumerOutOfReach(t *testing.T) {
 	kube.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, &authorizationv1.SelfSubjectAccessReview{Status: authorizationv1.SubjectAccessReviewStatus{Allowed: false}}, nil
 	})
-	c := &consumers{client: client, mapper: resettable{mapper}, access: kube.AuthorizationV1().SelfSubjectAccessReviews(),
+	c := &consumers{client: client, mapper: resettable{mapper}, clock: clock.RealClock{}, access: kube.AuthorizationV1().SelfSubjectAccessReviews(),
 		factory: dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
 		watched: map[schema.GroupKind]cache.SharedIndexInformer{}, unmapped: map[schema.GroupKind]time.Time{}, stop: make(chan struct{})}
 	job := corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "j"}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -48,6 +49,8 @@ type Controller struct {
 	kube     kubernetes.Interface
 	acct     *accounting.Accounting
 	recorder record.EventRecorder
+	// clock is the accounting's: status pacing, grace periods and the workqueues' delays run on it.
+	clock clock.WithTickerAndDelayedExecution
 	// usageWrites spaces the status writes that usage changes cause.
 	usageWrites *throttle
 	// consumers watches the jobs QueueUnits queue.
@@ -90,9 +93,14 @@ type workqueues struct {
 	admissions workqueue.TypedRateLimitingInterface[string]
 }
 
-func newWorkqueues() *workqueues {
-	return &workqueues{queues: newWorkqueue("queues"), podGroups: newWorkqueue("podgroups"), commands: newWorkqueue("commands"),
-		units: newWorkqueue("queueunits"), gangs: newWorkqueue("gangsources"), admissions: newWorkqueue("podgroupadmissions")}
+// newWorkqueues makes the workqueues of a term, whose delays run on clk.
+func newWorkqueues(clk clock.WithTicker) *workqueues {
+	q := func(name string) workqueue.TypedRateLimitingInterface[string] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk})
+	}
+	return &workqueues{queues: q("queues"), podGroups: q("podgroups"), commands: q("commands"),
+		units: q("queueunits"), gangs: q("gangsources"), admissions: q("podgroupadmissions")}
 }
 
 func (w *workqueues) shutDown() {
@@ -119,11 +127,12 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		kube:            kube,
 		acct:            acct,
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
+		clock:           acct.Clock(),
 		usageWrites:     newThrottle(pacing),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
-	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer)
+	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer, c.clock)
 	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource)
 	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.PodGroupIndex}); err != nil {
@@ -134,13 +143,6 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		return nil, err
 	}
 	return c, nil
-}
-
-func newWorkqueue(name string) workqueue.TypedRateLimitingInterface[string] {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
-	)
 }
 
 // lead syncs until ctx ends. It runs only while this replica leads, with workqueues of its own so
@@ -162,7 +164,7 @@ func (c *Controller) lead(ctx context.Context) {
 	if err := c.ensureQueues(ctx); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Creating the default and root queues")
 	}
-	wq := newWorkqueues()
+	wq := newWorkqueues(c.clock)
 	c.mu.Lock()
 	c.wq = wq
 	c.mu.Unlock()
@@ -228,7 +230,7 @@ func (c *Controller) enqueueQueuePaced(name string) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.wq != nil {
-		c.wq.queues.AddAfter(name, c.usageWrites.delay(name, time.Now()))
+		c.wq.queues.AddAfter(name, c.usageWrites.delay(name, c.clock.Now()))
 	}
 }
 

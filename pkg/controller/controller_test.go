@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -67,7 +68,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 func startAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory, nil)
+	acct, err := accounting.Start(ctx, queues, factory, accounting.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 	queues := fake.NewSimpleClientset()
 	kube := kubefake.NewClientset()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory, nil)
+	acct, err := accounting.Start(ctx, queues, factory, accounting.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 		t.Fatal("the cache never saw the queues and PodGroups")
 	}
 	// The handlers alone, without informers of their own that would add keys meanwhile.
-	c := &Controller{acct: acct, usageWrites: newThrottle(StatusPacing{Interval: time.Minute, PerSecond: 25}), wq: newWorkqueues()}
+	c := &Controller{acct: acct, clock: clock.RealClock{}, usageWrites: newThrottle(StatusPacing{Interval: time.Minute, PerSecond: 25}), wq: newWorkqueues(clock.RealClock{})}
 	defer c.wq.shutDown()
 
 	for _, pg := range groups[:6] {

@@ -165,7 +165,7 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 		return err
 	}
 	c.recorder.Event(u, v1.EventTypeNormal, ReasonScheduleSucceeded, message)
-	metrics.QueueUnitTimeToDequeued.WithLabelValues(queue).Observe(metrics.SinceCreation(u.CreationTimestamp.Time, time.Now()))
+	metrics.QueueUnitTimeToDequeued.WithLabelValues(queue).Observe(metrics.SinceCreation(u.CreationTimestamp.Time, c.clock.Now()))
 	klog.FromContext(ctx).V(2).Info("QueueUnit dequeued", "queueUnit", klog.KObj(u), "queue", queue)
 	return nil
 }
@@ -201,7 +201,7 @@ func (c *Controller) tidy(ctx context.Context, u *schedulingv1beta1.QueueUnit) (
 	if state != consumerMissing {
 		return false, nil
 	}
-	if age := time.Since(u.CreationTimestamp.Time); u.Spec.ConsumerRef.UID == "" && age < orphanGrace {
+	if age := c.clock.Since(u.CreationTimestamp.Time); u.Spec.ConsumerRef.UID == "" && age < orphanGrace {
 		c.enqueueDequeueAfter(orphanGrace - age)
 		return false, nil
 	}

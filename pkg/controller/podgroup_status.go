@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -115,7 +114,7 @@ func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase sche
 	case schedulingv1beta1.PodGroupInqueue:
 		metrics.PodGroupAdmissions.WithLabelValues(queue).Inc()
 	case schedulingv1beta1.PodGroupRunning:
-		metrics.PodGroupTimeToRunning.WithLabelValues(queue).Observe(metrics.SinceCreation(pg.CreationTimestamp.Time, time.Now()))
+		metrics.PodGroupTimeToRunning.WithLabelValues(queue).Observe(metrics.SinceCreation(pg.CreationTimestamp.Time, c.clock.Now()))
 	}
 }
 

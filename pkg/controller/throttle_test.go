@@ -1,9 +1,14 @@
 package controller
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -49,5 +54,35 @@ func TestThrottleStretchesWithBusyQueues(t *testing.T) {
 	th.delay("q0", at(20000)) // the others are quiet for longer than busyFor
 	if got := th.delay("q0", at(21100)); got != 0 {
 		t.Errorf("after the others went quiet: delay %v, want 0 (interval back to 1 s, 1.1 s passed)", got)
+	}
+}
+
+// The status pacing runs on the controller's clock: a queue's first usage change is synced at once,
+// the next one when its interval has passed on the clock, and not a moment before; no time passes
+// but the clock's.
+func TestStatusPacingRunsOnTheClock(t *testing.T) {
+	fake := testingclock.NewFakeClock(t0)
+	c := &Controller{clock: fake, usageWrites: newThrottle(StatusPacing{Interval: 5 * time.Second, PerSecond: 25}), wq: newWorkqueues(fake)}
+	defer c.wq.shutDown()
+	c.enqueueQueuePaced("a")
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("after the first change: %v, want a synced at once", got)
+	}
+	c.enqueueQueuePaced("a")
+	c.enqueueQueuePaced("a")
+	fake.Step(5*time.Second - time.Millisecond)
+	if got := drain(c.wq.queues); len(got) != 0 {
+		t.Fatalf("%v synced before the interval passed on the clock", got)
+	}
+	fake.Step(time.Millisecond)
+	// The workqueue moves the key from its waiting list to the queue on its own goroutine, once the
+	// clock's timer fired: wait for that, not for time.
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return c.wq.queues.Len() == 1, nil
+	}); err != nil {
+		t.Fatal("the paced sync never came once the interval passed on the clock")
+	}
+	if got := drain(c.wq.queues); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after the interval: %v, want a synced once for both changes", got)
 	}
 }

@@ -6,7 +6,6 @@ package embedded
 import (
 	"context"
 	"fmt"
-	"os"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
@@ -24,18 +23,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
-
-// LeaseNamespaceEnv names the environment variable that holds the replica's namespace; the Deployment
-// sets it from the pod's namespace. kube-system when unset.
-const LeaseNamespaceEnv = "POD_NAMESPACE"
-
-// DefaultNamespace is where the lease and the certificate Secret live unless args say otherwise.
-func DefaultNamespace() string {
-	if ns := os.Getenv(LeaseNamespaceEnv); ns != "" {
-		return ns
-	}
-	return "kube-system"
-}
 
 // Start starts the webhook server (unless disabled) and then the controller, holding lease, until
 // ctx ends. The webhook comes first: the controller's first writes go through it.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
-	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
@@ -19,7 +18,7 @@ import (
 // accounting root gave its plugins. They are configured by the QueueState args of the first profile
 // that has some, else by the defaults: a profile without QueueState still gets both.
 func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root) error {
-	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), embedded.DefaultNamespace())
+	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), config.DefaultNamespace())
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -32,6 +33,8 @@ import (
 type Root struct {
 	// takes says which other gang APIs' PodGroups the accounting takes as gangs.
 	takes func(schedulingv1beta1.GangSource) bool
+	// clock tells the time to every part the root builds.
+	clock clock.WithTickerAndDelayedExecution
 
 	mu   sync.Mutex
 	kube informers.SharedInformerFactory
@@ -42,7 +45,18 @@ type Root struct {
 
 // NewRoot returns a root that has built nothing yet, whose accounting takes the PodGroups of the
 // gang APIs takes says (nil: all of them).
-func NewRoot(takes func(schedulingv1beta1.GangSource) bool) *Root { return &Root{takes: takes} }
+func NewRoot(takes func(schedulingv1beta1.GangSource) bool) *Root {
+	return &Root{takes: takes, clock: clock.RealClock{}}
+}
+
+// WithClock makes every part the root builds read the time from c; call it before the first
+// scheduler is built on the root.
+func (r *Root) WithClock(c clock.WithTickerAndDelayedExecution) *Root {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clock = c
+	return r
+}
 
 // NewRootFor returns the root of a scheduler run from configFile ("" for the defaults): its
 // accounting takes the gang APIs the QueueState args of the first profile that has some take, as
@@ -56,7 +70,7 @@ func NewRootFor(configFile string) (*Root, error) {
 		}
 		profiles = cfg.Profiles
 	}
-	args, err := config.Decode(queueStateArgs(profiles), embedded.DefaultNamespace())
+	args, err := config.Decode(queueStateArgs(profiles), config.DefaultNamespace())
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +93,7 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	acct, err := accounting.Start(ctx, client, kube, r.takes)
+	acct, err := accounting.Start(ctx, client, kube, accounting.Config{Takes: r.takes, Clock: r.clock})
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 
 func TestGateMessage(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, func() int64 { return 0 }, clock.RealClock{})}
+	g := &Gang{clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
 	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
 		p.Status.Phase = phase
@@ -105,7 +105,7 @@ func TestGateMessage(t *testing.T) {
 func TestMembersCountAndDenial(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
 	queues := int64(1)
-	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, func() int64 { return queues }, clock.RealClock{})
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, clock.RealClock{})
 	m.reserve(types.UID("reserved"))
 	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
@@ -143,15 +143,15 @@ func TestMembersCountAndDenial(t *testing.T) {
 // include the change denies it.
 func TestDenialRestsOnTheSharesOfItsAttempt(t *testing.T) {
 	queues, sharesQueues := int64(1), int64(1)
-	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, func() int64 { return sharesQueues }, clock.RealClock{})
-	m.attempt("ns/g") // the attempt reads the shares of version 1
-	queues++          // the borrower's flip is stored, and its handlers run before the refusal
+	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, clock.RealClock{})
+	m.attempt("ns/g", sharesQueues) // the attempt reads the shares of version 1
+	queues++                        // the borrower's flip is stored, and its handlers run before the refusal
 	m.deny("ns/g", time.Minute)
 	if m.isDenied("ns/g") {
 		t.Error("a refusal made on shares older than the queues' specs denies the gang")
 	}
 	sharesQueues = queues // the shares now include the flip
-	m.attempt("ns/g")
+	m.attempt("ns/g", sharesQueues)
 	m.deny("ns/g", time.Minute)
 	if !m.isDenied("ns/g") {
 		t.Error("a refusal made on shares that include every spec change does not deny the gang")

@@ -32,11 +32,9 @@ type members struct {
 	denied map[string]denial
 	// queues reads the version of the queues' specs (accounting.QueueSpecsVersion).
 	queues func() int64
-	// sharesQueues reads the version of the queues' specs the published shares were computed under
-	// (accounting.SharesQueueSpecsVersion), which lags queues while a computation is due.
-	sharesQueues func() int64
-	// attempts holds, per gang, what sharesQueues read when the latest attempt of one of its members
-	// began: what that attempt decided rests on shares of that version or newer.
+	// attempts holds, per gang, the version of the queues' specs the shares of the latest attempt of
+	// one of its members were computed under (policy.Snapshot's QueueSpecs), which lags queues while
+	// a computation is due: what that attempt decided rests on shares of that version or newer.
 	attempts map[string]int64
 }
 
@@ -108,14 +106,14 @@ func lacking(pg *schedulingv1beta1.PodGroup, n int32, tasks map[string]int32) st
 	return ""
 }
 
-func newMembers(pods func(key string) []*v1.Pod, queues, sharesQueues func() int64, clk clock.PassiveClock) *members {
+func newMembers(pods func(key string) []*v1.Pod, queues func() int64, clk clock.PassiveClock) *members {
 	return &members{pods: pods, clock: clk, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
-		denied: map[string]denial{}, queues: queues, sharesQueues: sharesQueues, attempts: map[string]int64{}}
+		denied: map[string]denial{}, queues: queues, attempts: map[string]int64{}}
 }
 
-// attempt notes that an attempt of a member of gang key begins.
-func (m *members) attempt(key string) {
-	version := m.sharesQueues()
+// attempt notes that an attempt of a member of gang key begins on shares computed under version of
+// the queues' specs.
+func (m *members) attempt(key string, version int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.attempts[key] = version

@@ -58,7 +58,7 @@ func TestCountByTask(t *testing.T) {
 	}
 	pods[1].Annotations = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
 	pods[2].Labels = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
-	m := newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, func() int64 { return 0 }, clock.RealClock{})
+	m := newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})
 	m.reserve("w1")
 	c := m.count("ns/g")
 	if c.live != 4 || c.assigned != 2 {

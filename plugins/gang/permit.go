@@ -13,19 +13,18 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
-	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
-	"github.com/queue-scheduler/queue-scheduler/plugins/reclaim"
 )
 
 // PreFilter turns away a gang member whose gang has fewer than minMember pods left.
-func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (g *Gang) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	pg := g.podGroup(pod)
 	if pg == nil {
 		return nil, nil
 	}
 	key := g.acct.GangKey(pod)
-	g.members.attempt(key)
+	g.members.attempt(key, cycle.Snapshot(state, g.acct.Snapshot).QueueSpecs)
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 	}
@@ -89,7 +88,7 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		return
 	}
 	reason, cause := fmt.Sprintf("member %s was not bound", pod.Name), "MemberNotBound"
-	if !g.acct.Reclaiming(key) {
+	if !g.acct.GangAttempts().Reclaiming(key) {
 		// A gang whose reclaim is under way is not denied: its members come back at once to the room
 		// being freed, rather than waiting out the denial.
 		g.held.Add(pod, deniedBucket(key))
@@ -134,8 +133,8 @@ func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
 // gang already has minMember assigned, the siblings waiting at Permit are rejected so that they
 // release what they reserved.
 func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
-	why := func() string { return withRefusal(g.fitSummary(m), state) }
-	return nil, g.rejectGang(ctx, pod, why, proportion.WaitsForShares(state))
+	why := func() string { return withRefusal(g.fitSummary(m, state), state) }
+	return nil, g.rejectGang(ctx, pod, why, cycle.WaitsForShares(state))
 }
 
 // PodGroupPostFilter runs when kube-scheduler's pod-group cycle could not place a native gang and
@@ -150,12 +149,12 @@ func (g *Gang) PodGroupPostFilter(ctx context.Context, state fwk.PodGroupCycleSt
 	why := func() string {
 		return withRefusal(fmt.Sprintf("the pod-group cycle could not place its %d unscheduled members together", len(pods)), state)
 	}
-	return nil, g.rejectGang(ctx, pods[0], why, proportion.GroupWaitsForShares(state))
+	return nil, g.rejectGang(ctx, pods[0], why, cycle.GroupWaitsForShares(state))
 }
 
 // withRefusal adds to reason why Reclaim, which ran before, could not help the gang.
-func withRefusal(reason string, state reclaim.StateReader) string {
-	if why, ok := reclaim.Refusal(state); ok {
+func withRefusal(reason string, state cycle.Reader) string {
+	if why, ok := cycle.ReclaimRefusal(state); ok {
 		return reason + "; reclaim cannot help: " + why
 	}
 	return reason
@@ -236,29 +235,25 @@ func (g *Gang) failureMessage(key, reason string) string {
 }
 
 // fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...",
-// or gives the queue's reason when the member's queue turned it away (Proportion's PreFilter) rather
-// than the nodes.
-func (g *Gang) fitSummary(m fwk.NodeToStatusReader) string {
+// or gives the queue's reason when the member's queue turned it away (its verdict in the cycle
+// state) rather than the nodes.
+func (g *Gang) fitSummary(m fwk.NodeToStatusReader, state cycle.Reader) string {
+	if v, ok := cycle.QueueVerdictOf(state); ok && v.Refused {
+		return v.Message
+	}
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil || m == nil {
 		return "no node fits"
 	}
 	counts := map[string]int{}
-	byQueue := len(nodes) > 0
 	for _, n := range nodes {
 		s := m.Get(n.Node().Name)
 		if s == nil || s.IsSuccess() {
 			continue
 		}
-		if s.Plugin() != proportion.Name {
-			byQueue = false
-		}
 		for _, r := range s.Reasons() {
 			counts[r]++
 		}
-	}
-	if byQueue {
-		return m.Get(nodes[0].Node().Name).Message()
 	}
 	reasons := make([]string, 0, len(counts))
 	for r, n := range counts {

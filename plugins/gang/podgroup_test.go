@@ -19,8 +19,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
-	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -37,14 +37,14 @@ func TestPodGroupPostFilter(t *testing.T) {
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
 	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{},
-		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, func() int64 { return 0 }, clock.RealClock{}),
+		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
 
 	waiting, member := framework.NewCycleState(), framework.NewCycleState()
 	member.SetPodGroupSchedulingCycle(waiting)
-	proportion.MarkGroupWaitsForShares(member)
+	cycle.SetQueueVerdict(member, cycle.QueueVerdict{Refused: true, WaitsForShares: true})
 	if _, s := g.PodGroupPostFilter(ctx, waiting, info, nil); s.IsSuccess() || !strings.Contains(s.Message(), "pod-group cycle could not place") || g.members.isDenied("ns/g") {
 		t.Errorf("a group waiting for the shares: status %v %q, denied %t; want Unschedulable with the reason, not denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))
 	}
@@ -76,7 +76,7 @@ func TestDenialLapsesOnTheClock(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
 	handle := &activations{pods: make(chan string, 1)}
 	g := &Gang{handle: handle, clock: fake, held: podindex.New(),
-		members: newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return 0 }, func() int64 { return 0 }, fake)}
+		members: newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return 0 }, fake)}
 	g.deny("ns/g")
 	g.held.Add(member("g", "g-0", 0, ""), deniedBucket("ns/g"))
 	fake.Step(denyWindow - time.Millisecond)

@@ -44,14 +44,15 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	}
 	p.Held.Add(pod, queue)
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	refusal := p.acct.AdmitQueuedPod(pod, queue, req)
+	snap := p.acct.Snapshot()
+	refusal := p.acct.AdmitQueuedPod(snap, pod, queue, req)
 	switch {
 	case refusal == nil:
 		return holdreport.Why{}
 	case refusal.WaitsForShares:
 		// Fresh already: the recomputation announced itself before the pod was indexed, and
 		// PreFilter checks it against the fresh shares.
-		if !p.waitForShares(pod) {
+		if !p.waitForShares(pod, snap) {
 			return holdreport.Why{}
 		}
 		return holdreport.Why{Message: refusal.Message}

@@ -6,7 +6,6 @@ package proportion
 
 import (
 	"context"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,8 +16,10 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -98,23 +99,22 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	own := p.acct.PodWork(pod)
+	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	// Indexed before the check, so that a larger share announced after the check finds the pod.
 	p.Held.Add(pod, queue)
-	refusal := p.acct.AdmitPod(pod, queue, req)
+	refusal := p.acct.AdmitPod(snap, pod, queue, req)
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
 	if refusal == nil {
 		p.Held.Remove(pod)
+		cycle.SetQueueVerdict(state, cycle.QueueVerdict{})
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	s.headroom, s.freed = p.acct.HeadroomOf(queue, own, req), accounting.Amounts{}
-	if refusal.WaitsForShares {
-		if !p.waitForShares(pod) {
-			p.Activate(staleBucket)
-		}
-		MarkGroupWaitsForShares(state)
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, WaitsForShares: refusal.WaitsForShares})
+	s.headroom, s.freed = p.acct.HeadroomOf(snap, queue, p.acct.PodWork(pod), req), policy.Amounts{}
+	if refusal.WaitsForShares && !p.waitForShares(pod, snap) {
+		p.Activate(staleBucket)
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
@@ -172,15 +172,15 @@ func (p *Proportion) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod,
 // PostBind records the pod's wait, from its creation to its binding, under its queue.
 func (p *Proportion) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	if queue, err := p.acct.QueueOf(pod); err == nil {
-		metrics.PodWait.WithLabelValues(queue).Observe(metrics.SinceCreation(pod.CreationTimestamp.Time, time.Now()))
+		metrics.PodWait.WithLabelValues(queue).Observe(metrics.SinceCreation(pod.CreationTimestamp.Time, p.acct.Clock().Now()))
 	}
 }
 
-// waitForShares indexes a pod turned away for stale shares until they are fresh, and says whether
-// they still are stale for it: stale, or not yet including the pod, whose counting makes them stale.
+// waitForShares indexes a pod turned away on snap's stale shares until they are fresh, and says
+// whether they still are stale for it: they do not include yet every change snap saw, or the pod.
 // The recomputation that makes them fresh may have announced itself between the pod's check and its
 // indexing: when it returns false, the pod must be let in at once.
-func (p *Proportion) waitForShares(pod *v1.Pod) bool {
+func (p *Proportion) waitForShares(pod *v1.Pod, snap *policy.Snapshot) bool {
 	p.Held.Add(pod, staleBucket)
-	return !p.acct.Counted(pod) || p.acct.SharesStale()
+	return !p.acct.SharesCaughtUp(snap) || !p.acct.SharesInclude(pod)
 }

@@ -22,6 +22,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -63,7 +64,7 @@ func newTestAccountingWith(t *testing.T, cluster []runtime.Object, objs ...runti
 	t.Cleanup(cancel)
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(cluster...), objs...)
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !acct.SharesStale(), nil
+		return !acct.Snapshot().Stale(), nil
 	}); err != nil {
 		t.Fatal("the shares never turned fresh")
 	}
@@ -125,15 +126,15 @@ func TestWaitForSharesThatTurnedFresh(t *testing.T) {
 	counted := util.MakePod("ns", "counted").UID("counted").Label(schedulingv1beta1.QueueLabel, "a").Obj()
 	acct := newTestAccountingWith(t, []runtime.Object{counted}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj())
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Counted(counted) && !acct.SharesStale(), nil
+		return acct.SharesInclude(counted) && !acct.Snapshot().Stale(), nil
 	}); err != nil {
 		t.Fatal("the pod was never counted in fresh shares")
 	}
 	p := newTestPlugin(acct, &activations{})
-	if p.waitForShares(counted) {
+	if p.waitForShares(counted, acct.Snapshot()) {
 		t.Error("a counted pod waits for shares that turned fresh")
 	}
-	if !p.waitForShares(util.MakePod("ns", "new").UID("new").Label(schedulingv1beta1.QueueLabel, "a").Obj()) {
+	if !p.waitForShares(util.MakePod("ns", "new").UID("new").Label(schedulingv1beta1.QueueLabel, "a").Obj(), acct.Snapshot()) {
 		t.Error("a pod not yet counted does not wait for the shares to include it")
 	}
 }
@@ -174,7 +175,7 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj(), unit)
 	// Every pod counted, in fresh shares: what is left to check is the capability.
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Usage("capped").Pods == len(cluster)-1 && !acct.SharesStale(), nil
+		return acct.Usage("capped").Pods == len(cluster)-1 && !acct.Snapshot().Stale(), nil
 	}); err != nil {
 		t.Fatal("the pods were never counted")
 	}
@@ -250,10 +251,10 @@ func TestGroupWaitsForShares(t *testing.T) {
 	if _, status := p.PreFilter(context.Background(), state, member, nil); status.IsSuccess() {
 		t.Fatal("a pod the shares do not include, larger than the cluster, was admitted")
 	}
-	if !WaitsForShares(state) || !GroupWaitsForShares(group) {
-		t.Errorf("member waits for shares: %t, its group marked: %t; want both", WaitsForShares(state), GroupWaitsForShares(group))
+	if !cycle.WaitsForShares(state) || !cycle.GroupWaitsForShares(group) {
+		t.Errorf("member waits for shares: %t, its group marked: %t; want both", cycle.WaitsForShares(state), cycle.GroupWaitsForShares(group))
 	}
-	if GroupWaitsForShares(framework.NewCycleState()) {
+	if cycle.GroupWaitsForShares(framework.NewCycleState()) {
 		t.Error("a group none of whose members waited for the shares is marked")
 	}
 }

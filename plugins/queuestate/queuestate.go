@@ -17,7 +17,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
@@ -52,7 +51,7 @@ var (
 // hands it, and starts its held-pod reporter. Its args configure the embedded webhook server and
 // controller, which the root starts; they are checked here too, so that a bad profile fails at start.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	if _, err := config.Decode(obj, embedded.DefaultNamespace()); err != nil {
+	if _, err := config.Decode(obj, config.DefaultNamespace()); err != nil {
 		return nil, err
 	}
 	holder, err := holdreport.NewHolder(ctx, h)

@@ -15,6 +15,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // gangPreemptor is a gang that misses members to reach minMember, taken as one preemptor: the
@@ -90,21 +92,22 @@ func (g *gangPreemptor) lowest() *v1.Pod {
 // (an attempt under way, shares being recomputed), which ends the PostFilter chain before Gang's
 // rejects them; Unschedulable when reclaim cannot help, and then says why in the cycle state.
 func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader, g *gangPreemptor) (*fwk.PostFilterResult, *fwk.Status) {
-	if node, why, ok := r.attempts.underWay(g.key, pod.UID, r.acct.Holds); ok {
+	if node, why, ok := r.attempts.UnderWay(g.key, pod.UID, r.acct.Holds); ok {
 		return nominating(node), fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "reclaim: "+why)
 	}
 	if nodes, err := m.NodesForStatusCode(r.handle.SnapshotSharedLister().NodeInfos(), fwk.Unschedulable); err != nil || len(nodes) == 0 {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
 	}
-	if r.acct.SharesStale() {
-		return r.gangWaitsForShares(pod)
+	snap := r.acct.Snapshot() // the latest: see PostFilter
+	if snap.Stale() {
+		return r.gangWaitsForShares(pod, snap)
 	}
 	if m := g.neverPreempts(); m != nil {
 		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
 	}
-	p, why := r.newPlan(g.lowest(), g.req)
-	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
-		return r.gangWaitsForShares(pod)
+	p, why := r.newPlan(snap, g.lowest(), g.req)
+	if p != nil && r.acct.ChangedSince(snap) {
+		return r.gangWaitsForShares(pod, r.acct.Snapshot())
 	}
 	if p != nil {
 		p.gang = g.key
@@ -135,8 +138,8 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 }
 
 // gangWaitsForShares keeps the gang's reserved members while the shares are recomputed.
-func (r *Reclaim) gangWaitsForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
-	_, s := r.waitForShares(pod)
+func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot) (*fwk.PostFilterResult, *fwk.Status) {
+	_, s := r.waitForShares(pod, snap)
 	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
 }
 
@@ -146,8 +149,7 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 	r.inflight.add(victims)
 	preemptor := g.missing[0]
 	queue, _ := r.acct.QueueOf(preemptor)
-	at := r.attempts.begin(g.key, placements, victims, r.expire)
-	r.acct.ReclaimUnderWay(g.key, at.deadline)
+	at := r.attempts.Begin(g.key, placements, victims, r.expire)
 	for _, m := range g.missing {
 		r.nominated.set(m, queue, placements[m.UID])
 	}
@@ -163,7 +165,7 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 func (r *Reclaim) refuse(state fwk.CycleState, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, refusedBucket)
 	r.nominated.forget(pod.UID)
-	state.Write(refusalKey, refusal(why))
+	cycle.SetReclaimRefusal(state, why)
 	// A nomination from an earlier cycle no longer holds room the pod may not take: pods of the same
 	// or a lower priority would wait for it, as kube-scheduler's own preemption clears it when it
 	// finds nothing to evict.
@@ -175,28 +177,4 @@ func nominating(node string) *fwk.PostFilterResult {
 		return nil
 	}
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatedNodeName: node, NominatingMode: fwk.ModeOverride}}
-}
-
-// refusalKey is where PostFilter leaves why reclaim could not help a gang.
-const refusalKey fwk.StateKey = Name + "/refusal"
-
-type refusal string
-
-func (r refusal) Clone() fwk.StateData { return r }
-
-// StateReader is what Refusal reads: a pod's cycle state, or a pod group's in kube-scheduler's
-// pod-group cycle.
-type StateReader interface {
-	Read(key fwk.StateKey) (fwk.StateData, error)
-}
-
-// Refusal returns why reclaim could not help the gang of the cycle's pod, or of the cycle's pod
-// group, if it said so.
-func Refusal(state StateReader) (string, bool) {
-	data, err := state.Read(refusalKey)
-	if err != nil {
-		return "", false
-	}
-	why, ok := data.(refusal)
-	return string(why), ok
 }

@@ -31,8 +31,6 @@ type plan struct {
 	// those victims.
 	gangsEvicting map[string]int
 	evicting      []*v1.Pod
-	// sharesGen is the generation of the shares spare was read from.
-	sharesGen uint64
 	// gang is the preemptor's PodGroup ("namespace/name") when a gang preempts as one: its own
 	// members are never its victims.
 	gang string

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 )
 
 var _ fwk.PodGroupPostFilterPlugin = &Reclaim{}
@@ -31,8 +33,8 @@ func (r *Reclaim) PodGroupPostFilter(ctx context.Context, state fwk.PodGroupCycl
 	anyNode.SetAbsentNodesStatus(fwk.NewStatus(fwk.Unschedulable))
 	podState := framework.NewCycleState()
 	result, status := r.postFilterGang(ctx, podState, pod, anyNode, g)
-	if why, ok := Refusal(podState); ok {
-		state.Write(refusalKey, refusal(why))
+	if why, ok := cycle.ReclaimRefusal(podState); ok {
+		cycle.SetReclaimRefusal(state, why)
 	}
 	if !status.IsSuccess() {
 		return nil, status

@@ -24,10 +24,13 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
@@ -48,12 +51,14 @@ type Reclaim struct {
 	inflight *inflight
 	// attempts holds the gangs whose victims are on their way out; nominated, the pods nominated
 	// to the room being freed for them.
-	attempts  *attempts
+	attempts  *gangs.Attempts
 	nominated *nominated
 	// preFilter runs the profile's PreFilter plugins for the members of a gang other than the pod
 	// of the cycle; nil when the framework does not offer it, and then gangs preempt pod by pod.
 	preFilter preFilterRunner
 	pdbs      policylisters.PodDisruptionBudgetLister
+	// clock is the accounting's: the time the attempts and the victims' grace are measured against.
+	clock clock.PassiveClock
 }
 
 // staleBucket holds the pods that wait for fresh shares; refusedBucket, those reclaim could not
@@ -71,8 +76,8 @@ var (
 // New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
 // hands it.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: newAttempts(),
-		nominated: newNominated(acct.GangKey)}
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: acct.GangAttempts(),
+		nominated: newNominated(acct.GangKey), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	acct.OnSharesComputed(r.activateWaiting)
@@ -125,13 +130,16 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	if g := r.gangOf(pod); g != nil && r.preFilter != nil {
 		return r.postFilterGang(ctx, state, pod, m, g)
 	}
-	if r.acct.SharesStale() {
-		return r.waitForShares(pod)
+	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
+	// victims that left since must not count twice, as spare and as gone.
+	snap := r.acct.Snapshot()
+	if snap.Stale() {
+		return r.waitForShares(pod, snap)
 	}
-	p, why := r.newPlan(pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	if p != nil && !r.acct.SharesCurrent(p.sharesGen) {
+	p, why := r.newPlan(snap, pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	if p != nil && r.acct.ChangedSince(snap) {
 		// A victim may have left the in-flight list for shares that do not leave it out yet.
-		return r.waitForShares(pod)
+		return r.waitForShares(pod, r.acct.Snapshot())
 	}
 	// A pod nominated by an earlier cycle keeps its node while pods leave it: the shares count its
 	// victims gone already, and may leave nothing more to take back.
@@ -171,13 +179,12 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 
 // newPlan gathers what the dry run needs to know of the queues for pod, or for the gang of pod
 // when req is what its missing members request, or says why no eviction can help.
-func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
+func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	queue, err := r.acct.QueueOf(pod)
 	if err != nil {
 		return nil, err.Error()
 	}
-	q, ok := r.acct.Queue(queue)
-	if !ok || r.acct.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
+	if q := snap.Queue(queue); q == nil || q.Suspended {
 		return nil, fmt.Sprintf("queue %q is Suspended: its pods neither reclaim nor preempt", queue)
 	}
 	p := &plan{
@@ -188,15 +195,13 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
 	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf, r.acct.GangKey)
-	// Read after the victims under way, before the spare: see PostFilter.
-	p.sharesGen = r.acct.SharesGeneration()
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
 	held := r.nominated.holding(queue, pod, r.pending)
-	under := r.acct.UnderShare(queue, quota.Add(p.req, held))
+	under := policy.UnderShare(snap, queue, quota.Add(p.req, held))
 	if under {
 		p.spare = map[string]v1.ResourceList{}
-		for q, spare := range r.acct.ReclaimableSpare(queue) {
+		for q, spare := range policy.ReclaimableSpare(snap, queue) {
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
 				p.spare[q] = left
 			}
@@ -206,28 +211,28 @@ func (r *Reclaim) newPlan(pod *v1.Pod, req v1.ResourceList) (*plan, string) {
 	case p.preempt || len(p.spare) > 0:
 		return p, ""
 	case !under:
-		return nil, r.atShare(queue, p.req, held)
+		return nil, atShare(snap.Queue(queue), p.req, held)
 	}
 	return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
 }
 
 // atShare says why a queue may take back nothing more for req: what it holds, with what reclaim
 // freed for its pods not bound yet, and req would be more than its deserved share.
-func (r *Reclaim) atShare(queue string, req, held v1.ResourceList) string {
-	holds := textout.Resources(within(r.acct.Usage(queue).Allocated, req))
+func atShare(q *policy.Queue, req, held v1.ResourceList) string {
+	holds := textout.Resources(within(q.Allocated, req))
 	if freed := within(held, req); !quota.IsZero(freed) {
 		holds += fmt.Sprintf(" (and reclaim freed %s for its pods not bound yet)", textout.Resources(freed))
 	}
 	return fmt.Sprintf("queue %q holds %s of its deserved share %s: with %s more it would hold more than its share, and reclaim takes back no more than that; it has no lower-priority pods to preempt",
-		queue, holds, textout.Resources(within(r.acct.Deserved(queue), req)), textout.Resources(req))
+		q.Name, holds, textout.Resources(within(q.Deserved, req)), textout.Resources(req))
 }
 
-// waitForShares turns the pod away until the shares are fresh: evicting on shares that miss the
-// latest demand, or a victim that went, could take what is not spare. The shares may have turned
-// fresh, and said so, before the pod was indexed: then it is let in at once.
-func (r *Reclaim) waitForShares(pod *v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
+// waitForShares turns the pod away until the shares include every change snap saw: evicting on
+// shares that miss the latest demand, or a victim that went, could take what is not spare. They may
+// have caught up, and said so, before the pod was indexed: then it is let in at once.
+func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, staleBucket)
-	if !r.acct.SharesStale() {
+	if r.acct.SharesCaughtUp(snap) {
 		r.activateWaiting()
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")

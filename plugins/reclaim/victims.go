@@ -3,7 +3,6 @@ package reclaim
 import (
 	"context"
 	"sort"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -12,6 +11,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // SelectVictimsOnNode finds the fewest, least important pods whose eviction lets the preemptor fit
@@ -56,14 +57,14 @@ func (r *Reclaim) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState,
 
 // goingOn lists the node's pods on their way out: terminating, or victims of an eviction under way.
 // The dry run takes them as gone: the pods nominated to the node count on their room already. A pod
-// still there attemptSlack after its deletion was due (a finalizer, a node that does not answer) is
+// still there gangs.AttemptSlack after its deletion was due (a finalizer, a node that does not answer) is
 // not on its way out: waiting for it would wait for ever.
 func (r *Reclaim) goingOn(nodeInfo fwk.NodeInfo) []fwk.PodInfo {
 	var out []fwk.PodInfo
-	now := time.Now()
+	now := r.clock.Now()
 	for _, pi := range nodeInfo.GetPods() {
 		pod := pi.GetPod()
-		terminating := pod.DeletionTimestamp != nil && now.Before(pod.DeletionTimestamp.Add(attemptSlack))
+		terminating := pod.DeletionTimestamp != nil && now.Before(pod.DeletionTimestamp.Add(gangs.AttemptSlack))
 		if terminating || r.inflight.evicting(pod.UID) {
 			out = append(out, pi)
 		}

@@ -24,9 +24,11 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 	"k8s.io/kubernetes/test/utils/ktesting"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -87,7 +89,7 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
 	}
 	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot,
-		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight()}}
+		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(), clock: clock.RealClock{}}}
 }
 
 // selectVictims runs the dry run on the node for a 1-CPU pod of the owner below its share, which may
@@ -172,10 +174,10 @@ func TestNominatedPodKeepsItsNodeWhileItsVictimsLeave(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), newAttempts()
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	// The borrower holds 2 CPUs, its share beside the owner's 1 pending: nothing is spare.
 	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !r.acct.SharesStale() && len(r.acct.ReclaimableSpare("owner")) == 0 && deservedCPU(r, "owner") == 1, nil
+		return !r.acct.Snapshot().Stale() && len(r.acct.ReclaimableSpare("owner")) == 0 && deservedCPU(r, "owner") == 1, nil
 	}); err != nil {
 		t.Fatalf("the shares never left nothing spare: deserved %v, spare %v", r.acct.Deserved("owner"), r.acct.ReclaimableSpare("owner"))
 	}
@@ -209,13 +211,13 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, terminating, half("mid"), borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), newAttempts()
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	r.evaluator = preemption.NewEvaluator(Name, f.framework, r, preemption.NewExecutor(f.framework, feature.Features{}))
 	r.nominated.set(preemptor, "owner", "n")
 	// The owner deserves 1 CPU and the borrower holds 2.5: 500m are spare. The terminating pod frees
 	// 500m of n, not enough to wait for it.
 	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !r.acct.SharesStale() && len(r.acct.ReclaimableSpare("owner")) == 1, nil
+		return !r.acct.Snapshot().Stale() && len(r.acct.ReclaimableSpare("owner")) == 1, nil
 	}); err != nil {
 		t.Fatalf("the shares never left the borrower's spare: %v", r.acct.ReclaimableSpare("owner"))
 	}

@@ -18,7 +18,7 @@ import (
 func startController(t *testing.T, ctx context.Context, identity string) *controller.Controller {
 	t.Helper()
 	kube := informers.NewSharedInformerFactory(cluster.Kube, 0)
-	acct, err := accounting.Start(ctx, cluster.Queues, kube, nil)
+	acct, err := accounting.Start(ctx, cluster.Queues, kube, accounting.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

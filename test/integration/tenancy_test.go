@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -272,7 +272,7 @@ func TestCommandsOperateOnlyTheirTeamsQueues(t *testing.T) {
 
 	sendCommand(t, f.nsA, busv1alpha1.SuspendQueue, f.qA)
 	waitSpecState(t, f.qA, schedulingv1beta1.QueueStateSuspended)
-	sendCommand(t, embedded.DefaultNamespace(), busv1alpha1.ResumeQueue, f.qA)
+	sendCommand(t, config.DefaultNamespace(), busv1alpha1.ResumeQueue, f.qA)
 	waitSpecState(t, f.qA, schedulingv1beta1.QueueStateOpen)
 }
 

@@ -20,7 +20,6 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
-	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
 )
@@ -130,7 +129,7 @@ func startEmbedded(ctx context.Context, root *scheduler.Root, h fwk.Handle) erro
 	if err := localcluster.InstallCRDs(ctx, h.KubeConfig()); err != nil {
 		return err
 	}
-	args, err := config.Decode(nil, embedded.DefaultNamespace())
+	args, err := config.Decode(nil, config.DefaultNamespace())
 	if err != nil {
 		return err
 	}

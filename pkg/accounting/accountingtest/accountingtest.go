@@ -19,7 +19,7 @@ import (
 func Start(ctx context.Context, t testing.TB, kube kubernetes.Interface, objs ...runtime.Object) (*accounting.Accounting, informers.SharedInformerFactory) {
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory, nil)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory, accounting.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,27 +2,10 @@ package accounting
 
 import (
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
-
-func TestReclaimUnderWayUntilOverOrDue(t *testing.T) {
-	a := &Accounting{}
-	if a.Reclaiming("ns/g") {
-		t.Fatal("a gang nobody recorded is reclaiming")
-	}
-	a.ReclaimUnderWay("ns/g", time.Now().Add(time.Hour))
-	a.ReclaimUnderWay("ns/due", time.Now().Add(-time.Second))
-	if !a.Reclaiming("ns/g") || a.Reclaiming("ns/due") || a.Reclaiming("ns/other") {
-		t.Error("want only ns/g reclaiming: recorded and not due")
-	}
-	a.ReclaimOver("ns/g")
-	if a.Reclaiming("ns/g") {
-		t.Error("ns/g still reclaiming once over")
-	}
-}
 
 // The spare grows when a queue holds more above its share than before, in any resource, or a queue
 // comes above its share; it does not when queues hold the same or less above it.

@@ -1,0 +1,124 @@
+package accounting
+
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// snapshots publishes the accounting's state as immutable policy.Snapshots: one is built on demand
+// when something changed since the last, and shared by every reader until the next change.
+type snapshots struct {
+	// building makes one build at a time; latest is the last one built.
+	building sync.Mutex
+	latest   atomic.Pointer[policy.Snapshot]
+	// untracked is the shares' untrackedGen the latest was built at: a change to the queues, nodes
+	// or units since calls for a whole new one, a change of usage only for a copy of the queues whose
+	// usage changed.
+	untracked uint64
+}
+
+// Snapshot returns the queues' state now, as the policy reads it. A scheduling cycle takes one and
+// reads only that one (see pkg/cycle); it is never changed, and is the same value for every caller
+// until something changes.
+func (a *Accounting) Snapshot() *policy.Snapshot {
+	a.snapshots.building.Lock()
+	defer a.snapshots.building.Unlock()
+	last := a.snapshots.latest.Load()
+	// The numbers first, then what they number: a change that comes while the snapshot is built is
+	// either in it or calls for the next one.
+	untracked := a.shares.untrackedGen.Load()
+	sh := a.readShares()
+	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && untracked == a.snapshots.untracked {
+		return last
+	}
+	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked
+	var queues []*schedulingv1beta1.Queue
+	if full {
+		queues = a.AllQueues()
+	}
+	next := &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, UnitDemandCurrent: untracked <= sh.computedGen,
+		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, Claimable: sh.claimable, UnitDemand: sh.unitDemand,
+		Spare: sh.spare}
+	a.usage.mu.Lock()
+	next.Changes = a.shares.dirtyGen.Load()
+	next.Allocated, next.Pending = a.usage.allocated, a.usage.pending
+	if full || a.usage.allChanged {
+		if queues == nil {
+			queues = a.AllQueues()
+		}
+		next.Queues = make(map[string]*policy.Queue, len(queues))
+		for _, q := range queues {
+			next.Queues[q.Name] = a.usage.queueValue(specOf(q), sh.deserved[q.Name])
+		}
+	} else {
+		next.Queues = maps.Clone(last.Queues)
+		for name := range a.usage.changed {
+			if prev, ok := last.Queues[name]; ok {
+				next.Queues[name] = a.usage.queueValue(prev, prev.Deserved)
+			}
+		}
+	}
+	clear(a.usage.changed)
+	a.usage.allChanged = false
+	a.usage.mu.Unlock()
+	a.snapshots.untracked = untracked
+	a.snapshots.latest.Store(next)
+	return next
+}
+
+// SharesCaughtUp says whether the shares now include every change snap saw: a pod that waited for
+// fresher shares than snap's may be tried again.
+func (a *Accounting) SharesCaughtUp(snap *policy.Snapshot) bool {
+	return a.readShares().computedGen >= snap.Changes
+}
+
+// ChangedSince says whether something changed since snap was built: a decision that read snap and
+// state kept outside it (victims under way) must be made again on a new one.
+func (a *Accounting) ChangedSince(snap *policy.Snapshot) bool {
+	return a.shares.dirtyGen.Load() != snap.Changes
+}
+
+// publishedShares is one computation's shares, read under one lock.
+type publishedShares struct {
+	computedGen                     uint64
+	queueSpecs                      int64
+	capacity, claimable, unitDemand v1.ResourceList
+	deserved, spare                 map[string]v1.ResourceList
+}
+
+func (a *Accounting) readShares() publishedShares {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	s := a.shares
+	return publishedShares{computedGen: s.computedGen, queueSpecs: s.queueSpecs, capacity: s.capacity, claimable: s.claimable,
+		unitDemand: s.unitDemand, deserved: s.deserved, spare: s.spare}
+}
+
+// specOf is a queue's place in the tree and its limits, as the policy reads them.
+func specOf(q *schedulingv1beta1.Queue) *policy.Queue {
+	parent := ParentOf(q)
+	if q.Name == schedulingv1beta1.RootQueue {
+		parent = ""
+	}
+	return &policy.Queue{Name: q.Name, Parent: parent, Capability: q.Spec.Capability,
+		Reclaimable: q.Spec.Reclaimable == nil || *q.Spec.Reclaimable,
+		Suspended:   q.Spec.State == schedulingv1beta1.QueueStateSuspended}
+}
+
+// queueValue is spec with deserved and the queue's usage now. Its lists are the usage's own, which
+// are replaced as pods come and go, never changed in place. Call with u.mu held.
+func (u *usage) queueValue(spec *policy.Queue, deserved v1.ResourceList) *policy.Queue {
+	q := *spec
+	q.Deserved, q.Subtree = deserved, u.subtree[q.Name]
+	q.Allocated, q.Pending, q.Terminating = nil, nil, nil
+	if use, ok := u.queues[q.Name]; ok {
+		q.Allocated, q.Pending, q.Terminating = use.Allocated, use.Pending, use.Terminating
+	}
+	return &q
+}

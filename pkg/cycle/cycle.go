@@ -1,0 +1,114 @@
+// Package cycle holds the typed values queue-scheduler's plugins leave for each other in the state
+// of a scheduling cycle: the one snapshot of the queues that every plugin of the cycle reads, and
+// each plugin's verdict that another plugin acts on. A plugin reads another's verdict here, typed,
+// never by importing that plugin or parsing its message.
+package cycle
+
+import (
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// Reader is what the readers here read: a pod's cycle state, or a pod group's in kube-scheduler's
+// pod-group cycle.
+type Reader interface {
+	Read(key fwk.StateKey) (fwk.StateData, error)
+}
+
+// Writer is what the writers here write to.
+type Writer interface {
+	Write(key fwk.StateKey, val fwk.StateData)
+}
+
+const (
+	snapshotKey       fwk.StateKey = "queue-scheduler.io/snapshot"
+	queueVerdictKey   fwk.StateKey = "queue-scheduler.io/queue-verdict"
+	groupWaitsKey     fwk.StateKey = "queue-scheduler.io/group-waits-for-shares"
+	reclaimRefusalKey fwk.StateKey = "queue-scheduler.io/reclaim-refusal"
+)
+
+// snapshot holds the cycle's snapshot; it is immutable, so a clone is the same value.
+type snapshot struct{ *policy.Snapshot }
+
+func (s snapshot) Clone() fwk.StateData { return s }
+
+// Snapshot returns the cycle's snapshot of the queues: the one the first plugin that read it took,
+// or else take() taken now and left for the rest of the cycle.
+func Snapshot(state fwk.CycleState, take func() *policy.Snapshot) *policy.Snapshot {
+	if data, err := state.Read(snapshotKey); err == nil {
+		if s, ok := data.(snapshot); ok {
+			return s.Snapshot
+		}
+	}
+	s := take()
+	state.Write(snapshotKey, snapshot{s})
+	return s
+}
+
+// QueueVerdict is what the queue's admission (Proportion's PreFilter) said of the cycle's pod.
+type QueueVerdict struct {
+	// Refused: the queue turned the pod away; Message says why.
+	Refused bool
+	Message string
+	// WaitsForShares: only the recomputation of the shares stood in the way; the pod comes back as
+	// soon as they are fresh.
+	WaitsForShares bool
+}
+
+func (v QueueVerdict) Clone() fwk.StateData { return v }
+
+// SetQueueVerdict records the queue's verdict on the cycle's pod; in kube-scheduler's pod-group
+// cycle, a member that waits only for the shares marks its group too.
+func SetQueueVerdict(state fwk.CycleState, v QueueVerdict) {
+	state.Write(queueVerdictKey, v)
+	if v.WaitsForShares && state.IsPodGroupSchedulingCycle() {
+		state.GetPodGroupSchedulingCycle().Write(groupWaitsKey, groupWaits{})
+	}
+}
+
+// QueueVerdictOf returns the queue's verdict on the cycle's pod, if it gave one.
+func QueueVerdictOf(state Reader) (QueueVerdict, bool) {
+	data, err := state.Read(queueVerdictKey)
+	if err != nil {
+		return QueueVerdict{}, false
+	}
+	v, ok := data.(QueueVerdict)
+	return v, ok
+}
+
+// WaitsForShares says whether the queue turned the cycle's pod away only because the shares were
+// being recomputed.
+func WaitsForShares(state Reader) bool {
+	v, ok := QueueVerdictOf(state)
+	return ok && v.Refused && v.WaitsForShares
+}
+
+type groupWaits struct{}
+
+func (groupWaits) Clone() fwk.StateData { return groupWaits{} }
+
+// GroupWaitsForShares is WaitsForShares for the pod group of a pod-group cycle: some member was
+// turned away only for the shares, and comes back as soon as they are fresh.
+func GroupWaitsForShares(state Reader) bool {
+	_, err := state.Read(groupWaitsKey)
+	return err == nil
+}
+
+type reclaimRefusal string
+
+func (r reclaimRefusal) Clone() fwk.StateData { return r }
+
+// SetReclaimRefusal records why reclaim could not help the gang of the cycle's pod or pod group.
+func SetReclaimRefusal(state Writer, why string) { state.Write(reclaimRefusalKey, reclaimRefusal(why)) }
+
+// ReclaimRefusal returns why reclaim could not help the gang of the cycle's pod or pod group, if it
+// said so.
+func ReclaimRefusal(state Reader) (string, bool) {
+	data, err := state.Read(reclaimRefusalKey)
+	if err != nil {
+		return "", false
+	}
+	why, ok := data.(reclaimRefusal)
+	return string(why), ok
+}

@@ -1,0 +1,201 @@
+package policy
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+)
+
+// Refusal says why a pod or a unit of work may not take room in its queue now.
+type Refusal struct {
+	// Message names the queue, the resource and the rule.
+	Message string
+	// WaitsForShares is set when only the recomputation of the shares stands in the way: the work is
+	// worth trying again as soon as they are fresh.
+	WaitsForShares bool
+	// AtCapability is set when the queue or an ancestor would exceed its capability: more nodes do
+	// not help, only the queue's own pods leaving (or a larger capability) does.
+	AtCapability bool
+}
+
+// waitingForShares begins the message of a refusal that only waits for fresh shares.
+const waitingForShares = "waiting for the fair shares"
+
+func waitForShares(queue string, over v1.ResourceName) *Refusal {
+	return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
+		waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
+}
+
+func refuse(format string, args ...any) *Refusal {
+	return &Refusal{Message: fmt.Sprintf(format, args...)}
+}
+
+func atCapability(format string, args ...any) *Refusal {
+	return &Refusal{Message: fmt.Sprintf(format, args...), AtCapability: true}
+}
+
+// Work is what is asked of a queue, besides the requests, and how to judge it.
+type Work struct {
+	// Reserved is added to the queue's allocation: what its other admitted units keep.
+	Reserved v1.ResourceList
+	// Whole requires allocation + request within the deserved share, not only allocation below it:
+	// a unit of work is admitted whole.
+	Whole bool
+	// HeldBack is added to the queue's allocation for the capability checks only: what its admitted
+	// PodGroups, but the work's own, keep beyond what their members hold.
+	HeldBack v1.ResourceList
+	// Uncounted: the work is not counted in the snapshot's demand, so the shares cannot include it.
+	Uncounted bool
+	// Ahead is what the queue's other pending pods request: they may be allocated first. Set only
+	// until the shares include the pod, it can turn it away only to wait for them.
+	Ahead v1.ResourceList
+	// Pod: the work is one pod, which needs no fresh shares while the cluster holds all the demand
+	// there is (uncontended).
+	Pod bool
+}
+
+// Admit says why work of queue that requests req may not take room now, or nil when it may. A queue
+// and each of its ancestors must stay within capability; and the queue must be below its deserved
+// share in every resource requested (with Whole, allocation + request within it), unless the work
+// fits in what is idle and claimed by no queue below its share (borrowing, so that queues that each
+// want more than their share do not leave the cluster idle). A queue the snapshot does not know is
+// no bar: QueueState holds the pods of unknown queues.
+func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
+	q := s.Queue(queue)
+	if q == nil {
+		return nil
+	}
+	if r := withinCapability(s, queue, req, quota.Add(w.Reserved, w.HeldBack)); r != nil {
+		return r
+	}
+	allocated := quota.Add(q.Allocated, w.Reserved)
+	over := overShare(allocated, q.Deserved, req, w.Whole)
+	if over == "" && len(w.Ahead) > 0 {
+		if over = overShare(quota.Add(allocated, w.Ahead), q.Deserved, req, w.Whole); over != "" {
+			return waitForSharesUnlessUncontended(s, queue, over, req, w)
+		}
+	}
+	if over == "" {
+		return nil
+	}
+	if s.Stale() || w.Uncounted {
+		// What is idle and unclaimed is only known once the shares include the latest demand.
+		return waitForSharesUnlessUncontended(s, queue, over, req, w)
+	}
+	if Borrowable(s, quota.Add(req, w.Reserved)) {
+		return nil
+	}
+	d, al, r := q.Deserved[over], allocated[over], req[over]
+	return refuse("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
+		queue, over, al.String(), d.String(), r.String(), over)
+}
+
+// waitForSharesUnlessUncontended turns a pod away to wait for the shares, unless the cluster holds
+// all the demand there is besides it: then every queue can have its whole demand whatever the
+// shares say, and waiting would only delay the pod.
+func waitForSharesUnlessUncontended(s *Snapshot, queue string, over v1.ResourceName, req v1.ResourceList, w Work) *Refusal {
+	if w.Pod && Uncontended(s, req, !w.Uncounted) {
+		return nil
+	}
+	return waitForShares(queue, over)
+}
+
+// Uncontended says whether req fits beside all the demand there is: what the queues hold, what
+// every pending pod asks for (counted says whether req is among them), and what their units and
+// PodGroups asked for when the shares were last computed, none of those having changed since. It
+// reads totals: no queue is visited.
+func Uncontended(s *Snapshot, req v1.ResourceList, counted bool) bool {
+	if !s.UnitDemandCurrent {
+		return false
+	}
+	pending := s.Pending
+	if counted {
+		pending = quota.SubtractWithNonNegativeResult(pending, req)
+	}
+	return fitsBeside(req, s.Capacity, s.Allocated, pending, s.UnitDemand)
+}
+
+// Borrowable says whether req fits in what is idle once the queues below their share have what they
+// can still claim.
+func Borrowable(s *Snapshot, req v1.ResourceList) bool {
+	return fitsBeside(req, s.SharedCapacity, s.Allocated, s.Claimable)
+}
+
+// fitsBeside says whether req fits in capacity once what is taken is set aside, in every resource
+// it requests.
+func fitsBeside(req, capacity v1.ResourceList, taken ...v1.ResourceList) bool {
+	for name, r := range req {
+		if r.IsZero() {
+			continue
+		}
+		free := capacity[name].DeepCopy()
+		for _, t := range taken {
+			free.Sub(t[name])
+		}
+		if free.Cmp(r) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// withinCapability checks the queue and its ancestors against their capabilities, with what the
+// queue's admitted work reserves added to what they hold.
+func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList) *Refusal {
+	var refusal *Refusal
+	s.Ancestry(queue, func(q *Queue) {
+		if refusal == nil && len(q.Capability) > 0 {
+			refusal = exceeds(q, reserved, req)
+		}
+	})
+	return refusal
+}
+
+// exceeds says which capability of q what its subtree holds + reserved + req would exceed, or nil.
+func exceeds(q *Queue, reserved, req v1.ResourceList) *Refusal {
+	for name, limit := range q.Capability {
+		r, asked := req[name]
+		if !asked || r.IsZero() {
+			continue
+		}
+		u, held := q.Subtree[name], reserved[name]
+		total := u.DeepCopy()
+		total.Add(held)
+		total.Add(r)
+		if total.Cmp(limit) <= 0 {
+			continue
+		}
+		if held.IsZero() {
+			return atCapability("queue %q would exceed its capability of %s: %s allocated + %s requested > %s",
+				q.Name, name, u.String(), r.String(), limit.String())
+		}
+		return atCapability("queue %q would exceed its capability of %s: %s allocated + %s reserved by admitted work + %s requested > %s",
+			q.Name, name, u.String(), held.String(), r.String(), limit.String())
+	}
+	return nil
+}
+
+// overShare names a requested resource in which the queue already holds its deserved share (with
+// whole, in which allocated + req would exceed it), or "".
+func overShare(allocated, deserved, req v1.ResourceList, whole bool) v1.ResourceName {
+	for name, r := range req {
+		if r.IsZero() {
+			continue
+		}
+		d, ok := deserved[name]
+		if !ok {
+			return name
+		}
+		al := allocated[name].DeepCopy()
+		if whole {
+			al.Add(r)
+			if al.Cmp(d) > 0 {
+				return name
+			}
+		} else if al.Cmp(d) >= 0 {
+			return name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// UnderShare says whether queue, taking req more, stays within its deserved share in every resource
+// req asks for: only then may it take resources back from other queues.
+func UnderShare(s *Snapshot, queue string, req v1.ResourceList) bool {
+	q := s.Queue(queue)
+	if q == nil {
+		return overShare(nil, nil, req, true) == ""
+	}
+	return overShare(q.Allocated, q.Deserved, req, true) == ""
+}
+
+// ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
+// share, how much more: what reclaim may take from it without taking it below its share. It is
+// exact while the snapshot is not stale.
+func ReclaimableSpare(s *Snapshot, except string) map[string]v1.ResourceList {
+	out := make(map[string]v1.ResourceList, len(s.Spare))
+	for name, spare := range s.Spare {
+		if name != except {
+			out[name] = spare
+		}
+	}
+	return out
+}
+
+// Claimable is what the queues below their share can still claim: per leaf queue, what it deserves
+// up to its demand, less what it holds.
+func Claimable(deserved, demands, allocated map[string]v1.ResourceList, leaves []string) v1.ResourceList {
+	total := v1.ResourceList{}
+	for _, name := range leaves {
+		demand, held := demands[name], allocated[name]
+		for r, d := range deserved[name] {
+			want := d.DeepCopy()
+			if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {
+				want = dm.DeepCopy()
+			}
+			want.Sub(held[r])
+			if want.Sign() > 0 {
+				acc := total[r]
+				acc.Add(want)
+				total[r] = acc
+			}
+		}
+	}
+	return total
+}
+
+// AboveShare is what a queue holding held, of which leaving is on its way out, holds above deserved
+// in each resource; nil, and nothing allocated, when it holds nothing above it: the shares of every
+// queue are checked at every computation, and most are not above.
+func AboveShare(held, leaving, deserved v1.ResourceList) v1.ResourceList {
+	var out v1.ResourceList
+	for name, h := range held {
+		staying := h.DeepCopy()
+		if l, ok := leaving[name]; ok {
+			staying.Sub(l)
+		}
+		if d, ok := deserved[name]; ok {
+			staying.Sub(d)
+		}
+		if staying.Sign() <= 0 {
+			continue
+		}
+		if out == nil {
+			out = v1.ResourceList{}
+		}
+		out[name] = staying
+	}
+	return out
+}
+
+// DominantShare is how much of its deserved share a queue holds, in the resource where it holds the
+// most: 0 for a queue that holds nothing, above 1 for one that borrows, +Inf for one that holds what
+// it does not deserve at all. Queues with the lowest dominant share are served first.
+func DominantShare(allocated, deserved v1.ResourceList) float64 {
+	share := 0.0
+	for name, al := range allocated {
+		if al.IsZero() {
+			continue
+		}
+		d := deserved[name]
+		if d.IsZero() {
+			return math.Inf(1)
+		}
+		share = max(share, al.AsApproximateFloat64()/d.AsApproximateFloat64())
+	}
+	return share
+}
