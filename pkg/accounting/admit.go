@@ -44,9 +44,8 @@ func (a *Accounting) podWork(snap *policy.Snapshot, pod *v1.Pod, queue string, a
 	a.usage.mu.RUnlock()
 	counted := ok && p.informed && p.countedGen <= snap.Changes
 	w.Uncounted = !counted
-	if ahead && !(counted && p.countedGen <= snap.SharesInclude) {
-		var q *policy.Queue
-		if q = snap.Queue(queue); q != nil {
+	if included := counted && p.countedGen <= snap.SharesInclude; ahead && !included {
+		if q := snap.Queue(queue); q != nil {
 			w.Ahead = quota.RemoveZeros(q.Pending.DeepCopy())
 			if counted && p.queue == queue && !p.holds() {
 				w.Ahead = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))

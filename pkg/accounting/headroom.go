@@ -12,9 +12,6 @@ func (a *Accounting) HeadroomOf(snap *policy.Snapshot, queue string, own WorkKey
 	return policy.HeadroomOf(snap, queue, a.reserved(queue, own, false), req)
 }
 
-// tree follows the queue tree upwards.
-func (a *Accounting) tree() ancestry { return a.usage.tree }
-
 // Holding returns the queue and the requests of a pod the accounting counts, read without
 // resolving or recomputing anything.
 func (a *Accounting) Holding(pod *v1.Pod) (string, v1.ResourceList, bool) {

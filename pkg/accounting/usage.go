@@ -209,20 +209,6 @@ func (a *Accounting) usageSnapshot() map[string]QueueUsage {
 	return out
 }
 
-// pendingBesides is what the pending pods of queue other than pod request.
-func (a *Accounting) pendingBesides(pod *v1.Pod, queue string) v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	q, ok := a.usage.queues[queue]
-	if !ok {
-		return nil
-	}
-	if p, counted := a.usage.pods[pod.UID]; counted && p.queue == queue && !p.holds() {
-		return quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
-	}
-	return quota.RemoveZeros(q.Pending.DeepCopy())
-}
-
 // queueOf returns the queue a counted pod was resolved to, once settled.
 func (u *usage) queueOf(uid types.UID) (string, bool) {
 	u.mu.RLock()

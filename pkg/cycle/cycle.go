@@ -56,6 +56,7 @@ type QueueVerdict struct {
 	WaitsForShares bool
 }
 
+// Clone returns the verdict itself: it is a value.
 func (v QueueVerdict) Clone() fwk.StateData { return v }
 
 // SetQueueVerdict records the queue's verdict on the cycle's pod; in kube-scheduler's pod-group
