@@ -71,8 +71,8 @@ type Config struct {
 	// Takes says which other gang APIs' PodGroups queue-scheduler takes (QueueState's gangSources);
 	// nil takes them all.
 	Takes func(schedulingv1beta1.GangSource) bool
-	// Clock tells the time to the accounting, the plugins, the controller and the webhook built on
-	// it; nil is the real clock.
+	// Clock tells the time to the accounting and the plugins and controller built on it; nil is the
+	// real clock.
 	Clock clock.WithTickerAndDelayedExecution
 }
 

@@ -327,7 +327,8 @@ func (a *Accounting) workDemand(queue string) v1.ResourceList {
 func (a *Accounting) DominantShare(queue string) float64 {
 	q := a.Snapshot().Queue(queue)
 	if q == nil {
-		return 0
+		// A queue that does not exist deserves nothing: whatever its pods hold is too much.
+		return policy.DominantShare(a.Usage(queue).Allocated, nil)
 	}
 	return policy.DominantShare(q.Allocated, q.Deserved)
 }

@@ -20,13 +20,16 @@ type snapshots struct {
 	// untracked is the shares' untrackedGen the latest was built at: a change to the queues, nodes
 	// or units since calls for a whole new one, a change of usage only for a copy of the queues whose
 	// usage changed.
-	untracked uint64
+	untracked atomic.Uint64
 }
 
 // Snapshot returns the queues' state now, as the policy reads it. A scheduling cycle takes one and
 // reads only that one (see pkg/cycle); it is never changed, and is the same value for every caller
 // until something changes.
 func (a *Accounting) Snapshot() *policy.Snapshot {
+	if last := a.snapshots.latest.Load(); last != nil && a.current(last) {
+		return last
+	}
 	a.snapshots.building.Lock()
 	defer a.snapshots.building.Unlock()
 	last := a.snapshots.latest.Load()
@@ -34,10 +37,10 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	// either in it or calls for the next one.
 	untracked := a.shares.untrackedGen.Load()
 	sh := a.readShares()
-	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && untracked == a.snapshots.untracked {
+	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && untracked == a.snapshots.untracked.Load() {
 		return last
 	}
-	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked
+	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
 		queues = a.AllQueues()
@@ -57,25 +60,43 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 			next.Queues[q.Name] = a.usage.queueValue(specOf(q), sh.deserved[q.Name])
 		}
 	} else {
-		next.Queues = maps.Clone(last.Queues)
+		// The queues of the last whole build stay shared; only those whose usage changed since are
+		// copied, into a map that grows until the next whole build (the next computation of the
+		// shares, which the change itself asks for).
+		next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(a.usage.changed))
+		maps.Copy(next.Updated, last.Updated)
 		for name := range a.usage.changed {
-			if prev, ok := last.Queues[name]; ok {
-				next.Queues[name] = a.usage.queueValue(prev, prev.Deserved)
+			if prev := last.Queue(name); prev != nil {
+				next.Updated[name] = a.usage.queueValue(prev, prev.Deserved)
 			}
 		}
 	}
 	clear(a.usage.changed)
 	a.usage.allChanged = false
 	a.usage.mu.Unlock()
-	a.snapshots.untracked = untracked
+	a.snapshots.untracked.Store(untracked)
 	a.snapshots.latest.Store(next)
 	return next
+}
+
+// current says whether nothing changed since snap was built: no change counted, no computation of
+// the shares, no change of queues, nodes or units. It takes no lock but the shares' read lock.
+func (a *Accounting) current(snap *policy.Snapshot) bool {
+	return snap.Changes == a.shares.dirtyGen.Load() && snap.SharesInclude == a.sharesGeneration() &&
+		a.shares.untrackedGen.Load() == a.snapshots.untracked.Load()
 }
 
 // SharesCaughtUp says whether the shares now include every change snap saw: a pod that waited for
 // fresher shares than snap's may be tried again.
 func (a *Accounting) SharesCaughtUp(snap *policy.Snapshot) bool {
-	return a.readShares().computedGen >= snap.Changes
+	return a.sharesGeneration() >= snap.Changes
+}
+
+// sharesGeneration is how many changes the published shares include.
+func (a *Accounting) sharesGeneration() uint64 {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.computedGen
 }
 
 // ChangedSince says whether something changed since snap was built: a decision that read snap and

@@ -27,8 +27,8 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	if second == first || !second.Stale() || second.Changes <= first.Changes {
 		t.Fatalf("after b's pod: same value %t, stale %t, changes %d after %d", second == first, second.Stale(), second.Changes, first.Changes)
 	}
-	if second.Queue("a") != first.Queue("a") {
-		t.Error("a queue whose usage did not change was copied")
+	if second.Queue("a") != first.Queue("a") || len(second.Updated) != 2 {
+		t.Errorf("a queue whose usage did not change was copied, or more than b and root: %v", second.Updated)
 	}
 	if !quota.Equals(second.Queue("b").Allocated, cpu("2")) || !quota.Equals(second.Queue("root").Subtree, cpu("3")) ||
 		!quota.Equals(second.Allocated, cpu("3")) {
@@ -44,5 +44,11 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	}
 	if a.ChangedSince(third) || !a.SharesCaughtUp(second) {
 		t.Errorf("changed since the latest: %t; shares caught up with the one before: %t", a.ChangedSince(third), a.SharesCaughtUp(second))
+	}
+	// The tree's totals recounted (a queue added, deleted or moved) is a change of its own: whichever
+	// handler of the queue informer runs first, no snapshot built before stays current.
+	a.usage.rebuildSubtrees()
+	if fourth := a.Snapshot(); fourth == third || fourth.Updated != nil {
+		t.Errorf("after the tree's totals were recounted: same value %t, built whole %t", fourth == third, fourth.Updated == nil)
 	}
 }

@@ -69,7 +69,10 @@ func (u *usage) rebuildSubtrees() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.subtree = map[string]v1.ResourceList{}
+	// Counted as a change, in the same critical section: a snapshot built before holds the totals of
+	// the tree as it was.
 	u.allChanged = true
+	u.sharesDirty()
 	for name, q := range u.queues {
 		if len(q.Allocated) > 0 {
 			u.addSubtree(name, q.Allocated, 1)

@@ -222,7 +222,7 @@ func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
 	a.usage.mu.RLock()
 	p, ok := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()
-	return ok && p.informed && p.countedGen <= a.readShares().computedGen
+	return ok && p.informed && p.countedGen <= a.sharesGeneration()
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From

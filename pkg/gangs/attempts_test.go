@@ -106,3 +106,25 @@ func TestReclaimingUntilEndedOrDue(t *testing.T) {
 		t.Error("ns/g still reclaiming once over")
 	}
 }
+
+// noTimers is a clock whose delayed calls never run: what Reclaiming says past an attempt's deadline
+// then rests on its own reading of the clock, not on the expiry having run.
+type noTimers struct{ *testingclock.FakeClock }
+
+func (noTimers) AfterFunc(time.Duration, func()) clock.Timer { return nil }
+
+// Past its deadline an attempt is not reclaiming, even before its expiry has run.
+func TestReclaimingEndsAtTheDeadline(t *testing.T) {
+	start := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	passive := testingclock.NewFakeClock(start)
+	a := NewAttempts(noTimers{passive})
+	a.Begin("ns/g", nil, nil, func(*Attempt) { t.Error("expired by a clock that runs nothing") })
+	passive.SetTime(start.Add(AttemptSlack - time.Nanosecond))
+	if !a.Reclaiming("ns/g") {
+		t.Error("not reclaiming before the deadline")
+	}
+	passive.SetTime(start.Add(AttemptSlack))
+	if a.Reclaiming("ns/g") {
+		t.Error("reclaiming at the deadline though the expiry has not run")
+	}
+}

@@ -34,8 +34,11 @@ type Snapshot struct {
 	UnitDemand v1.ResourceList
 	// Allocated and Pending are what all queues' pods hold, and what those not bound ask for.
 	Allocated, Pending v1.ResourceList
-	// Queues are the queues by name.
-	Queues map[string]*Queue
+	// Queues are the queues by name as of the last whole build; Updated, those whose usage changed
+	// since, which take their place. Read a queue with Queue: a snapshot taken after a change of
+	// usage shares Queues with the one before and copies only Updated, so that neither the build
+	// nor what a cycle keeps grows with the number of queues.
+	Queues, Updated map[string]*Queue
 	// Spare is, for each reclaimable leaf queue above its share, what it holds above it, not
 	// counting its terminating pods.
 	Spare map[string]v1.ResourceList
@@ -66,7 +69,12 @@ type Queue struct {
 func (s *Snapshot) Stale() bool { return s.Changes != s.SharesInclude }
 
 // Queue returns the named queue, or nil.
-func (s *Snapshot) Queue(name string) *Queue { return s.Queues[name] }
+func (s *Snapshot) Queue(name string) *Queue {
+	if q, ok := s.Updated[name]; ok {
+		return q
+	}
+	return s.Queues[name]
+}
 
 // maxDepth bounds a walk up the queue tree: the webhook refuses cycles, and this keeps a cycle that
 // got past it from looping.
@@ -78,7 +86,7 @@ func (s *Snapshot) Ancestry(queue string, f func(*Queue)) {
 	var buf [maxDepth]string
 	seen := buf[:0]
 	for name := queue; name != "" && len(seen) < maxDepth && !slices.Contains(seen, name); {
-		q := s.Queues[name]
+		q := s.Queue(name)
 		if q == nil {
 			return
 		}

@@ -99,15 +99,15 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		return nil, nil // QueueState holds pods whose queue is unknown.
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	snap := cycle.Snapshot(state, p.acct.Snapshot)
-	// Indexed before the check, so that a larger share announced after the check finds the pod.
+	// Indexed before the snapshot is taken, so that a larger share or room freed after it finds the
+	// pod. The profile runs this PreFilter before Gang's, so the cycle's snapshot is taken here.
 	p.Held.Add(pod, queue)
+	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
 	if refusal == nil {
 		p.Held.Remove(pod)
-		cycle.SetQueueVerdict(state, cycle.QueueVerdict{})
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
