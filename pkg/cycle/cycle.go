@@ -36,14 +36,24 @@ func (s snapshot) Clone() fwk.StateData { return s }
 // Snapshot returns the cycle's snapshot of the queues: the one the first plugin that read it took,
 // or else take() taken now and left for the rest of the cycle.
 func Snapshot(state fwk.CycleState, take func() *policy.Snapshot) *policy.Snapshot {
-	if data, err := state.Read(snapshotKey); err == nil {
-		if s, ok := data.(snapshot); ok {
-			return s.Snapshot
-		}
+	if s, ok := Taken(state); ok {
+		return s
 	}
 	s := take()
 	state.Write(snapshotKey, snapshot{s})
 	return s
+}
+
+// Taken returns the cycle's snapshot if a plugin took one already. A plugin that only needs a
+// snapshot's version reads it this way, so that the cycle's is taken by the plugin that must index
+// its pod before taking it (Proportion), whatever the order of the profile.
+func Taken(state Reader) (*policy.Snapshot, bool) {
+	data, err := state.Read(snapshotKey)
+	if err != nil {
+		return nil, false
+	}
+	s, ok := data.(snapshot)
+	return s.Snapshot, ok
 }
 
 // QueueVerdict is what the queue's admission (Proportion's PreFilter) said of the cycle's pod.

@@ -12,11 +12,17 @@ import (
 // and so does a clone of the state (a preemption dry run's).
 func TestOneSnapshotACycle(t *testing.T) {
 	state := framework.NewCycleState()
+	if _, ok := Taken(state); ok {
+		t.Fatal("a snapshot read from a cycle that took none")
+	}
 	taken := 0
 	take := func() *policy.Snapshot { taken++; return &policy.Snapshot{Changes: uint64(taken)} }
 	first := Snapshot(state, take)
 	if again := Snapshot(state, take); again != first || taken != 1 {
 		t.Errorf("second read: same %t, taken %d times", again == first, taken)
+	}
+	if read, ok := Taken(state); !ok || read != first {
+		t.Errorf("Taken after the cycle took one: %t, same %t", ok, read == first)
 	}
 	if cloned := Snapshot(state.Clone(), take); cloned != first {
 		t.Error("a clone of the state reads another snapshot")

@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // PreFilter turns away a gang member whose gang has fewer than minMember pods left.
@@ -24,7 +25,7 @@ func (g *Gang) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _
 		return nil, nil
 	}
 	key := g.acct.GangKey(pod)
-	g.members.attempt(key, cycle.Snapshot(state, g.acct.Snapshot).QueueSpecs)
+	g.members.attempt(key, g.sharesOf(state).QueueSpecs)
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
 	}
@@ -34,6 +35,16 @@ func (g *Gang) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _
 			fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
 	}
 	return nil, nil
+}
+
+// sharesOf is the snapshot the cycle's decisions rest on: the cycle's, or, when Gang's PreFilter
+// runs before Proportion's in the profile, the latest, left for Proportion to take after it indexed
+// its pod. An older one than Proportion's only voids a denial sooner.
+func (g *Gang) sharesOf(state fwk.CycleState) *policy.Snapshot {
+	if snap, ok := cycle.Taken(state); ok {
+		return snap
+	}
+	return g.acct.Snapshot()
 }
 
 // denyWindow bounds how long a rejected gang waits for room to be freed before it tries again: what

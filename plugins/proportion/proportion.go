@@ -100,7 +100,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	}
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	// Indexed before the snapshot is taken, so that a larger share or room freed after it finds the
-	// pod. The profile runs this PreFilter before Gang's, so the cycle's snapshot is taken here.
+	// pod. The cycle's snapshot is taken here: Gang only reads one if taken (cycle.Taken).
 	p.Held.Add(pod, queue)
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
