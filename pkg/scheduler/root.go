@@ -14,7 +14,6 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -33,8 +32,6 @@ import (
 type Root struct {
 	// takes says which other gang APIs' PodGroups the accounting takes as gangs.
 	takes func(schedulingv1beta1.GangSource) bool
-	// clock tells the time to every part the root builds.
-	clock clock.WithTickerAndDelayedExecution
 
 	mu   sync.Mutex
 	kube informers.SharedInformerFactory
@@ -46,16 +43,7 @@ type Root struct {
 // NewRoot returns a root that has built nothing yet, whose accounting takes the PodGroups of the
 // gang APIs takes says (nil: all of them).
 func NewRoot(takes func(schedulingv1beta1.GangSource) bool) *Root {
-	return &Root{takes: takes, clock: clock.RealClock{}}
-}
-
-// WithClock makes every part the root builds read the time from c; call it before the first
-// scheduler is built on the root.
-func (r *Root) WithClock(c clock.WithTickerAndDelayedExecution) *Root {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clock = c
-	return r
+	return &Root{takes: takes}
 }
 
 // NewRootFor returns the root of a scheduler run from configFile ("" for the defaults): its
@@ -93,7 +81,7 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	acct, err := accounting.Start(ctx, client, kube, accounting.Config{Takes: r.takes, Clock: r.clock})
+	acct, err := accounting.Start(ctx, client, kube, accounting.Config{Takes: r.takes})
 	if err != nil {
 		return nil, err
 	}
