@@ -20,6 +20,7 @@ func TestDecodeGang(t *testing.T) {
 		{name: "defaults", want: DefaultScheduleTimeout},
 		{name: "set", raw: `{"defaultScheduleTimeoutSeconds": 120}`, want: 2 * time.Minute},
 		{name: "negative", raw: `{"defaultScheduleTimeoutSeconds": -1}`, wantErr: "Gang args: defaultScheduleTimeoutSeconds: Invalid value: -1: must be at least 1"},
+		{name: "negative backoff", raw: `{"podGroupBackoffSeconds": -5}`, wantErr: "Gang args: podGroupBackoffSeconds: Invalid value: -5: must be at least 1"},
 		{name: "not JSON", raw: `{`, wantErr: "Gang args:"},
 	}
 	for _, tt := range tests {
@@ -36,6 +37,19 @@ func TestDecodeGang(t *testing.T) {
 		}
 		if err != nil || args.ScheduleTimeout() != tt.want {
 			t.Errorf("%s: got %v, %v; want %s", tt.name, args, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeGangBackoff(t *testing.T) {
+	for raw, want := range map[string]time.Duration{"": DefaultPodGroupBackoff, `{"podGroupBackoffSeconds": 300}`: 5 * time.Minute} {
+		var obj runtime.Object
+		if raw != "" {
+			obj = &runtime.Unknown{Raw: []byte(raw)}
+		}
+		args, err := DecodeGang(obj)
+		if err != nil || args.PodGroupBackoff() != want {
+			t.Errorf("%q: got %v, %v; want a backoff of %s", raw, args, err, want)
 		}
 	}
 }

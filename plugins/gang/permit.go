@@ -47,15 +47,13 @@ func (g *Gang) sharesOf(state fwk.CycleState) *policy.Snapshot {
 	return g.acct.Snapshot()
 }
 
-// denyWindow bounds how long a rejected gang waits for room to be freed before it tries again: what
-// made it fail may have been a view of the nodes a moment old.
-const denyWindow = 10 * time.Second
-
-// deny holds the gang key back until room is freed or denyWindow passed, then brings its members back.
+// deny holds the gang key back until room is freed, a queue's spec changes or the args' backoff
+// passed, then brings its members back.
 func (g *Gang) deny(key string) {
-	g.members.deny(key, denyWindow)
+	backoff := g.args.PodGroupBackoff()
+	g.members.deny(key, backoff)
 	// The check runs apart from the timer's callback, which a clock may call holding its own lock.
-	g.clock.AfterFunc(denyWindow, func() { go g.retryLapsed(key) })
+	g.clock.AfterFunc(backoff, func() { go g.retryLapsed(key) })
 }
 
 // retryLapsed brings back the members of gang key turned away while it was denied, once the denial

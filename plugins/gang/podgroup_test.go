@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
@@ -36,7 +38,11 @@ func TestPodGroupPostFilter(t *testing.T) {
 	defer cancel()
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(), util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
-	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{},
+	args, err := config.DecodeGang(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args,
 		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
@@ -70,16 +76,20 @@ func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	}
 }
 
-// A denied gang's members, held at PreFilter, come back when the denial window has passed on the
+// A denied gang's members, held at PreFilter, come back when the args' backoff has passed on the
 // plugin's clock, and not before: the test moves the clock, and sleeps nowhere.
 func TestDenialLapsesOnTheClock(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
 	handle := &activations{pods: make(chan string, 1)}
-	g := &Gang{handle: handle, clock: fake, held: podindex.New(),
+	args, err := config.DecodeGang(&runtime.Unknown{Raw: []byte(`{"podGroupBackoffSeconds": 30}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gang{handle: handle, clock: fake, held: podindex.New(), args: args,
 		members: newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return 0 }, fake)}
 	g.deny("ns/g")
 	g.held.Add(member("g", "g-0", 0, ""), deniedBucket("ns/g"))
-	fake.Step(denyWindow - time.Millisecond)
+	fake.Step(30*time.Second - time.Millisecond)
 	if !g.members.isDenied("ns/g") || !fake.HasWaiters() {
 		t.Fatalf("before the window passed: denied %t, its timer waiting %t; want both", g.members.isDenied("ns/g"), fake.HasWaiters())
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -33,8 +34,19 @@ const (
 	settle  = 2 * time.Minute
 )
 
+// profile is the shipped profile with the Gang plugin's backoff longer than any wait of this
+// package: a rejected gang here runs again only on the events that can help it (room freed, a queue
+// changed, the shares recomputed), never because its backoff lapsed.
+func profile() []byte {
+	return append(append([]byte(nil), manifests.SchedulerConfig...), fmt.Sprintf(`  pluginConfig:
+  - name: Gang
+    args:
+      podGroupBackoffSeconds: %d
+`, int(2*settle/time.Second))...)
+}
+
 func TestMain(m *testing.M) {
-	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{}, func(ctx context.Context, c *localcluster.Cluster) error {
+	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{SchedulerProfile: profile()}, func(ctx context.Context, c *localcluster.Cluster) error {
 		for i := range nodes {
 			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("node-%d", i), fmt.Sprint(nodeCPU), "64Gi"), metav1.CreateOptions{}); err != nil {
 				return err

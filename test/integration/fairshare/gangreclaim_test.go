@@ -218,8 +218,9 @@ func wantOneLowGangTaken(t *testing.T, evicted *evictions) {
 	}
 }
 
-// A queue that turns reclaimable lets the gang waiting for its share take it back at once, not at
-// the scheduler's periodic flush of unschedulable pods.
+// A queue that turns reclaimable lets the gang waiting for its share take it back on that change:
+// the package's Gang backoff outlasts the wait, so the gang cannot run because its denial lapsed,
+// and the scheduler's flush of unschedulable pods (5 min) comes later still.
 func TestGangReclaimsOnceTheBorrowerTurnsReclaimable(t *testing.T) {
 	withQueues(t, util.MakeQueue("borrower").Reclaimable(false).Obj(), util.MakeQueue("owner").Obj())
 	submit(t, "borrower", nodes*nodeCPU, "1")
@@ -231,16 +232,13 @@ func TestGangReclaimsOnceTheBorrowerTurnsReclaimable(t *testing.T) {
 		[]byte(`{"spec":{"reclaimable":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Within seconds: before Gang's own retry of a rejected gang (10 s) and long before the flush.
-	const within = 5 * time.Second
 	turned := time.Now()
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, within, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
 		return boundMembers(t)["trainer"] == 6, nil
 	})
 	t.Logf("gang running %s after the borrower turned reclaimable", time.Since(turned).Round(time.Millisecond))
 	if err != nil {
-		t.Fatalf("the gang not running %s after the borrower turned reclaimable; allocation %v; waiting %v",
-			within, boundCPU(t), waitingReasons(t))
+		t.Fatalf("the gang not running after the borrower turned reclaimable; allocation %v; waiting %v", boundCPU(t), waitingReasons(t))
 	}
 }
 
