@@ -12,11 +12,12 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/ima
 # The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
 PLUGIN_PKGS := ./cmd/kubectl-queue/...
 
-TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen helm
+TOOLS := controller-gen golangci-lint deepcopy-gen client-gen lister-gen informer-gen openapi-gen helm
 TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen \
 	github.com/golangci/golangci-lint/v2/cmd/golangci-lint helm.sh/helm/v3/cmd/helm \
 	k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
-	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen
+	k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen \
+	k8s.io/kube-openapi/cmd/openapi-gen
 
 # The pinned tools are a module of their own, outside go.work.
 TOOLS_GO := GOWORK=off $(GO) -C hack/tools

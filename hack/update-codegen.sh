@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates deepcopy functions, the typed clientset, listers and informers (k8s.io/code-generator),
-# and the CRD manifests (controller-gen). The generators are pinned in hack/tools/go.mod and built
-# into bin/ by `make tools`.
+# the OpenAPI definitions of the live view (kube-openapi), and the CRD manifests (controller-gen).
+# The generators are pinned in hack/tools/go.mod and built into bin/ by `make tools`.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,14 +9,17 @@ cd "$root"
 bin="${root}/bin"
 module="github.com/queue-scheduler/queue-scheduler"
 header="${root}/hack/boilerplate.go.txt"
-apis=("./apis/scheduling/v1beta1" "./apis/bus/v1alpha1")
+apis=("./apis/scheduling/v1beta1" "./apis/bus/v1alpha1" "./apis/visibility/v1beta1")
+# The CRD-backed APIs: typed clients, listers and informers. The live view (served, never stored,
+# not watched) gets a typed client only.
 api_pkgs=("${module}/apis/scheduling/v1beta1" "${module}/apis/bus/v1alpha1")
+client_pkgs=("${api_pkgs[@]}" "${module}/apis/visibility/v1beta1")
 
 rm -rf pkg/generated
 "${bin}/deepcopy-gen" --go-header-file "${header}" --output-file zz_generated.deepcopy.go "${apis[@]}"
 
 input_args=()
-for p in "${api_pkgs[@]}"; do input_args+=(--input "${p}"); done
+for p in "${client_pkgs[@]}"; do input_args+=(--input "${p}"); done
 "${bin}/client-gen" --go-header-file "${header}" --clientset-name versioned --input-base "" \
   --output-pkg "${module}/pkg/generated/clientset" --output-dir pkg/generated/clientset "${input_args[@]}"
 "${bin}/lister-gen" --go-header-file "${header}" \
@@ -26,9 +29,14 @@ for p in "${api_pkgs[@]}"; do input_args+=(--input "${p}"); done
   --listers-package "${module}/pkg/generated/listers" \
   --output-pkg "${module}/pkg/generated/informers" --output-dir pkg/generated/informers "${api_pkgs[@]}"
 
+"${bin}/openapi-gen" --go-header-file "${header}" --output-pkg "${module}/pkg/generated/openapi" \
+  --output-dir pkg/generated/openapi --output-file zz_generated.openapi.go --report-filename /dev/null \
+  k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
+  k8s.io/apimachinery/pkg/api/resource "${module}/apis/visibility/v1beta1"
+
 rm -rf manifests/crds
 "${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds
-go run ./hack/webhookmanifest manifests/deploy/webhook.yaml
+go run ./hack/webhookmanifest manifests/deploy/webhook.yaml manifests/deploy/visibility.yaml
 go run ./hack/installmanifest manifests/install.yaml
 go run ./hack/kubectlqueuemod
 go run ./hack/chartsync

@@ -116,7 +116,8 @@ func TestChartWithCertManagerAndPluginArgs(t *testing.T) {
 			t.Errorf("no %s rendered", key)
 		}
 	}
-	for _, key := range []string{"ValidatingWebhookConfiguration/queue-scheduler", "MutatingWebhookConfiguration/queue-scheduler"} {
+	for _, key := range []string{"ValidatingWebhookConfiguration/queue-scheduler", "MutatingWebhookConfiguration/queue-scheduler",
+		"APIService/v1beta1.visibility.queue-scheduler.io"} {
 		if got := byKey[key].GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "queue-scheduler-system/queue-scheduler-webhook" {
 			t.Errorf("%s: inject-ca-from %q", key, got)
 		}
@@ -153,6 +154,29 @@ func TestChartWithCertManagerAndPluginArgs(t *testing.T) {
 }
 
 // pluginArgs returns the raw args of each plugin of the first profile.
+// With the live view off, neither its APIService nor its Service is rendered, and the scheduler is
+// told not to serve it.
+func TestChartWithoutTheLiveView(t *testing.T) {
+	objects := renderChart(t, "visibility.enabled=false")
+	var cm v1.ConfigMap
+	for _, obj := range objects {
+		switch key := obj.GetKind() + "/" + obj.GetName(); key {
+		case "APIService/v1beta1.visibility.queue-scheduler.io", "Service/queue-scheduler-visibility":
+			t.Errorf("%s rendered with the live view off", key)
+		case "ConfigMap/queue-scheduler-config":
+			fromUnstructured(t, obj, &cm)
+		}
+	}
+	args := pluginArgs(t, loadSchedulerConfig(t, []byte(cm.Data["scheduler-config.yaml"])))
+	queueState, err := config.Decode(&runtime.Unknown{Raw: args["QueueState"]}, "queue-scheduler-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queueState.Serves() {
+		t.Errorf("QueueState args %+v serve the live view", queueState.Visibility)
+	}
+}
+
 func pluginArgs(t *testing.T, cfg map[string]any) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}

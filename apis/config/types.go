@@ -23,6 +23,10 @@ type QueueStateArgs struct {
 	Controller ControllerArgs `json:"controller,omitempty"`
 	// Webhook configures the admission webhook server; Disabled turns it off.
 	Webhook WebhookArgs `json:"webhook,omitempty"`
+	// Visibility configures the live view's server (the aggregated API
+	// visibility.queue-scheduler.io); Disabled turns it off. It serves the webhook's certificate:
+	// with the webhook disabled, it is off too.
+	Visibility VisibilityArgs `json:"visibility,omitempty"`
 	// GangSources lists the other APIs whose PodGroups queue-scheduler schedules as gangs:
 	// "scheduler-plugins", "volcano" and "kubernetes" (the native Workload API). Each is taken only
 	// while the API server serves it. All of them when absent; [] takes queue-scheduler's own
@@ -80,6 +84,17 @@ type WebhookArgs struct {
 	CertCheckInterval Duration `json:"certCheckInterval,omitempty"`
 }
 
+// VisibilityArgs configures the server of the live view.
+type VisibilityArgs struct {
+	// Disabled turns the live view's server off.
+	Disabled bool `json:"disabled,omitempty"`
+	// BindAddress is host:port to serve on; ":8443" when empty.
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// Serves says whether the live view is served: it is on, and has the webhook's certificate.
+func (a *QueueStateArgs) Serves() bool { return !a.Visibility.Disabled && !a.Webhook.Disabled }
+
 // Duration is a time.Duration written as "1h", "30s".
 type Duration struct{ time.Duration }
 
@@ -103,6 +118,13 @@ const (
 	DefaultCertSecretName    = "queue-scheduler-webhook-certs"
 	DefaultConfigurationName = "queue-scheduler"
 	DefaultServiceName       = "queue-scheduler-webhook"
+	// DefaultVisibilityBindAddress and DefaultVisibilityServiceName are the live view's address and
+	// the Service its APIService names.
+	DefaultVisibilityBindAddress = ":8443"
+	DefaultVisibilityServiceName = "queue-scheduler-visibility"
+	// VisibilityAPIService is the APIService of the live view, whose caBundle the webhook server
+	// keeps current with its own.
+	VisibilityAPIService     = "v1beta1.visibility.queue-scheduler.io"
 	DefaultCertCheckInterval = time.Hour
 	// DefaultStatusWriteInterval and DefaultStatusWritesPerSecond pace the usage-driven status writes
 	// (docs/performance.md, "Queue status freshness").
@@ -148,8 +170,8 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 		w.CertSecretName = DefaultCertSecretName
 	}
 	if len(w.DNSNames) == 0 && len(w.IPAddresses) == 0 {
-		svc := DefaultServiceName + "." + w.CertSecretNamespace
-		w.DNSNames = []string{DefaultServiceName, svc, svc + ".svc", svc + ".svc.cluster.local"}
+		w.DNSNames = append(ServiceDNSNames(DefaultServiceName, w.CertSecretNamespace),
+			ServiceDNSNames(DefaultVisibilityServiceName, w.CertSecretNamespace)...)
 	}
 	if w.ConfigurationName == "" {
 		w.ConfigurationName = DefaultConfigurationName
@@ -157,6 +179,16 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	if w.CertCheckInterval.Duration == 0 {
 		w.CertCheckInterval.Duration = DefaultCertCheckInterval
 	}
+	if a.Visibility.BindAddress == "" {
+		a.Visibility.BindAddress = DefaultVisibilityBindAddress
+	}
+}
+
+// ServiceDNSNames are the names a Service in namespace is reached by; <service>.<namespace>.svc is
+// the one the API server verifies a webhook's or an APIService's server against.
+func ServiceDNSNames(service, namespace string) []string {
+	svc := service + "." + namespace
+	return []string{service, svc, svc + ".svc", svc + ".svc.cluster.local"}
 }
 
 func (a *QueueStateArgs) validate() field.ErrorList {
@@ -164,6 +196,9 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 	path := field.NewPath("webhook")
 	if _, _, err := net.SplitHostPort(a.Webhook.BindAddress); err != nil {
 		errs = append(errs, field.Invalid(path.Child("bindAddress"), a.Webhook.BindAddress, "must be host:port"))
+	}
+	if _, _, err := net.SplitHostPort(a.Visibility.BindAddress); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("visibility", "bindAddress"), a.Visibility.BindAddress, "must be host:port"))
 	}
 	for i, ip := range a.Webhook.IPAddresses {
 		if net.ParseIP(ip) == nil {

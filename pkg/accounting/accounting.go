@@ -25,6 +25,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
 	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
 // syncTimeout bounds the wait for the queue-scheduler informers at start; past it the CRDs are most
@@ -47,6 +48,7 @@ type Accounting struct {
 	nsInformer       cache.SharedIndexInformer
 	namespacesSynced cache.InformerSynced
 	handlersSynced   []cache.InformerSynced
+	podsSynced       cache.InformerSynced
 	usage            *usage
 	shares           *shares
 	snapshots        snapshots
@@ -165,6 +167,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		return nil, err
 	}
 	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
+	a.podsSynced = kube.Core().V1().Pods().Informer().HasSynced
 	go a.runShares(ctx)
 	factory.Start(ctx.Done())
 
@@ -214,6 +217,12 @@ func (a *Accounting) sharesInformed() bool {
 	return true
 }
 
+// Synced says whether the accounting holds every pod, node, queue, PodGroup, QueueUnit and
+// namespace its informers started with: a reader of its state before then would see work missing.
+func (a *Accounting) Synced() bool {
+	return a.namespacesSynced() && a.podsSynced() && a.sharesInformed()
+}
+
 // Queues lists queues from the cache.
 func (a *Accounting) Queues() listers.QueueLister { return a.queues }
 
@@ -249,6 +258,15 @@ func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 		return nil, false
 	}
 	return q, true
+}
+
+// QueueHold says why queue name (q, nil when it does not exist) holds back all of its work, or
+// nothing when it does not.
+func (a *Accounting) QueueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
+	if q == nil {
+		return holdreport.QueueHold(name, nil, "", "")
+	}
+	return holdreport.QueueHold(name, q, a.SchedulingState(q), a.TreeFaultOf(q).Detail)
 }
 
 // SchedulingState is the state that decides whether a queue's pending work may be scheduled now,

@@ -10,6 +10,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // ReasonNotAdmitted is the reason of a Pending PodGroup's Unschedulable condition while its
@@ -110,8 +111,7 @@ func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGrou
 		}
 	}
 	sort.Slice(pending, func(i, j int) bool {
-		a, b := pending[i], pending[j]
-		return inAdmissionOrder(priority[a], priority[b], a, b, a.Name, b.Name)
+		return policy.Ahead(placeOf(pending[i], priority[pending[i]]), placeOf(pending[j], priority[pending[j]]))
 	})
 	return pending
 }
@@ -120,15 +120,8 @@ func isPending(pg *schedulingv1beta1.PodGroup) bool {
 	return pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
 }
 
-// inAdmissionOrder says whether work a (priority pa, the key ka) goes before work b: higher priority
-// first, then older, then by key. PodGroups are admitted and QueueUnits dequeued in this order.
-func inAdmissionOrder(pa, pb int32, a, b metav1.Object, ka, kb string) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	switch {
-	case pa != pb:
-		return pa > pb
-	case !ta.Equal(&tb):
-		return ta.Before(&tb)
-	}
-	return ka < kb
+// placeOf is where a PodGroup or QueueUnit of the given priority stands among the work its queue
+// has not admitted yet: PodGroups are admitted and QueueUnits dequeued by policy.Ahead.
+func placeOf(work metav1.Object, priority int32) policy.Place {
+	return policy.Place{Priority: priority, Since: work.GetCreationTimestamp().Time, Namespace: work.GetNamespace(), Name: work.GetName()}
 }

@@ -20,6 +20,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // Reasons of the events a dequeue attempt records on its QueueUnit.
@@ -107,8 +108,7 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 		priority[u] = c.acct.UnitPriority(u)
 	}
 	sort.SliceStable(units, func(i, j int) bool {
-		a, b := units[i], units[j]
-		return inAdmissionOrder(priority[a], priority[b], a, b, accounting.UnitKey(a), accounting.UnitKey(b))
+		return policy.Ahead(placeOf(units[i], priority[units[i]]), placeOf(units[j], priority[units[j]]))
 	})
 	var errs []error
 	for _, u := range units {

@@ -72,6 +72,21 @@ func (w workCounts) live() bool {
 }
 
 func (c *Controller) countWork(queue string, livePods int) workCounts {
+	w := c.countObjects(queue)
+	for _, u := range c.acct.QueueUnitsOf(queue) {
+		if !u.Dequeued() {
+			continue
+		}
+		if s := c.consumers.state(u.Namespace, u.Spec.ConsumerRef); s != consumerFinished && s != consumerMissing {
+			w.unfinishedUnits++
+		}
+	}
+	w.pods = livePods
+	return w
+}
+
+// countObjects counts the queue's PodGroups by phase and its QueueUnits by phase, from the caches.
+func (c *Controller) countObjects(queue string) workCounts {
 	var w workCounts
 	for _, pg := range c.acct.PodGroupsOf(queue) {
 		switch pg.Status.Phase {
@@ -90,14 +105,10 @@ func (c *Controller) countWork(queue string, livePods int) workCounts {
 	for _, u := range c.acct.QueueUnitsOf(queue) {
 		if u.Dequeued() {
 			w.dequeued++
-			if s := c.consumers.state(u.Namespace, u.Spec.ConsumerRef); s != consumerFinished && s != consumerMissing {
-				w.unfinishedUnits++
-			}
 		} else {
 			w.enqueued++
 		}
 	}
-	w.pods = livePods
 	return w
 }
 

@@ -1,6 +1,7 @@
-// Package embedded starts what runs beside the scheduling framework: the admission webhook server on
-// every replica and the queue controller on the leader. The composition root (pkg/scheduler) starts
-// them once per scheduler, once it is set up, whatever plugins its profiles enable.
+// Package embedded starts what runs beside the scheduling framework: the admission webhook server and
+// the live view's server on every replica, and the queue controller on the leader. The composition
+// root (pkg/scheduler) starts them once per scheduler, once it is set up, whatever plugins its
+// profiles enable.
 package embedded
 
 import (
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	spclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
@@ -21,15 +23,40 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/pkg/visibility"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
 
-// Start starts the webhook server (unless disabled) and then the controller, holding lease, until
-// ctx ends. The webhook comes first: the controller's first writes go through it.
-func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Interface, acct *accounting.Accounting,
-	args *config.QueueStateArgs, lease controller.LeaderElection) error {
+// Config is what the servers and the controller beside the framework are started with.
+type Config struct {
+	// KubeConfig and Client reach the API server.
+	KubeConfig *rest.Config
+	Client     kubernetes.Interface
+	// Kubeconfig is the file KubeConfig was read from, for the live view's delegated
+	// authentication and authorization; "" for the in-cluster configuration.
+	Kubeconfig string
+	// Args are the QueueState args.
+	Args *config.QueueStateArgs
+	// Lease is the controller's lease.
+	Lease controller.LeaderElection
+}
+
+// Start starts the webhook server (unless disabled), the controller, holding the lease, and the live
+// view's server (unless disabled), until ctx ends. The webhook comes first: the controller's first
+// writes go through it.
+func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
+	kubeConfig, client, args := cfg.KubeConfig, cfg.Client, cfg.Args
+	var hook *webhook.Server
 	if !args.Webhook.Disabled {
-		if _, err := webhook.Start(ctx, client, acct, args); err != nil {
+		var apiServices aggregatorclient.Interface
+		if args.Serves() {
+			var err error
+			if apiServices, err = aggregatorclient.NewForConfig(kubeConfig); err != nil {
+				return fmt.Errorf("aggregator client: %w", err)
+			}
+		}
+		var err error
+		if hook, err = webhook.Start(ctx, client, apiServices, acct, args); err != nil {
 			return err
 		}
 	}
@@ -51,11 +78,15 @@ func Start(ctx context.Context, kubeConfig *rest.Config, client kubernetes.Inter
 		return err
 	}
 	go func() {
-		if err := c.Run(ctx, lease); err != nil {
+		if err := c.Run(ctx, cfg.Lease); err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Queue controller stopped")
 		}
 	}()
-	return nil
+	if !args.Serves() {
+		return nil
+	}
+	return visibility.Start(ctx, visibility.Options{BindAddress: args.Visibility.BindAddress, Cert: hook.ServingCert(),
+		Kubeconfig: cfg.Kubeconfig, Source: c, Synced: acct.Synced})
 }
 
 // gangSources are the other gang APIs args take, on their generated clients.

@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
@@ -28,6 +30,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/manifests"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/pkg/visibility"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
 
@@ -130,12 +133,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if profile == nil {
 		profile = manifests.SchedulerConfig
 	}
-	webhookAddr, err := c.registerWebhook(ctx)
+	serving, err := c.registerServing(ctx)
 	if err != nil {
 		return c, err
 	}
 	err = labelled(ctx, "queue-scheduler", func(ctx context.Context) (err error) {
-		c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, webhookAddr, opts.ExtraPlugins)
+		c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins)
 		return err
 	})
 	if err != nil {
@@ -162,25 +165,47 @@ func labelled(ctx context.Context, name string, start func(context.Context) erro
 	return err
 }
 
-// registerWebhook picks a loopback port for the scheduler's webhook server and registers the webhook
-// configuration that points the API server at it. The server fills in the CA bundle when it starts.
-func (c *Cluster) registerWebhook(ctx context.Context) (string, error) {
-	ports, err := freePorts(1)
+// registerServing picks loopback ports for the scheduler's webhook and live view servers, registers
+// the webhook configurations that point the API server at the one, and the APIService that points
+// its aggregation layer at the other, through an ExternalName Service for the loopback address. The
+// server fills in the CA bundles when it starts.
+func (c *Cluster) registerServing(ctx context.Context) (Serving, error) {
+	ports, err := freePorts(2)
 	if err != nil {
-		return "", err
+		return Serving{}, err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	clientConfig := webhook.URLClientConfig("https://" + addr)
+	serving := Serving{Webhook: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
+		Visibility: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
+	clientConfig := webhook.URLClientConfig("https://" + serving.Webhook)
 	admission := c.Kube.AdmissionregistrationV1()
 	validating := webhook.Configuration(config.DefaultConfigurationName, clientConfig)
 	if _, err := admission.ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("register validating webhook: %w", err)
+		return Serving{}, fmt.Errorf("register validating webhook: %w", err)
 	}
 	mutating := webhook.MutatingConfiguration(config.DefaultConfigurationName, clientConfig)
 	if _, err := admission.MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("register mutating webhook: %w", err)
+		return Serving{}, fmt.Errorf("register mutating webhook: %w", err)
 	}
-	return addr, nil
+	return serving, c.registerView(ctx, int32(ports[1]))
+}
+
+// registerView registers the live view, served on the loopback port.
+func (c *Cluster) registerView(ctx context.Context, port int32) error {
+	namespace := config.DefaultNamespace()
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: config.DefaultVisibilityServiceName, Namespace: namespace},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeExternalName, ExternalName: "127.0.0.1"}}
+	if _, err := c.Kube.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("register the live view's Service: %w", err)
+	}
+	aggregator, err := aggregatorclient.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	apiService := visibility.APIService(namespace, config.DefaultVisibilityServiceName, port)
+	if _, err := aggregator.ApiregistrationV1().APIServices().Create(ctx, apiService, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("register the live view's APIService: %w", err)
+	}
+	return nil
 }
 
 // readyTimeout bounds the wait for the scheduler's controller to lead and create the default queue.

@@ -17,6 +17,7 @@ import (
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 	"sigs.k8s.io/yaml"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
@@ -38,8 +39,8 @@ type runningScheduler struct {
 
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
 // kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
-func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir, webhookAddr string, extra []app.Option) (*runningScheduler, error) {
-	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), webhookAddr)
+func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, serving Serving, extra []app.Option) (*runningScheduler, error) {
+	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), serving)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 	if limitName != "" {
 		profile = fmt.Appendf(profile, limitProfile, limitName)
 	}
-	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), "")
+	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "vanilla-scheduler-config.yaml"), Serving{})
 	if err != nil {
 		return nil, err
 	}
@@ -138,18 +139,28 @@ func (s *runningScheduler) stop() {
 	<-s.done
 }
 
+// Serving says where the servers of a scheduler that WriteSchedulerConfig configures listen, on
+// loopback addresses.
+type Serving struct {
+	// Webhook is the admission webhook's address; "" leaves the profile's as they are.
+	Webhook string
+	// Visibility is the live view's address, which serves the webhook's certificate; "" turns the
+	// view off.
+	Visibility string
+}
+
 // WriteSchedulerConfig writes the profile to path with the local cluster's client connection filled
-// in, and, unless webhookAddr is empty, the webhook server of every profile's QueueState plugin
-// serving on webhookAddr.
-func WriteSchedulerConfig(profile []byte, kubeconfig, path, webhookAddr string) (string, error) {
+// in, and, unless serving.Webhook is empty, the webhook and live view servers of every profile's
+// QueueState plugin serving where serving says.
+func WriteSchedulerConfig(profile []byte, kubeconfig, path string, serving Serving) (string, error) {
 	cfg := map[string]any{}
 	if err := yaml.Unmarshal(profile, &cfg); err != nil {
 		return "", fmt.Errorf("scheduler profile: %w", err)
 	}
 	profiles, _ := cfg["profiles"].([]any)
 	for _, p := range profiles {
-		if p, ok := p.(map[string]any); ok && webhookAddr != "" {
-			setWebhookArgs(p, webhookAddr)
+		if p, ok := p.(map[string]any); ok && serving.Webhook != "" {
+			setServingArgs(p, serving)
 		}
 	}
 	cfg["clientConnection"] = map[string]any{
@@ -168,9 +179,19 @@ func WriteSchedulerConfig(profile []byte, kubeconfig, path, webhookAddr string) 
 	return path, nil
 }
 
-// setWebhookArgs points the QueueState plugin's webhook at a loopback address with a certificate for it.
-func setWebhookArgs(profile map[string]any, addr string) {
-	webhook := map[string]any{"bindAddress": addr, "ipAddresses": []any{"127.0.0.1"}}
+// setServingArgs points the QueueState plugin's webhook and live view at loopback addresses, with a
+// certificate for the loopback address and for the view's Service, which the API server's
+// aggregation layer verifies the view by.
+func setServingArgs(profile map[string]any, serving Serving) {
+	var dnsNames []any
+	for _, name := range config.ServiceDNSNames(config.DefaultVisibilityServiceName, config.DefaultNamespace()) {
+		dnsNames = append(dnsNames, name)
+	}
+	webhook := map[string]any{"bindAddress": serving.Webhook, "ipAddresses": []any{"127.0.0.1"}, "dnsNames": dnsNames}
+	view := map[string]any{"bindAddress": serving.Visibility}
+	if serving.Visibility == "" {
+		view = map[string]any{"disabled": true}
+	}
 	pluginConfig, _ := profile["pluginConfig"].([]any)
 	for _, pc := range pluginConfig {
 		if pc, ok := pc.(map[string]any); ok && pc["name"] == queuestate.Name {
@@ -179,11 +200,11 @@ func setWebhookArgs(profile map[string]any, addr string) {
 				args = map[string]any{}
 				pc["args"] = args
 			}
-			args["webhook"] = webhook
+			args["webhook"], args["visibility"] = webhook, view
 			return
 		}
 	}
 	profile["pluginConfig"] = append(pluginConfig, map[string]any{
-		"name": queuestate.Name, "args": map[string]any{"webhook": webhook},
+		"name": queuestate.Name, "args": map[string]any{"webhook": webhook, "visibility": view},
 	})
 }

@@ -19,6 +19,11 @@ type Refusal struct {
 	AtCapability bool
 }
 
+// SuspendedMessage says why the work of a suspended queue waits.
+func SuspendedMessage(queue string) string {
+	return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", queue)
+}
+
 // waitingForShares begins the message of a refusal that only waits for fresh shares.
 const waitingForShares = "waiting for the fair shares"
 
@@ -65,6 +70,10 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 	q := s.Queue(queue)
 	if q == nil {
 		return nil
+	}
+	if q.Suspended {
+		// Work that passed its queue's hold a moment before the queue was suspended.
+		return refuse("%s", SuspendedMessage(queue))
 	}
 	if r := withinCapability(s, queue, req, quota.Add(w.Reserved, w.HeldBack)); r != nil {
 		return r

@@ -62,7 +62,8 @@ func contended() *Snapshot {
 	parent := &Queue{Name: "capped-parent", Parent: "root", Capability: cpu("4"), Subtree: cpu("3"), Deserved: cpu("3333m")}
 	child := &Queue{Name: "child", Parent: "capped-parent", Allocated: cpu("3"), Subtree: cpu("3"), Pending: cpu("1"),
 		Deserved: cpu("3333m")}
-	s := snapshotOf(a, b, parent, child)
+	stopped := &Queue{Name: "stopped", Parent: "root", Suspended: true, Deserved: cpu("1")}
+	s := snapshotOf(a, b, parent, child, stopped)
 	s.Allocated, s.Pending = cpu("10"), cpu("10")
 	s.Claimable = cpu("2333m") // b: 3.333 - 1; child: 3.333 - 3
 	return s
@@ -84,6 +85,8 @@ func TestAdmit(t *testing.T) {
 		{name: "capability with admitted work held back", queue: "child", cpu: "1", work: Work{HeldBack: cpu("1")}, atCap: true,
 			want: `queue "capped-parent" would exceed its capability of cpu: 3 allocated + 1 reserved by admitted work + 1 requested > 4`},
 		{name: "a queue the snapshot does not know", queue: "nowhere", cpu: "100"},
+		{name: "a suspended queue, however much room", queue: "stopped", cpu: "1",
+			want: `queue "stopped" is Suspended: no new resources are allocated`},
 		{name: "at its share while the shares are stale", queue: "a", cpu: "1", stale: true, waits: true,
 			want: `waiting for the fair shares: queue "a" is at its share of cpu`},
 		{name: "at its share, not counted yet", queue: "a", cpu: "1", work: Work{Uncounted: true}, waits: true,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
@@ -22,7 +23,8 @@ func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfi
 	if err != nil {
 		return err
 	}
-	return root.StartEmbedded(ctx, cc.KubeConfig, cc.InformerFactory, cc.Client, args, controllerLease(cc.ComponentConfig.LeaderElection, args))
+	return root.StartEmbedded(ctx, cc.InformerFactory, embedded.Config{KubeConfig: cc.KubeConfig, Client: cc.Client,
+		Kubeconfig: cc.ComponentConfig.ClientConnection.Kubeconfig, Args: args, Lease: controllerLease(cc.ComponentConfig.LeaderElection, args)})
 }
 
 // controllerLease is the controller's lease: in the namespace of the QueueState args, timed as the

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -18,7 +17,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
@@ -91,15 +89,14 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 
 // StartEmbedded starts the webhook server and the controller on the accounting of the scheduler
 // whose informer factory is kube, once for that accounting.
-func (r *Root) StartEmbedded(ctx context.Context, kubeConfig *rest.Config, kube informers.SharedInformerFactory, client kubernetes.Interface,
-	args *config.QueueStateArgs, lease controller.LeaderElection) error {
+func (r *Root) StartEmbedded(ctx context.Context, kube informers.SharedInformerFactory, cfg embedded.Config) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	acct, err := r.accountingLocked(ctx, kubeConfig, kube)
+	acct, err := r.accountingLocked(ctx, cfg.KubeConfig, kube)
 	if err != nil || r.embedded {
 		return err
 	}
-	if err := embedded.Start(ctx, kubeConfig, client, acct, args, lease); err != nil {
+	if err := embedded.Start(ctx, cfg, acct); err != nil {
 		return err
 	}
 	r.embedded = true

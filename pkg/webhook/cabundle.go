@@ -11,10 +11,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 )
 
-// watchConfigurations writes the CA bundle back whenever the webhook configurations are created or
-// edited without it (kubectl apply of the shipped manifests, say), instead of at the next hourly
+// watchConfigurations writes the CA bundle back whenever the webhook configurations or the live
+// view's APIService are created or edited without it (kubectl apply of the shipped manifests, say), instead of at the next hourly
 // certificate check: until then the API server could not call the webhook. One key is queued for
 // both configurations; the patch reads and writes both.
 func (s *Server) watchConfigurations(ctx context.Context) error {
@@ -37,6 +41,15 @@ func (s *Server) watchConfigurations(ctx context.Context) error {
 		return err
 	}
 	factory.Start(ctx.Done())
+	if s.apiServices != nil {
+		views := aggregatorinformers.NewSharedInformerFactoryWithOptions(s.apiServices, 0, aggregatorinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", config.VisibilityAPIService).String()
+		}))
+		if _, err := views.Apiregistration().V1().APIServices().Informer().AddEventHandler(handler); err != nil {
+			return err
+		}
+		views.Start(ctx.Done())
+	}
 	go func() {
 		<-ctx.Done()
 		queue.ShutDown()
@@ -63,28 +76,33 @@ func (s *Server) patchNext(ctx context.Context, queue workqueue.TypedRateLimitin
 	return true
 }
 
-// lacksCA says whether a webhook configuration has a webhook whose CA bundle is not ca.
+// lacksCA says whether a webhook configuration has a webhook, or an APIService has a service,
+// whose CA bundle is not ca.
 func lacksCA(cfg any, ca []byte) bool {
-	for _, c := range clientConfigs(cfg) {
-		if !bytes.Equal(c.CABundle, ca) {
+	for _, bundle := range caBundles(cfg) {
+		if !bytes.Equal(*bundle, ca) {
 			return true
 		}
 	}
 	return false
 }
 
-// clientConfigs returns the client configurations of a webhook configuration's webhooks, to read or
-// write in place.
-func clientConfigs(cfg any) []*admissionregistrationv1.WebhookClientConfig {
-	var out []*admissionregistrationv1.WebhookClientConfig
+// caBundles returns the CA bundles of a webhook configuration's webhooks, or of an APIService, to
+// read or write in place.
+func caBundles(cfg any) []*[]byte {
+	var out []*[]byte
 	switch cfg := cfg.(type) {
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		for i := range cfg.Webhooks {
-			out = append(out, &cfg.Webhooks[i].ClientConfig)
+			out = append(out, &cfg.Webhooks[i].ClientConfig.CABundle)
 		}
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		for i := range cfg.Webhooks {
-			out = append(out, &cfg.Webhooks[i].ClientConfig)
+			out = append(out, &cfg.Webhooks[i].ClientConfig.CABundle)
+		}
+	case *apiregistrationv1.APIService:
+		if cfg.Spec.Service != nil {
+			out = append(out, &cfg.Spec.CABundle)
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -35,21 +37,27 @@ type Server struct {
 	// adminNamespace is the scheduler's own namespace: its Commands may operate any queue.
 	adminNamespace string
 	kube           kubernetes.Interface
-	acct           *accounting.Accounting
-	store          *certStore
-	cert           atomic.Pointer[tls.Certificate]
-	caPEM          atomic.Pointer[[]byte]
+	// apiServices reaches the live view's APIService, whose caBundle the server keeps current; nil
+	// when the view is not served.
+	apiServices aggregatorclient.Interface
+	acct        *accounting.Accounting
+	store       *certStore
+	cert        atomic.Pointer[tls.Certificate]
+	caPEM       atomic.Pointer[[]byte]
+	serving     servingCert
 }
 
 // Start issues or loads the certificates, starts serving on args.BindAddress, patches the CA bundle
-// into the webhook configurations, and keeps the certificate renewed until ctx ends. adminNamespace
-// is the scheduler's own namespace, whose Commands may operate any queue.
-func Start(ctx context.Context, kube kubernetes.Interface, acct *accounting.Accounting, queueState *config.QueueStateArgs) (*Server, error) {
+// into the webhook configurations (and, with apiServices, into the live view's APIService), and
+// keeps the certificate renewed until ctx ends.
+func Start(ctx context.Context, kube kubernetes.Interface, apiServices aggregatorclient.Interface, acct *accounting.Accounting,
+	queueState *config.QueueStateArgs) (*Server, error) {
 	args := queueState.Webhook
-	s := &Server{args: args, gangs: queueState.TakesGangsOf, adminNamespace: queueState.Controller.LeaseNamespace, kube: kube, acct: acct, store: &certStore{
-		kube: kube, namespace: args.CertSecretNamespace, name: args.CertSecretName,
-		dnsNames: args.DNSNames, ips: parseIPs(args.IPAddresses), now: time.Now,
-	}}
+	s := &Server{args: args, gangs: queueState.TakesGangsOf, adminNamespace: queueState.Controller.LeaseNamespace, kube: kube,
+		apiServices: apiServices, acct: acct, store: &certStore{
+			kube: kube, namespace: args.CertSecretNamespace, name: args.CertSecretName,
+			dnsNames: args.DNSNames, ips: parseIPs(args.IPAddresses), now: time.Now,
+		}}
 	if err := s.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -90,23 +98,32 @@ func (s *Server) CABundle() []byte { return *s.caPEM.Load() }
 // Secret, issuing new ones when they are missing or about to expire.
 func (s *Server) refresh(ctx context.Context) error {
 	if s.args.CertDir != "" {
-		pair, err := tls.LoadX509KeyPair(filepath.Join(s.args.CertDir, tlsCertKey), filepath.Join(s.args.CertDir, tlsKeyKey))
-		if err != nil {
+		certPEM, certErr := os.ReadFile(filepath.Join(s.args.CertDir, tlsCertKey))
+		keyPEM, keyErr := os.ReadFile(filepath.Join(s.args.CertDir, tlsKeyKey))
+		if err := errors.Join(certErr, keyErr); err != nil {
 			return fmt.Errorf("webhook certificate from %s: %w", s.args.CertDir, err)
 		}
-		s.cert.Store(&pair)
-		return nil
+		return s.use(certPEM, keyPEM)
 	}
 	b, err := s.store.ensure(ctx)
 	if err != nil {
 		return err
 	}
-	pair, err := tls.X509KeyPair(b.certPEM, b.keyPEM)
+	if err := s.use(b.certPEM, b.keyPEM); err != nil {
+		return err
+	}
+	s.caPEM.Store(&b.caPEM)
+	return nil
+}
+
+// use serves the certificate and key from now on, here and on the live view.
+func (s *Server) use(certPEM, keyPEM []byte) error {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return fmt.Errorf("webhook serving certificate: %w", err)
 	}
 	s.cert.Store(&pair)
-	s.caPEM.Store(&b.caPEM)
+	s.serving.set(certPEM, keyPEM)
 	return nil
 }
 
@@ -123,14 +140,19 @@ func (s *Server) renew(ctx context.Context) {
 	}
 }
 
-// patchCABundle writes the CA into every webhook of the validating and the mutating configuration.
+// patchCABundle writes the CA into every webhook of the validating and the mutating configuration,
+// and into the live view's APIService.
 func (s *Server) patchCABundle(ctx context.Context) error {
 	ca, name := s.CABundle(), s.args.ConfigurationName
 	admission := s.kube.AdmissionregistrationV1()
-	return errors.Join(
+	errs := []error{
 		patchCA(ctx, admission.ValidatingWebhookConfigurations(), name, ca),
 		patchCA(ctx, admission.MutatingWebhookConfigurations(), name, ca),
-	)
+	}
+	if s.apiServices != nil {
+		errs = append(errs, patchCA(ctx, s.apiServices.ApiregistrationV1().APIServices(), config.VisibilityAPIService, ca))
+	}
+	return errors.Join(errs...)
 }
 
 // configurations is the client of one kind of webhook configuration.
@@ -139,11 +161,11 @@ type configurations[T interface{ DeepCopyObject() runtime.Object }] interface {
 	Update(ctx context.Context, cfg T, opts metav1.UpdateOptions) (T, error)
 }
 
-// patchCA writes ca into every webhook of the named configuration that lacks it.
+// patchCA writes ca into every CA bundle of the named configuration that lacks it.
 func patchCA[T interface{ DeepCopyObject() runtime.Object }](ctx context.Context, api configurations[T], name string, ca []byte) error {
 	cfg, err := api.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		klog.FromContext(ctx).Info("No webhook configuration to patch", "name", name, "kind", fmt.Sprintf("%T", cfg))
+		klog.FromContext(ctx).V(2).Info("No configuration to patch", "name", name, "kind", fmt.Sprintf("%T", cfg))
 		return nil
 	}
 	if err != nil || !lacksCA(cfg, ca) {
@@ -153,8 +175,8 @@ func patchCA[T interface{ DeepCopyObject() runtime.Object }](ctx context.Context
 	if !ok {
 		return fmt.Errorf("webhook configuration %q: unexpected copy %T", name, updated)
 	}
-	for _, c := range clientConfigs(updated) {
-		c.CABundle = ca
+	for _, bundle := range caBundles(updated) {
+		*bundle = ca
 	}
 	_, err = api.Update(ctx, updated, metav1.UpdateOptions{})
 	return err

@@ -23,6 +23,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -151,8 +152,9 @@ func (g *Gang) gate(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
 }
 
 // Less orders pods by priority, then keeps a gang's members together, ordered by their PodGroup's
-// creation, so that two gangs never interleave; other pods by the time they were queued. The order
-// of two pods never changes while they wait.
+// creation, so that two gangs never interleave; other pods by their own creation (policy.Ahead). The
+// order of two pods never changes while they wait, however often they were tried, and it can be
+// told from the objects alone: the live view numbers pending work by it.
 func (g *Gang) Less(a, b fwk.QueuedEntityInfo) bool {
 	pa, pb := a.GetPriority(), b.GetPriority()
 	if pa != pb {
@@ -160,17 +162,12 @@ func (g *Gang) Less(a, b fwk.QueuedEntityInfo) bool {
 	}
 	ka, ta := g.sortKey(a)
 	kb, tb := g.sortKey(b)
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	if ka.Namespace != kb.Namespace {
-		return ka.Namespace < kb.Namespace
-	}
-	return ka.Name < kb.Name
+	return policy.Ahead(policy.Place{Priority: pa, Since: ta, Namespace: ka.Namespace, Name: ka.Name},
+		policy.Place{Priority: pb, Since: tb, Namespace: kb.Namespace, Name: kb.Name})
 }
 
 // sortKey is what an entity is ordered by after priority: for a gang member its group and the
-// group's creation time, else the pod and its queueing time. The queue's heap calls Less at every
+// group's creation time, else the pod and its creation time. The queue's heap calls Less at every
 // step: a pod without a gang costs no allocation, a gang member one lookup of its PodGroup.
 func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time) {
 	info, ok := e.(interface{ GetPodInfo() fwk.PodInfo })
@@ -180,7 +177,7 @@ func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time)
 	pod := info.GetPodInfo().GetPod()
 	group, ok := g.acct.GangName(pod)
 	if !ok {
-		return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, e.GetTimestamp()
+		return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.CreationTimestamp.Time
 	}
 	if created, ok := g.podGroupCreated(group); ok {
 		return group, created

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -27,8 +28,10 @@ func member(group, name string, priority int32, node string) *v1.Pod {
 	return p
 }
 
-func queued(t *testing.T, pod *v1.Pod, queuedAt time.Time) fwk.QueuedEntityInfo {
+// queued is pod, created at created, as the scheduler's queue holds it: queued at queuedAt.
+func queued(t *testing.T, pod *v1.Pod, created, queuedAt time.Time) fwk.QueuedEntityInfo {
 	t.Helper()
+	pod.CreationTimestamp = metav1.NewTime(created)
 	pi, err := framework.NewPodInfo(pod)
 	if err != nil {
 		t.Fatal(err)
@@ -43,14 +46,16 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 	defer cancel()
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset())
 	g := &Gang{acct: acct, podGroupCreated: func(group types.NamespacedName) (time.Time, bool) { c, ok := podGroups[group.String()]; return c, ok }}
-	// A late gang's member queued first still comes after every member of the earlier gang, and
-	// members of one gang come one after the other whatever their queueing times.
-	lateFirst := queued(t, member("late", "late-0", 0, ""), now.Add(-50*time.Minute))
-	early0 := queued(t, member("early", "early-0", 0, ""), now)
-	early1 := queued(t, member("early", "early-1", 0, ""), now.Add(-time.Second))
-	urgent := queued(t, member("", "urgent", 10, ""), now)
-	loner := queued(t, member("", "loner", 0, ""), now.Add(-2*time.Hour))
-	twin := queued(t, member("", "loner-twin", 0, ""), now.Add(-2*time.Hour))
+	// A late gang's member created and queued first still comes after every member of the earlier
+	// gang, and members of one gang come one after the other whatever their times; pods of no gang
+	// by their creation, however late they were queued again.
+	lateFirst := queued(t, member("late", "late-0", 0, ""), now.Add(-50*time.Minute), now.Add(-50*time.Minute))
+	early0 := queued(t, member("early", "early-0", 0, ""), now, now)
+	early1 := queued(t, member("early", "early-1", 0, ""), now.Add(-time.Second), now.Add(-time.Second))
+	urgent := queued(t, member("", "urgent", 10, ""), now, now)
+	loner := queued(t, member("", "loner", 0, ""), now.Add(-2*time.Hour), now)
+	twin := queued(t, member("", "loner-twin", 0, ""), now.Add(-2*time.Hour), now.Add(-3*time.Hour))
+	younger := queued(t, member("", "younger", 0, ""), now.Add(-time.Hour), now.Add(-3*time.Hour))
 	tests := []struct {
 		name string
 		a, b fwk.QueuedEntityInfo
@@ -61,8 +66,9 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 		{"later gang after earlier gang", lateFirst, early1, false},
 		{"members of one gang tie", early0, early1, false},
 		{"an older pod without gang before a younger gang", loner, early0, true},
-		{"pods queued at once, by name", loner, twin, true},
-		{"pods queued at once, by name, the other way", twin, loner, false},
+		{"pods created at once, by name", loner, twin, true},
+		{"pods created at once, by name, the other way", twin, loner, false},
+		{"an older pod queued again before a younger pod queued earlier", loner, younger, true},
 	}
 	for _, tt := range tests {
 		if got := g.Less(tt.a, tt.b); got != tt.want {

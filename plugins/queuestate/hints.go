@@ -3,10 +3,12 @@ package queuestate
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -88,6 +90,24 @@ func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
 			p.Tell(b, why)
 		}
 	}
+	if why.Message != "" {
+		p.holdWaiting(name)
+	}
+}
+
+// holdWaiting brings the queue's pods that wait in the scheduler's queue after an attempt back to
+// PreEnqueue, which now holds them and says why: they would otherwise keep the reason of their last
+// attempt (the queue's capability, say) until the scheduler's periodic flush.
+func (p *QueueState) holdWaiting(queue string) {
+	waiting := p.acct.WaitingPods()[queue]
+	if len(waiting) == 0 || p.Activator == nil {
+		return
+	}
+	pods := make(map[string]*v1.Pod, len(waiting))
+	for _, w := range waiting {
+		pods[w.Pod.Namespace+"/"+w.Pod.Name] = w.Pod
+	}
+	p.Activator(klog.Background(), pods)
 }
 
 // onSelector brings back the pods a queue refused for their namespace: its new selector may take

@@ -6,7 +6,6 @@ package queuestate
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,20 +117,7 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 
 // queueHold says why the pods of queue name (nil when missing) are held, or nothing when they are not.
 func (p *QueueState) queueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
-	switch {
-	case name == schedulingv1beta1.RootQueue:
-		return holdreport.Why{Reason: holdreport.QueueMissing, Message: fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", name)}
-	case q == nil:
-		return holdreport.Why{Reason: holdreport.QueueMissing, Message: fmt.Sprintf("queue %q does not exist", name)}
-	}
-	switch p.acct.SchedulingState(q) {
-	case schedulingv1beta1.QueueStateSuspended:
-		return holdreport.Why{Reason: holdreport.QueueSuspended, Message: fmt.Sprintf("queue %q is Suspended: no new resources are allocated", name)}
-	case schedulingv1beta1.QueueStateUnknown:
-		return holdreport.Why{Reason: holdreport.QueueUnknown, Message: fmt.Sprintf("queue %q is Unknown: %s", name, p.acct.TreeFaultOf(q).Detail)}
-	default:
-		return holdreport.Why{}
-	}
+	return p.acct.QueueHold(name, q)
 }
 
 // activateWhenNamespacesSynced brings back the pods held only because namespaces were not yet known.

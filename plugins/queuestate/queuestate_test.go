@@ -316,3 +316,29 @@ func waitActivated(t *testing.T, got *activations, pod string) {
 		t.Fatalf("%s never activated; activated %v", pod, seen)
 	}
 }
+
+// A queue that turns Suspended sends its pods that wait in the scheduler's queue after an attempt
+// (PreEnqueue let them in, a later check turned them away) back to PreEnqueue, which now holds them
+// and says why; a queue whose hold did not change sends nothing.
+func TestSuspendingBringsTriedPodsBackToTheirHold(t *testing.T) {
+	tried := util.MakePod("ns", "tried").UID("tried").Label(schedulingv1beta1.QueueLabel, "team").Obj()
+	p := newTestPlugin(t, []runtime.Object{namespace("ns", ""), tried}, util.MakeQueue("team").Obj())
+	var got activations
+	p.Activator = got.activate
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(p.acct.WaitingPods()["team"]) == 1, nil
+	}); err != nil {
+		t.Fatal("the pod was never counted as waiting")
+	}
+	if status := p.PreEnqueue(context.Background(), tried); !status.IsSuccess() {
+		t.Fatalf("PreEnqueue held the pod of an open queue: %v", status)
+	}
+	p.onQueue(util.MakeQueue("team").Obj(), false, false)
+	if diff := cmp.Diff([]string(nil), got.take()); diff != "" {
+		t.Errorf("queue still open (-want,+got):\n%s", diff)
+	}
+	p.onQueue(util.MakeQueue("team").State(schedulingv1beta1.QueueStateSuspended).Obj(), true, false)
+	if diff := cmp.Diff([]string{"ns/tried"}, got.take()); diff != "" {
+		t.Errorf("queue suspended (-want,+got):\n%s", diff)
+	}
+}

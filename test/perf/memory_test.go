@@ -105,11 +105,11 @@ func memoryQueue(i int) string { return fmt.Sprintf("mem-%04d", i%*memoryQueues)
 // process and reads its memory use; then deletes the pods.
 func runForMemory(b *testing.B, ctx context.Context, c *localcluster.Cluster, side schedulerProcess, run string) memoryUse {
 	dir := b.TempDir()
-	webhookAddr := ""
+	var serving localcluster.Serving
 	if side.webhook {
-		webhookAddr = loopbackAddr(b)
+		serving = localcluster.Serving{Webhook: loopbackAddr(b), Visibility: loopbackAddr(b)}
 	}
-	config, err := localcluster.WriteSchedulerConfig(side.profile, c.Kubeconfig, filepath.Join(dir, "config.yaml"), webhookAddr)
+	config, err := localcluster.WriteSchedulerConfig(side.profile, c.Kubeconfig, filepath.Join(dir, "config.yaml"), serving)
 	if err != nil {
 		b.Fatal(err)
 	}

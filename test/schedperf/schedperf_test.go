@@ -20,6 +20,7 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 	"github.com/queue-scheduler/queue-scheduler/pkg/scheduler"
 )
@@ -134,8 +135,8 @@ func startEmbedded(ctx context.Context, root *scheduler.Root, h fwk.Handle) erro
 		return err
 	}
 	args.Webhook.Disabled = true
-	return root.StartEmbedded(ctx, h.KubeConfig(), h.SharedInformerFactory(), h.ClientSet(), args,
-		controller.DefaultLeaderElection(args.Controller.LeaseNamespace))
+	return root.StartEmbedded(ctx, h.SharedInformerFactory(), embedded.Config{KubeConfig: h.KubeConfig(), Client: h.ClientSet(),
+		Args: args, Lease: controller.DefaultLeaderElection(args.Controller.LeaseNamespace)})
 }
 
 // dataItems is the part of scheduler_perf's data items file read here.

@@ -24,6 +24,11 @@ app.kubernetes.io/name: queue-scheduler
 {{- $_ := set $webhook "certDir" "/etc/queue-scheduler/webhook-certs" -}}
 {{- $_ := set $args "webhook" $webhook -}}
 {{- end -}}
+{{- if not .Values.visibility.enabled -}}
+{{- $visibility := get $args "visibility" | default dict -}}
+{{- $_ := set $visibility "disabled" true -}}
+{{- $_ := set $args "visibility" $visibility -}}
+{{- end -}}
 {{- toJson $args -}}
 {{- end }}
 

@@ -150,7 +150,8 @@ func wantSteady(t *testing.T, evicted *evictions) {
 
 // One queue borrows the idle cluster; a second submits: reclaim brings it to its deserved share,
 // victims come only from the borrower, lowest priority first, none from a queue that is not
-// reclaimable; after convergence nothing more is evicted for 30 s of steady demand.
+// reclaimable; after convergence nothing more is evicted for 30 s of steady demand, and the live view
+// shows each queue as the API server holds it.
 func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 	withPriorityClasses(t)
 	withQueues(t, util.MakeQueue("borrower").Obj(), util.MakeQueue("keeper").Reclaimable(false).Obj(), util.MakeQueue("owner").Obj())
@@ -179,6 +180,7 @@ func TestReclaimTakesBackFromTheBorrower(t *testing.T) {
 	if a := boundCPU(t); a["borrower"] != 20 || a["keeper"] != 25 || a["owner"] != 15 {
 		t.Fatalf("allocation moved during the steady window: %v", a)
 	}
+	wantLiveView(t, map[string]int64{"borrower": 20, "keeper": 25, "owner": 15})
 }
 
 // Reclaim never leaves a victim gang below minMember: members above it and single pods go first.

@@ -24,6 +24,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/visibility/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -33,6 +34,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	BusV1alpha1() busv1alpha1.BusV1alpha1Interface
 	SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface
+	VisibilityV1beta1() visibilityv1beta1.VisibilityV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -40,6 +42,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	busV1alpha1       *busv1alpha1.BusV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
+	visibilityV1beta1 *visibilityv1beta1.VisibilityV1beta1Client
 }
 
 // BusV1alpha1 retrieves the BusV1alpha1Client
@@ -50,6 +53,11 @@ func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client
 func (c *Clientset) SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface {
 	return c.schedulingV1beta1
+}
+
+// VisibilityV1beta1 retrieves the VisibilityV1beta1Client
+func (c *Clientset) VisibilityV1beta1() visibilityv1beta1.VisibilityV1beta1Interface {
+	return c.visibilityV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.visibilityV1beta1, err = visibilityv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.busV1alpha1 = busv1alpha1.New(c)
 	cs.schedulingV1beta1 = schedulingv1beta1.New(c)
+	cs.visibilityV1beta1 = visibilityv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

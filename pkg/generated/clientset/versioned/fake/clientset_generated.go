@@ -24,6 +24,8 @@ import (
 	fakebusv1alpha1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/bus/v1alpha1/fake"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/scheduling/v1beta1"
 	fakeschedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/scheduling/v1beta1/fake"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/visibility/v1beta1"
+	fakevisibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/typed/visibility/v1beta1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -105,4 +107,9 @@ func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client
 func (c *Clientset) SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface {
 	return &fakeschedulingv1beta1.FakeSchedulingV1beta1{Fake: &c.Fake}
+}
+
+// VisibilityV1beta1 retrieves the VisibilityV1beta1Client
+func (c *Clientset) VisibilityV1beta1() visibilityv1beta1.VisibilityV1beta1Interface {
+	return &fakevisibilityv1beta1.FakeVisibilityV1beta1{Fake: &c.Fake}
 }

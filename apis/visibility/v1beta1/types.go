@@ -1,0 +1,132 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+)
+
+// QueueSummary is a queue as the scheduler holds it now: its place in the tree, state, share and
+// usage, and the counts of its work. Its name is the queue's. Unlike the Queue's status, which is
+// written at a pace, it is read from the scheduler's memory at each request.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +genclient:onlyVerbs=get,list
+// +genclient:method=GetPendingWorkloads,verb=get,subresource=pendingworkloads,result=PendingWorkloadList
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type QueueSummary struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Parent is the queue's parent; empty for the root.
+	Parent string `json:"parent,omitempty"`
+	// State is the queue's state, as its status last reported it.
+	State schedulingv1beta1.QueueState `json:"state,omitempty"`
+	// Weight is the queue's weight among its siblings.
+	Weight int32 `json:"weight"`
+	// Reclaimable says whether what the queue borrows may be taken back.
+	Reclaimable bool `json:"reclaimable"`
+	// Guarantee is the least the queue is given when it asks for it.
+	Guarantee corev1.ResourceList `json:"guarantee,omitempty"`
+	// Capability is the most the queue may hold.
+	Capability corev1.ResourceList `json:"capability,omitempty"`
+	// Deserved is the queue's fair share now.
+	Deserved corev1.ResourceList `json:"deserved,omitempty"`
+	// Allocated is what the queue's bound pods hold.
+	Allocated corev1.ResourceList `json:"allocated,omitempty"`
+	// Requested is what the queue's pods not bound yet ask for.
+	Requested corev1.ResourceList `json:"requested,omitempty"`
+	// Share is the queue's dominant share: the largest fraction of its deserved amount of a
+	// resource that it holds, with three decimals ("0.500"); "+Inf" when it holds what it does not
+	// deserve at all.
+	Share string `json:"share"`
+	// RunningPods and PendingPods count the queue's live pods, bound and not yet bound.
+	RunningPods int32 `json:"runningPods"`
+	PendingPods int32 `json:"pendingPods"`
+	// PodGroups counts the queue's PodGroups by phase.
+	PodGroups PodGroupCounts `json:"podGroups"`
+	// Enqueued and Dequeued count the queue's QueueUnits waiting to be dequeued, and dequeued.
+	Enqueued int32 `json:"enqueued"`
+	Dequeued int32 `json:"dequeued"`
+}
+
+// PodGroupCounts counts PodGroups by phase.
+type PodGroupCounts struct {
+	Pending   int32 `json:"pending"`
+	Inqueue   int32 `json:"inqueue"`
+	Running   int32 `json:"running"`
+	Completed int32 `json:"completed"`
+	Unknown   int32 `json:"unknown"`
+}
+
+// QueueSummaryList is a list of QueueSummary.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type QueueSummaryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []QueueSummary `json:"items"`
+}
+
+// WorkloadKind names what a pending workload is.
+type WorkloadKind string
+
+const (
+	// WorkloadPodGroup is a gang: its pods not bound yet, or the whole group while its queue has not
+	// admitted it.
+	WorkloadPodGroup WorkloadKind = "PodGroup"
+	// WorkloadQueueUnit is a QueueUnit its queue has not dequeued yet.
+	WorkloadQueueUnit WorkloadKind = "QueueUnit"
+	// WorkloadPod is a pod of no gang, not bound yet.
+	WorkloadPod WorkloadKind = "Pod"
+)
+
+// WorkloadReference names the object a pending workload stands for, in the workload's namespace.
+type WorkloadReference struct {
+	Kind WorkloadKind `json:"kind"`
+	Name string       `json:"name"`
+}
+
+// PendingWorkload is one piece of work waiting in a queue. Its namespace is the work's; its name
+// is the kind and the name of what it stands for ("podgroup.train", "pod.web-0"); its creation
+// time is that object's.
+//
+// +genclient
+// +genclient:onlyVerbs=list
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type PendingWorkload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Workload is the PodGroup, QueueUnit or pod that waits.
+	Workload WorkloadReference `json:"workload"`
+	// Queue is the queue it waits in.
+	Queue string `json:"queue"`
+	// PositionInQueue is its place in the order the scheduler takes the queue's work: 1 is next.
+	// Admitted work (pods and gangs that may be scheduled) comes first, by priority and then by
+	// age, then the PodGroups and QueueUnits the queue has not admitted yet, in the order they are
+	// admitted.
+	PositionInQueue int32 `json:"positionInQueue"`
+	// Priority is the work's priority.
+	Priority int32 `json:"priority"`
+	// Pods counts its pods not bound yet.
+	Pods int32 `json:"pods"`
+	// Requests is what it asks for: a gang's minResources while it is not admitted, else the
+	// requests of its pods not bound yet.
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+	// Reason and Message say why it waits, as its pods' PodScheduled condition, or its PodGroup's
+	// or QueueUnit's status, say it.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// PendingWorkloadList is a list of PendingWorkload, in the order the scheduler takes them.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type PendingWorkloadList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PendingWorkload `json:"items"`
+}

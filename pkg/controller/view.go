@@ -1,0 +1,285 @@
+package controller
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// The live view (package visibility serves it) is read here, from the same caches and accounting
+// the status is written from, on every replica, leading or not: it writes nothing.
+
+// QueueSummaries is every queue as the scheduler holds it now, by name.
+func (c *Controller) QueueSummaries() []visibilityv1beta1.QueueSummary {
+	queues := c.acct.AllQueues()
+	out := make([]visibilityv1beta1.QueueSummary, 0, len(queues))
+	for _, q := range queues {
+		out = append(out, c.summary(q))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// QueueSummary is the named queue as the scheduler holds it now.
+func (c *Controller) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
+	q, ok := c.acct.Queue(name)
+	if !ok {
+		return nil, false
+	}
+	s := c.summary(q)
+	return &s, true
+}
+
+func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.QueueSummary {
+	usage := c.acct.Usage(q.Name)
+	w := c.countObjects(q.Name)
+	parent := ""
+	if q.Name != schedulingv1beta1.RootQueue {
+		parent = accounting.ParentOf(q)
+	}
+	return visibilityv1beta1.QueueSummary{
+		ObjectMeta: metav1.ObjectMeta{Name: q.Name, UID: q.UID, CreationTimestamp: q.CreationTimestamp,
+			Labels: q.Labels},
+		Parent:      parent,
+		State:       q.Status.State,
+		Weight:      q.Spec.Weight,
+		Reclaimable: ptr.Deref(q.Spec.Reclaimable, true),
+		Guarantee:   q.Spec.Guarantee.Resource,
+		Capability:  q.Spec.Capability,
+		Deserved:    c.acct.Deserved(q.Name),
+		Allocated:   usage.Allocated,
+		Requested:   usage.Pending,
+		Share:       shareString(c.acct.DominantShare(q.Name)),
+		RunningPods: int32(usage.Bound),
+		PendingPods: int32(usage.Pods - usage.Bound),
+		PodGroups: visibilityv1beta1.PodGroupCounts{Pending: w.pending, Inqueue: w.inqueue, Running: w.running,
+			Completed: w.completed, Unknown: w.unknown},
+		Enqueued: w.enqueued,
+		Dequeued: w.dequeued,
+	}
+}
+
+// shareString writes a dominant share with three decimals, or +Inf.
+func shareString(share float64) string {
+	if math.IsInf(share, 1) {
+		return "+Inf"
+	}
+	return fmt.Sprintf("%.3f", share)
+}
+
+// PendingInQueue is the queue's pending work in the order the scheduler takes it; ok is false when
+// the queue does not exist.
+func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.PendingWorkload, ok bool) {
+	if _, ok := c.acct.Queue(queue); !ok {
+		return nil, false
+	}
+	return c.pendingIn(queue, c.acct.WaitingPods()[queue]), true
+}
+
+// PendingInNamespace is the pending work of one namespace (of all when namespace is ""), queue by
+// queue, each in its queue's order with its position among all of that queue's work.
+func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
+	waiting := c.acct.WaitingPods()
+	queues := map[string]bool{}
+	if namespace == "" {
+		for _, q := range c.acct.AllQueues() {
+			queues[q.Name] = true
+		}
+	}
+	for queue, pods := range waiting {
+		for _, p := range pods {
+			if namespace == "" || p.Pod.Namespace == namespace {
+				queues[queue] = true
+				break
+			}
+		}
+	}
+	if namespace != "" {
+		pgs, _ := c.acct.PodGroups().PodGroups(namespace).List(labels.Everything())
+		for _, pg := range pgs {
+			queues[c.acct.QueueOfPodGroup(pg)] = true
+		}
+		units, _ := c.acct.QueueUnits().QueueUnits(namespace).List(labels.Everything())
+		for _, u := range units {
+			queues[c.acct.QueueOfQueueUnit(u)] = true
+		}
+	}
+	var out []visibilityv1beta1.PendingWorkload
+	for _, queue := range sortedKeys(queues) {
+		for _, w := range c.pendingIn(queue, waiting[queue]) {
+			if namespace == "" || w.Namespace == namespace {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(set map[string]bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// pendingIn numbers a queue's pending work: first what the queue admitted (pods and gangs the
+// scheduler may take now) in the scheduler's queue order, then the PodGroups and QueueUnits the
+// queue has not admitted yet, in the order they are admitted.
+//
+// A queue that holds all of its work back (Suspended, Unknown) is why each piece waits, whatever its
+// last attempt said.
+func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
+	admitted := c.admittedWork(queue, waiting)
+	later := c.unadmittedWork(queue, waiting)
+	q, _ := c.acct.Queue(queue)
+	hold := c.acct.QueueHold(queue, q)
+	out := make([]visibilityv1beta1.PendingWorkload, 0, len(admitted)+len(later))
+	for _, part := range [][]*pendingWork{admitted, later} {
+		sort.SliceStable(part, func(i, j int) bool { return policy.Ahead(part[i].place, part[j].place) })
+		for _, w := range part {
+			w.item.PositionInQueue = int32(len(out) + 1)
+			if hold.Message != "" {
+				w.item.Reason, w.item.Message = hold.Reason, hold.Message
+			}
+			out = append(out, w.item)
+		}
+	}
+	return out
+}
+
+// pendingWork is a pending workload and its place in its queue.
+type pendingWork struct {
+	item  visibilityv1beta1.PendingWorkload
+	place policy.Place
+}
+
+// admittedWork gathers the queue's waiting pods: a pod of no gang alone, the waiting members of an
+// admitted gang together. Members of a gang its queue has not admitted are left to unadmittedWork.
+func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
+	var out []*pendingWork
+	gangs := map[string]*pendingWork{}
+	for _, p := range waiting {
+		key := c.acct.GangKey(p.Pod)
+		if key == "" {
+			out = append(out, podWork(queue, p))
+			continue
+		}
+		pg, ok := c.acct.PodGroupByKey(key)
+		if ok && isPending(pg) {
+			continue
+		}
+		w := gangs[key]
+		if w == nil {
+			w = gangWork(queue, key, pg, p.Pod)
+			gangs[key] = w
+			out = append(out, w)
+		}
+		w.item.Pods++
+		w.item.Requests = quota.Add(w.item.Requests, p.Requests)
+		w.item.Priority = max(w.item.Priority, corev1helpers.PodPriority(p.Pod))
+		w.place.Priority = w.item.Priority
+	}
+	return out
+}
+
+func podWork(queue string, p accounting.WaitingPod) *pendingWork {
+	pod := p.Pod
+	reason, message := podScheduledReason(pod)
+	priority := corev1helpers.PodPriority(pod)
+	return &pendingWork{
+		item: workload(visibilityv1beta1.WorkloadPod, pod.Namespace, pod.Name, pod.CreationTimestamp, queue, priority, 1,
+			p.Requests.DeepCopy(), reason, message),
+		place: policy.Place{Priority: priority, Since: pod.CreationTimestamp.Time, Namespace: pod.Namespace, Name: pod.Name},
+	}
+}
+
+// gangWork starts the item of an admitted gang from its first waiting member: its reason is the
+// group's Unschedulable condition while it holds, else the member's.
+func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod) *pendingWork {
+	namespace, name, _ := strings.Cut(key, "/")
+	created := member.CreationTimestamp
+	reason, message := podScheduledReason(member)
+	if pg != nil {
+		created = pg.CreationTimestamp
+		if cond := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); cond != nil && cond.Status == metav1.ConditionTrue {
+			reason, message = cond.Reason, cond.Message
+		}
+	}
+	return &pendingWork{
+		item:  workload(visibilityv1beta1.WorkloadPodGroup, namespace, name, created, queue, 0, 0, nil, reason, message),
+		place: policy.Place{Since: created.Time, Namespace: namespace, Name: name},
+	}
+}
+
+// unadmittedWork is the queue's PodGroups and QueueUnits that wait for their queue to admit them.
+func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
+	members := map[string]int32{}
+	for _, p := range waiting {
+		if key := c.acct.GangKey(p.Pod); key != "" {
+			members[key]++
+		}
+	}
+	var out []*pendingWork
+	for _, pg := range c.acct.PodGroupsOf(queue) {
+		if !isPending(pg) {
+			continue
+		}
+		priority := c.acct.PodGroupPriority(pg)
+		reason, message := ReasonNotAdmitted, "podgroup is Pending: its queue has not admitted it yet"
+		if cond := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); cond != nil && cond.Status == metav1.ConditionTrue {
+			reason, message = cond.Reason, cond.Message
+		}
+		out = append(out, &pendingWork{
+			item: workload(visibilityv1beta1.WorkloadPodGroup, pg.Namespace, pg.Name, pg.CreationTimestamp, queue, priority,
+				members[pg.Namespace+"/"+pg.Name], pg.Spec.MinResources.DeepCopy(), reason, message),
+			place: placeOf(pg, priority),
+		})
+	}
+	for _, u := range c.acct.QueueUnitsOf(queue) {
+		if u.Dequeued() {
+			continue
+		}
+		priority := c.acct.UnitPriority(u)
+		out = append(out, &pendingWork{
+			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority, 0,
+				u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
+			place: placeOf(u, priority),
+		})
+	}
+	return out
+}
+
+func workload(kind visibilityv1beta1.WorkloadKind, namespace, name string, created metav1.Time, queue string, priority, pods int32,
+	requests v1.ResourceList, reason, message string) visibilityv1beta1.PendingWorkload {
+	return visibilityv1beta1.PendingWorkload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: strings.ToLower(string(kind)) + "." + name, CreationTimestamp: created},
+		Workload:   visibilityv1beta1.WorkloadReference{Kind: kind, Name: name},
+		Queue:      queue, Priority: priority, Pods: pods, Requests: requests, Reason: reason, Message: message,
+	}
+}
+
+// podScheduledReason is why a pod waits, as its PodScheduled condition says.
+func podScheduledReason(pod *v1.Pod) (reason, message string) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			return c.Reason, c.Message
+		}
+	}
+	return "", ""
+}

@@ -1,0 +1,26 @@
+package policy
+
+import "time"
+
+// Place is where a piece of work stands in its queue: its priority, the time it entered the queue
+// (a gang's, for each of its members), and its namespace and name, which break ties.
+type Place struct {
+	Priority        int32
+	Since           time.Time
+	Namespace, Name string
+}
+
+// Ahead says whether the work at a is taken before the work at b: higher priority first, then the
+// older, then by namespace and name. The scheduler's queue sort, the admission of PodGroups and the
+// dequeue of QueueUnits all take work in this order, and the live view numbers it so.
+func Ahead(a, b Place) bool {
+	switch {
+	case a.Priority != b.Priority:
+		return a.Priority > b.Priority
+	case !a.Since.Equal(b.Since):
+		return a.Since.Before(b.Since)
+	case a.Namespace != b.Namespace:
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}

@@ -1,0 +1,225 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A tenant reads where its own pending work stands in its queue, through the API server's
+// aggregation layer and its RBAC, and nothing of another tenant's; the view follows binds, deletes
+// and suspension as they happen, and its positions are the order the scheduler takes the work in.
+func TestLiveViewShowsATenantItsOwnPendingWorkInOrder(t *testing.T) {
+	admin := waitViewServed(t)
+	const queue = "view-capped"
+	createQueue(t, util.MakeQueue(queue).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj())
+	own, other := newNamespace(t, "own", nil), newNamespace(t, "other", nil)
+	running := createPods(t, own, "running", 2, queuePod(own, queue))
+	waitBound(t, own, running)
+	waiting := map[string][]string{
+		own:   createPods(t, own, "wait", 2, queuePod(own, queue)),
+		other: createPods(t, other, "wait", 1, queuePod(other, queue)),
+	}
+	for ns, names := range waiting {
+		waitReason(t, ns, names, holdreport.QueueCapability)
+	}
+	order := schedulerOrder(t, waiting)
+
+	_, tenant := as(t, "view-tenant")
+	bind(t, own, "view", "view-tenant", authorizationv1.ResourceAttributes{Namespace: own, Verb: "list",
+		Group: visibilityv1beta1.GroupName, Resource: visibilityv1beta1.PendingWorkloads})
+	mine, err := tenant.VisibilityV1beta1().PendingWorkloads(own).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("the tenant lists its namespace's pending work: %v", err)
+	}
+	wantPending(t, "the tenant's namespace", mine.Items, order, own, holdreport.QueueCapability)
+
+	_, err = tenant.VisibilityV1beta1().PendingWorkloads(other).List(context.Background(), metav1.ListOptions{})
+	wantForbidden(t, "another namespace's pending work", err)
+	_, err = tenant.VisibilityV1beta1().PendingWorkloads("").List(context.Background(), metav1.ListOptions{})
+	wantForbidden(t, "every namespace's pending work", err)
+	_, err = tenant.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(context.Background(), queue, metav1.GetOptions{})
+	wantForbidden(t, "the queue's pending work in every namespace", err)
+
+	all, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(context.Background(), queue, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPending(t, "the queue", all.Items, order, "", holdreport.QueueCapability)
+	wantSummary(t, admin, queue, "after the binds", func(s *visibilityv1beta1.QueueSummary) bool {
+		return s.State == schedulingv1beta1.QueueStateOpen && s.RunningPods == 2 && s.PendingPods == 3 &&
+			cpu(s.Allocated) == 2000 && cpu(s.Requested) == 3000 && cpu(s.Capability) == 2000
+	})
+
+	// A running pod leaves: the work at position 1 is the one that binds, and the rest move up.
+	if err := cluster.Kube.CoreV1().Pods(own).Delete(context.Background(), running[0], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := order[0]
+	waitBound(t, first.Namespace, []string{first.Name})
+	waitPending(t, admin, queue, order[1:])
+	wantSummary(t, admin, queue, "after a delete", func(s *visibilityv1beta1.QueueSummary) bool {
+		return s.RunningPods == 2 && s.PendingPods == 2 && cpu(s.Allocated) == 2000 && cpu(s.Requested) == 2000
+	})
+
+	setQueueState(t, queue, schedulingv1beta1.QueueStateSuspended)
+	wantSummary(t, admin, queue, "after suspension", func(s *visibilityv1beta1.QueueSummary) bool {
+		return s.State == schedulingv1beta1.QueueStateSuspended && s.PendingPods == 2
+	})
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		mine, err = tenant.VisibilityV1beta1().PendingWorkloads(own).List(ctx, metav1.ListOptions{})
+		return err == nil && len(mine.Items) > 0 && !slices.ContainsFunc(mine.Items, func(w visibilityv1beta1.PendingWorkload) bool {
+			return w.Reason != holdreport.QueueSuspended
+		}), nil
+	})
+	if err != nil {
+		t.Fatalf("the tenant's pending work does not say the queue is suspended: %v", mine)
+	}
+}
+
+// waitViewServed waits until the API server routes the live view to the scheduler, and returns a
+// client of it with full rights.
+func waitViewServed(t *testing.T) versioned.Interface {
+	t.Helper()
+	admin := cluster.Queues
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		_, err := admin.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the live view is not served through the API server within %s", settle)
+	}
+	return admin
+}
+
+// waitReason waits until the pods are held with the reason.
+func waitReason(t *testing.T, namespace string, names []string, reason string) {
+	t.Helper()
+	err := util.WaitForPods(context.Background(), cluster.Kube, namespace, names, settle, "held with "+reason, func(pod *v1.Pod) bool {
+		c := util.PodScheduledCondition(pod)
+		return pod.Spec.NodeName == "" && c != nil && c.Reason == reason
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schedulerOrder is the waiting pods in the order the scheduler takes pods of one priority: the
+// older first, then by namespace and name.
+func schedulerOrder(t *testing.T, waiting map[string][]string) []metav1.ObjectMeta {
+	t.Helper()
+	var pods []metav1.ObjectMeta
+	for ns, names := range waiting {
+		for _, name := range names {
+			pods = append(pods, getPod(t, ns, name).ObjectMeta)
+		}
+	}
+	place := func(m metav1.ObjectMeta) policy.Place {
+		return policy.Place{Since: m.CreationTimestamp.Time, Namespace: m.Namespace, Name: m.Name}
+	}
+	slices.SortFunc(pods, func(a, b metav1.ObjectMeta) int {
+		if policy.Ahead(place(a), place(b)) {
+			return -1
+		}
+		return 1
+	})
+	return pods
+}
+
+// wantPending checks the view's pending work against the order, kept to namespace unless it is "".
+func wantPending(t *testing.T, what string, got []visibilityv1beta1.PendingWorkload, order []metav1.ObjectMeta, namespace, reason string) {
+	t.Helper()
+	var want []string
+	for i, m := range order {
+		if namespace == "" || m.Namespace == namespace {
+			want = append(want, fmt.Sprintf("%s/pod.%s at %d: %s", m.Namespace, m.Name, i+1, reason))
+		}
+	}
+	var have []string
+	for _, w := range got {
+		have = append(have, fmt.Sprintf("%s/%s at %d: %s", w.Namespace, w.Name, w.PositionInQueue, w.Reason))
+		if w.Workload.Kind != visibilityv1beta1.WorkloadPod || w.Pods != 1 || cpu(w.Requests) != 1000 {
+			t.Errorf("%s: %+v; want a pod asking for 1 CPU", what, w)
+		}
+	}
+	if !slices.Equal(have, want) {
+		t.Errorf("%s: pending %q; want %q", what, have, want)
+	}
+}
+
+// waitPending waits until the queue's pending pods are those of order, numbered from 1.
+func waitPending(t *testing.T, admin versioned.Interface, queue string, order []metav1.ObjectMeta) {
+	t.Helper()
+	var last []string
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = last[:0]
+		for _, w := range list.Items {
+			last = append(last, fmt.Sprintf("%s/%s@%d", w.Namespace, w.Name, w.PositionInQueue))
+		}
+		var want []string
+		for i, m := range order {
+			want = append(want, fmt.Sprintf("%s/pod.%s@%d", m.Namespace, m.Name, i+1))
+		}
+		return slices.Equal(last, want), nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s pending %v; want %v", queue, last, order)
+	}
+}
+
+// wantSummary waits until the queue's summary satisfies ok, and checks its numbers against the pods
+// the API server holds.
+func wantSummary(t *testing.T, admin versioned.Interface, queue, when string, ok func(*visibilityv1beta1.QueueSummary) bool) {
+	t.Helper()
+	var s *visibilityv1beta1.QueueSummary
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		var err error
+		s, err = admin.VisibilityV1beta1().QueueSummaries().Get(ctx, queue, metav1.GetOptions{})
+		return err == nil && ok(s), nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s %s: summary %+v", queue, when, s)
+	}
+	pods, err := cluster.Kube.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{
+		LabelSelector: schedulingv1beta1.QueueLabel + "=" + queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound, pending int32
+	var allocated int64
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			bound++
+			allocated += cpu(resourcehelper.PodRequests(&p, resourcehelper.PodResourcesOptions{}))
+		} else {
+			pending++
+		}
+	}
+	if s.RunningPods != bound || s.PendingPods != pending || cpu(s.Allocated) != allocated {
+		t.Errorf("queue %s %s: summary says %d running, %d pending, %dm CPU allocated; the API server holds %d, %d, %dm",
+			queue, when, s.RunningPods, s.PendingPods, cpu(s.Allocated), bound, pending, allocated)
+	}
+}
+
+func cpu(list v1.ResourceList) int64 { return list.Cpu().MilliValue() }
