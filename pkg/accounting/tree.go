@@ -23,13 +23,27 @@ func (a *Accounting) TreeFaultOf(q *schedulingv1beta1.Queue) TreeFault {
 // CycleAbove returns the cycle that queue's parent chain runs into in the queue informer's store.
 func (a *Accounting) CycleAbove(queue string) []string { return rules.CycleAbove(queue, a) }
 
-// QueueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it is the sum of
-// the queues' generations in the informer's store, which is current before any handler hears of the
-// change. A decision made under one version (a gang denied for lack of room) is stale under another.
+// QueueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it sums a mark
+// of each queue's UID and generation in the informer's store, which is current before any handler
+// hears of the change. A queue deleted and another created at the same generation change it too. A
+// decision made under one version (a gang denied for lack of room) is stale under another.
 func (a *Accounting) QueueSpecsVersion() int64 {
-	var sum int64
+	var sum uint64
 	for _, q := range a.AllQueues() {
-		sum += q.Generation
+		sum += specMark(string(q.UID), q.Generation)
 	}
-	return sum
+	return int64(sum)
+}
+
+// specMark is the FNV-1a hash of a queue's UID and generation.
+func specMark(uid string, generation int64) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(uid); i++ {
+		h = (h ^ uint64(uid[i])) * prime
+	}
+	for i := range 8 {
+		h = (h ^ uint64(byte(generation>>(8*i)))) * prime
+	}
+	return h
 }

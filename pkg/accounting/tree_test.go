@@ -1,12 +1,16 @@
 package accounting
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -94,5 +98,44 @@ func TestNamespaceRefusal(t *testing.T) {
 	changed.Generation++
 	if got := a.NamespaceRefusal(changed, "in"); got != "" {
 		t.Errorf("a new generation kept the old selector: %s", got)
+	}
+}
+
+// The version of the queues' specs changes with a spec change, and with a queue deleted and another
+// created at the same generation, which leave the sum of the generations as it was.
+func TestQueueSpecsVersionTellsEveryChange(t *testing.T) {
+	ctx := context.Background()
+	a := util.MakeQueue("a").Obj()
+	a.UID, a.Generation = "uid-a", 1
+	acct := newTestAccounting(t, []runtime.Object{a})
+	seen := map[int64]string{acct.QueueSpecsVersion(): "queue a at generation 1"}
+	b := util.MakeQueue("b").Obj()
+	b.UID, b.Generation = "uid-b", 1
+	queues := acct.Client.SchedulingV1beta1().Queues()
+	for _, step := range []struct {
+		what   string
+		change func() error
+	}{
+		{"queue a deleted", func() error { return queues.Delete(ctx, "a", metav1.DeleteOptions{}) }},
+		{"queue b created at generation 1", func() error { _, err := queues.Create(ctx, b, metav1.CreateOptions{}); return err }},
+		{"queue b at generation 2", func() error {
+			b.Generation = 2
+			_, err := queues.Update(ctx, b, metav1.UpdateOptions{})
+			return err
+		}},
+	} {
+		before := acct.QueueSpecsVersion()
+		if err := step.change(); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+			return acct.QueueSpecsVersion() != before, nil
+		}); err != nil {
+			t.Fatalf("%s: the version stayed %d", step.what, before)
+		}
+		if earlier, ok := seen[acct.QueueSpecsVersion()]; ok {
+			t.Errorf("%s: the version is the one of %s", step.what, earlier)
+		}
+		seen[acct.QueueSpecsVersion()] = step.what
 	}
 }

@@ -38,6 +38,7 @@ func (o *Options) describe(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	o.withLiveStatus(ctx, []*schedulingv1beta1.Queue{q})
 	jobs, err := o.jobsOf(ctx, name)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package kubectlqueue
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"time"
 
@@ -23,17 +24,24 @@ import (
 type job struct {
 	kind, namespace, name, phase, members, waiting string
 	created                                        metav1.Time
+	// pods names a Job's pods, whose places in the queue are the Job's.
+	pods []string
+	// position is the job's place in its queue's order, from the live view; 0 when not known.
+	position int32
 }
 
 func newJobsCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
+	var watch watchFlags
+	cmd := &cobra.Command{
 		Use:   "jobs NAME",
 		Short: "List the work of a queue (PodGroups, QueueUnits, Jobs, pods), with why the waiting ones wait",
 		Long: `List the work of a queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods are in
 it, and its other pods. The work of every namespace is listed; a user who may not list every
-namespace's work sees the namespace of the current context, or the one --namespace names.`,
+namespace's work sees the namespace of the current context, or the one --namespace names.
+POSITION is where pending work stands in the order the scheduler takes the queue's work (1 is
+next), read from the scheduler's live view when the cluster serves it.`,
 		Example: `  kubectl queue jobs team-a
-  kubectl queue jobs team-a --namespace team-a-dev`,
+  kubectl queue jobs team-a --namespace team-a-dev --watch`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeQueues(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,18 +51,22 @@ namespace's work sees the namespace of the current context, or the one --namespa
 			if _, err := o.getQueue(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			jobs, err := o.jobsOf(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			w := printers.GetNewTabWriter(o.Out)
-			l := &textout.Lines{W: w}
-			if o.writeJobs(l, jobs, ""); l.Err != nil {
-				return l.Err
-			}
-			return w.Flush()
+			return watch.run(cmd.Context(), o.Out, func(out io.Writer) error {
+				jobs, err := o.jobsOf(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				w := printers.GetNewTabWriter(out)
+				l := &textout.Lines{W: w}
+				if o.writeJobs(l, jobs, ""); l.Err != nil {
+					return l.Err
+				}
+				return w.Flush()
+			})
 		},
 	}
+	watch.add(cmd)
+	return cmd
 }
 
 // jobsOf lists the work of queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods
@@ -82,6 +94,11 @@ func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
 	}
 	out = append(out, podsAndJobs(w, queue, consumers)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].before(&out[j]) })
+	if positions := o.positions(ctx, queue, scope); positions != nil {
+		for i := range out {
+			out[i].position = out[i].positionOf(positions)
+		}
+	}
 	return out, nil
 }
 
@@ -178,8 +195,12 @@ func batchJob(j *batchv1.Job, pods []*v1.Pod) job {
 	if j.Spec.Parallelism != nil {
 		parallelism = *j.Spec.Parallelism
 	}
+	names := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		names = append(names, pod.Name)
+	}
 	return job{kind: "Job", namespace: j.Namespace, name: j.Name, phase: jobPhase(j, placed), waiting: waiting,
-		members: fmt.Sprintf("%d/%d", placed, parallelism), created: j.CreationTimestamp}
+		members: fmt.Sprintf("%d/%d", placed, parallelism), created: j.CreationTimestamp, pods: names}
 }
 
 // jobPhase is Complete or Failed once the Job says so, Suspended, Running while a pod of it is on
@@ -240,7 +261,9 @@ func queueUnitJob(u *schedulingv1beta1.QueueUnit) job {
 }
 
 // writeJobs prints jobs as a table, each line behind indent; MEMBERS is how many of a job's pods are placed
-// (running, for a PodGroup) over how many it needs (minMember, parallelism, 1 for a pod).
+// (running, for a PodGroup) over how many it needs (minMember, parallelism, 1 for a pod); POSITION
+// its place in the order the scheduler takes the queue's pending work (1 is next), when the live
+// view is served.
 func (o *Options) writeJobs(l *textout.Lines, jobs []job, indent string) {
 	if indent != "" {
 		l.Printf("Jobs:\n")
@@ -249,13 +272,17 @@ func (o *Options) writeJobs(l *textout.Lines, jobs []job, indent string) {
 			return
 		}
 	}
-	l.Printf("%sKIND\tNAMESPACE\tNAME\tPHASE\tMEMBERS\tAGE\tWAITING\n", indent)
+	l.Printf("%sKIND\tNAMESPACE\tNAME\tPHASE\tMEMBERS\tPOSITION\tAGE\tWAITING\n", indent)
 	for _, j := range jobs {
-		waiting := j.waiting
+		waiting, position := j.waiting, "-"
 		if waiting == "" {
 			waiting = "-"
 		}
-		l.Printf("%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, j.kind, j.namespace, j.name, j.phase, j.members, o.age(j.created), waiting)
+		if j.position > 0 {
+			position = fmt.Sprint(j.position)
+		}
+		l.Printf("%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, j.kind, j.namespace, j.name, j.phase, j.members, position,
+			o.age(j.created), waiting)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 type listFlags struct {
 	print *genericclioptions.PrintFlags
 	tree  bool
+	watchFlags
 }
 
 func (f *listFlags) add(cmd *cobra.Command) {
@@ -36,25 +37,29 @@ func newListCommand(o *Options) *cobra.Command {
 		Aliases: []string{"ls"},
 		Short:   "List all queues",
 		Example: `  kubectl queue list
-  kubectl queue ls -o wide --tree`,
+  kubectl queue ls -o wide --tree
+  kubectl queue list -o wide --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.clients(); err != nil {
 				return err
 			}
-			list, err := o.queues.SchedulingV1beta1().Queues().List(cmd.Context(), metav1.ListOptions{})
-			if err != nil {
-				return fmt.Errorf("listing queues: %w", err)
-			}
-			queues := make([]*schedulingv1beta1.Queue, 0, len(list.Items))
-			for i := range list.Items {
-				queues = append(queues, &list.Items[i])
-			}
-			sort.Slice(queues, func(i, j int) bool { return queues[i].Name < queues[j].Name })
-			return o.printQueues(queues, &flags)
+			return flags.run(cmd.Context(), o.Out, func(out io.Writer) error {
+				list, err := o.queues.SchedulingV1beta1().Queues().List(cmd.Context(), metav1.ListOptions{})
+				if err != nil {
+					return fmt.Errorf("listing queues: %w", err)
+				}
+				queues := make([]*schedulingv1beta1.Queue, 0, len(list.Items))
+				for i := range list.Items {
+					queues = append(queues, &list.Items[i])
+				}
+				sort.Slice(queues, func(i, j int) bool { return queues[i].Name < queues[j].Name })
+				return o.printQueues(cmd.Context(), out, queues, &flags)
+			})
 		},
 	}
 	flags.add(cmd)
+	flags.watchFlags.add(cmd)
 	return cmd
 }
 
@@ -75,7 +80,7 @@ func newGetCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return o.printQueues(queues, &flags)
+			return o.printQueues(cmd.Context(), o.Out, queues, &flags)
 		},
 	}
 	flags.add(cmd)
@@ -94,27 +99,29 @@ func (o *Options) getQueues(ctx context.Context, names []string) ([]*schedulingv
 	return queues, nil
 }
 
-// printQueues prints queues as -o asks: a table (wide with the resources), or through kubectl's
-// printers for json, yaml and name.
-func (o *Options) printQueues(queues []*schedulingv1beta1.Queue, flags *listFlags) error {
+// printQueues prints queues as -o asks: a table (wide with the resources), live from the
+// scheduler when it serves its view, or the objects as stored through kubectl's printers for json,
+// yaml and name.
+func (o *Options) printQueues(ctx context.Context, out io.Writer, queues []*schedulingv1beta1.Queue, flags *listFlags) error {
 	format := *flags.print.OutputFormat
 	if format == "" || format == "wide" {
+		o.withLiveStatus(ctx, queues)
 		if flags.tree {
 			queues = treeOrder(queues)
 		}
-		return writeTable(o.Out, queues, format == "wide", flags.tree)
+		return writeTable(out, queues, format == "wide", flags.tree)
 	}
 	printer, err := flags.print.ToPrinter()
 	if err != nil {
 		return usageErrorf("-o %s: %v", format, err)
 	}
 	if len(queues) == 1 && format != "name" {
-		return printer.PrintObj(queues[0], o.Out)
+		return printer.PrintObj(queues[0], out)
 	}
 	list := &schedulingv1beta1.QueueList{}
 	for _, q := range queues {
 		if format == "name" {
-			if err := printer.PrintObj(q, o.Out); err != nil {
+			if err := printer.PrintObj(q, out); err != nil {
 				return err
 			}
 			continue
@@ -124,7 +131,7 @@ func (o *Options) printQueues(queues []*schedulingv1beta1.Queue, flags *listFlag
 	if format == "name" {
 		return nil
 	}
-	return printer.PrintObj(list, o.Out)
+	return printer.PrintObj(list, out)
 }
 
 // writeTable prints the vcctl columns, and with wide the allocated and deserved resources.

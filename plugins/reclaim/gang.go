@@ -103,7 +103,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 		return r.gangWaitsForShares(pod, snap)
 	}
 	if m := g.neverPreempts(); m != nil {
-		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
+		return r.refuse(state, snap, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
 	}
 	p, why := r.newPlan(snap, g.lowest(), g.req)
 	if p != nil && r.acct.ChangedSince(snap) {
@@ -113,7 +113,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 		p.gang = g.key
 	}
 	if p == nil {
-		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
+		return r.refuse(state, snap, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
 	}
 	r.waiting.Remove(pod)
 	pdbs, err := r.pdbs.List(labels.Everything())
@@ -131,7 +131,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	}
 	placements, why := run.place(g.missing, m)
 	if placements == nil {
-		return r.refuse(state, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
+		return r.refuse(state, snap, pod, fmt.Sprintf("podgroup %s: %s", g.key, why))
 	}
 	r.start(ctx, g, placements, run.victims)
 	return nominating(placements[pod.UID]), nil
@@ -161,9 +161,13 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 }
 
 // refuse says why reclaim cannot help, in the message and, for Gang's report, in the cycle state;
-// the pod comes back when a queue's spec changes.
-func (r *Reclaim) refuse(state fwk.CycleState, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
+// the pod comes back when a queue's spec changes. A change stored after snap was read, whose event
+// came before the pod was set aside, brings it back at once: no event would later.
+func (r *Reclaim) refuse(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, refusedBucket)
+	if snap.QueueSpecs != r.acct.QueueSpecsVersion() {
+		r.activateRefused()
+	}
 	r.nominated.forget(pod.UID)
 	cycle.SetReclaimRefusal(state, why)
 	// A nomination from an earlier cycle no longer holds room the pod may not take: pods of the same

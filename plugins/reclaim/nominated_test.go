@@ -1,13 +1,20 @@
 package reclaim
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -73,11 +80,14 @@ func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
 // A pod reclaim cannot help gives up the node an earlier cycle nominated it to, so that pods of the
 // same or a lower priority no longer wait for room it may not take.
 func TestRefusalClearsTheNomination(t *testing.T) {
-	r := &Reclaim{waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("two").Obj())
+	r := &Reclaim{acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	pod := util.MakePod("ns", "p").UID("p").Obj()
 	pod.Status.NominatedNodeName = "node-2"
 	r.nominated.set(pod, "two", "node-2")
-	result, status := r.refuse(framework.NewCycleState(), pod, "queue two is at its share")
+	result, status := r.refuse(framework.NewCycleState(), acct.Snapshot(), pod, "queue two is at its share")
 	if status.Code() != fwk.Unschedulable {
 		t.Errorf("status %v, want Unschedulable", status)
 	}
@@ -86,5 +96,48 @@ func TestRefusalClearsTheNomination(t *testing.T) {
 	}
 	if got := r.nominated.holding("two", util.MakePod("ns", "other").UID("other").Obj(), func(*v1.Pod) bool { return true }); len(got) != 0 {
 		t.Errorf("the refused pod still holds its queue's room: %v", got)
+	}
+}
+
+// activations is a framework handle that records the pods it is asked to activate.
+type activations struct {
+	fwk.Handle
+	pods []string
+}
+
+func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	for _, p := range pods {
+		a.pods = append(a.pods, p.Name)
+	}
+}
+
+// A refusal that rests on a snapshot read before a queue's spec changed brings the pod back at once:
+// the change's event may have come before the pod was set aside, and none comes later. A refusal on
+// the current specs sets the pod aside until the next change.
+func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("borrower").Obj())
+	handle := &activations{}
+	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	pod := util.MakePod("ns", "p").UID("p").Obj()
+	before := acct.Snapshot()
+	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
+	if len(handle.pods) != 0 {
+		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.pods)
+	}
+	turned := util.MakeQueue("borrower").Reclaimable(true).Obj()
+	turned.Generation = 2
+	if _, err := acct.Client.SchedulingV1beta1().Queues().Update(ctx, turned, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return acct.QueueSpecsVersion() != before.QueueSpecs, nil
+	}); err != nil {
+		t.Fatal("the accounting never saw the spec change")
+	}
+	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
+	if len(handle.pods) != 1 || handle.pods[0] != "p" {
+		t.Errorf("activated %v; want the pod refused on specs older than the store's", handle.pods)
 	}
 }

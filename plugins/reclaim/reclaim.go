@@ -144,7 +144,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// A pod nominated by an earlier cycle keeps its node while pods leave it: the shares count its
 	// victims gone already, and may leave nothing more to take back.
 	if p == nil && pod.Status.NominatedNodeName == "" {
-		return r.refuse(state, pod, why)
+		return r.refuse(state, snap, pod, why)
 	}
 	if node := r.roomBeingFreed(ctx, state, pod, m); node != "" {
 		r.waiting.Remove(pod)
@@ -154,7 +154,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the pods leaving node "+node+" to make room")
 	}
 	if p == nil {
-		return r.refuse(state, pod, why)
+		return r.refuse(state, snap, pod, why)
 	}
 	r.waiting.Remove(pod)
 	state.Write(planKey, p)

@@ -54,18 +54,18 @@ func TestDescribeAndJobs(t *testing.T) {
 	})
 	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
 		out, err := run(t, "jobs", "busy")
-		return err == nil && strings.Count(out, "would exceed its capability") == 2, nil
+		return err == nil && strings.Count(out, "would exceed its capability") == 2 && strings.Contains(out, "0/2       1 "), nil
 	})
 	if err != nil {
-		t.Fatal("the PodGroup and the QueueUnit never showed why they wait")
+		t.Fatal("the PodGroup and the QueueUnit never showed why they wait, and where they stand in the queue")
 	}
 	waitQueue(t, "busy", "counting its work", func(q *queue) bool { return q.Status.Pending == 1 && q.Status.Enqueued == 1 })
 
 	expect(t, "jobs", ages.ReplaceAllString(mustRun(t, "jobs", "busy"), "<age> "), `
-KIND        NAMESPACE   NAME          PHASE      MEMBERS   <age> WAITING
-Pod         default     busy-holder   Pending    1/1       <age> -
-PodGroup    default     big-gang      Pending    0/2       <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 8 requested > 10
-QueueUnit   default     sweep         Enqueued   -         <age> resource does not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 6 requested > 10`[1:])
+KIND        NAMESPACE   NAME          PHASE      MEMBERS   POSITION   <age> WAITING
+Pod         default     busy-holder   Pending    1/1       -          <age> -
+PodGroup    default     big-gang      Pending    0/2       1          <age> minResources do not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 8 requested > 10
+QueueUnit   default     sweep         Enqueued   -         2          <age> resource does not fit: queue "busy" would exceed its capability of cpu: 6 allocated + 6 requested > 10`[1:])
 
 	mustRun(t, "suspend", "busy", "--wait", "--reason", "Maintenance", "--message", "node pool upgrade")
 	waitQueue(t, "busy", "Suspended with what it holds as its share", func(q *queue) bool {

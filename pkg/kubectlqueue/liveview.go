@@ -1,0 +1,84 @@
+package kubectlqueue
+
+import (
+	"context"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+)
+
+// The live view (visibility.queue-scheduler.io) is read when the cluster serves it and the user may
+// read it; otherwise the commands print what the queues' status says, which the scheduler writes at
+// a pace (docs/visibility.md).
+
+// withLiveStatus replaces the counts and resources of each queue's status by the live view's, when
+// it is served: the status lags behind the scheduler by up to its write interval.
+func (o *Options) withLiveStatus(ctx context.Context, queues []*schedulingv1beta1.Queue) {
+	list, err := o.queues.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	live := make(map[string]*visibilityv1beta1.QueueSummary, len(list.Items))
+	for i := range list.Items {
+		live[list.Items[i].Name] = &list.Items[i]
+	}
+	for _, q := range queues {
+		s, ok := live[q.Name]
+		if !ok || s.UID != q.UID {
+			continue
+		}
+		st := &q.Status
+		st.Pending, st.Inqueue, st.Running = s.PodGroups.Pending, s.PodGroups.Inqueue, s.PodGroups.Running
+		st.Completed, st.Unknown = s.PodGroups.Completed, s.PodGroups.Unknown
+		st.RunningPods, st.PendingPods, st.Enqueued, st.Dequeued = s.RunningPods, s.PendingPods, s.Enqueued, s.Dequeued
+		st.Allocated, st.Deserved = s.Allocated, s.Deserved
+	}
+}
+
+// positions are the places of a queue's pending work in its queue, by "Kind/namespace/name", from the
+// live view: of every namespace for a user who may read the queue's pending work, else of scope,
+// the namespace the user's listing is narrowed to. Nil when the view is not served or not readable.
+func (o *Options) positions(ctx context.Context, queue, scope string) map[string]int32 {
+	var items []visibilityv1beta1.PendingWorkload
+	if scope == metav1.NamespaceAll {
+		list, err := o.queues.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		items = list.Items
+	} else {
+		list, err := o.queues.VisibilityV1beta1().PendingWorkloads(scope).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		items = list.Items
+	}
+	out := make(map[string]int32, len(items))
+	for _, w := range items {
+		if w.Queue == queue {
+			out[positionKey(string(w.Workload.Kind), w.Namespace, w.Workload.Name)] = w.PositionInQueue
+		}
+	}
+	return out
+}
+
+func positionKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// positionOf is a job's place in its queue: its own, or for a Job its first waiting pod's; 0 when
+// it waits for nothing the view numbers.
+func (j *job) positionOf(positions map[string]int32) int32 {
+	kind, _, _ := strings.Cut(j.kind, " ")
+	if p, ok := positions[positionKey(kind, j.namespace, j.name)]; ok {
+		return p
+	}
+	first := int32(0)
+	for _, pod := range j.pods {
+		if p, ok := positions[positionKey(string(visibilityv1beta1.WorkloadPod), j.namespace, pod)]; ok && (first == 0 || p < first) {
+			first = p
+		}
+	}
+	return first
+}

@@ -1,0 +1,129 @@
+package visibility
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+)
+
+// source is a Source of literal values.
+type source struct {
+	queues  []visibilityv1beta1.QueueSummary
+	pending []visibilityv1beta1.PendingWorkload
+}
+
+func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary { return s.queues }
+
+func (s *source) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
+	for i := range s.queues {
+		if s.queues[i].Name == name {
+			return &s.queues[i], true
+		}
+	}
+	return nil, false
+}
+
+func (s *source) PendingInQueue(queue string) ([]visibilityv1beta1.PendingWorkload, bool) {
+	if _, ok := s.QueueSummary(queue); !ok {
+		return nil, false
+	}
+	var out []visibilityv1beta1.PendingWorkload
+	for _, w := range s.pending {
+		if w.Queue == queue {
+			out = append(out, w)
+		}
+	}
+	return out, true
+}
+
+func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
+	var out []visibilityv1beta1.PendingWorkload
+	for _, w := range s.pending {
+		if namespace == "" || w.Namespace == namespace {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func literal() *source {
+	return &source{
+		queues: []visibilityv1beta1.QueueSummary{
+			{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"team": "ml"}}, Share: "0.500",
+				Allocated: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("1Gi")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Share: "+Inf"},
+		},
+		pending: []visibilityv1beta1.PendingWorkload{
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "pod.p"}, Queue: "a", PositionInQueue: 1, Reason: "QueueCapability"},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "y", Name: "podgroup.g"}, Queue: "a", PositionInQueue: 2},
+		},
+	}
+}
+
+// Until the caches synced, every read is answered 503: an empty view would say nothing waits.
+func TestReadsWaitForTheCaches(t *testing.T) {
+	synced := false
+	r := reader{source: literal(), synced: func() bool { return synced }}
+	ctx := genericapirequest.WithNamespace(context.Background(), "x")
+	_, listErr := (&queueSummaries{r}).List(ctx, nil)
+	_, getErr := (&pendingInQueue{r}).Get(ctx, "a", nil)
+	_, nsErr := (&pendingWorkloads{r}).List(ctx, nil)
+	for what, err := range map[string]error{"list queues": listErr, "a queue's pending work": getErr, "a namespace's pending work": nsErr} {
+		if !apierrors.IsServiceUnavailable(err) {
+			t.Errorf("%s before the caches synced: %v, want 503", what, err)
+		}
+	}
+	synced = true
+	if _, err := (&queueSummaries{r}).List(ctx, nil); err != nil {
+		t.Errorf("list queues once synced: %v", err)
+	}
+}
+
+// A namespace's list holds that namespace's work only; a name is found in its namespace only; a
+// missing queue is NotFound; label selectors select queues.
+func TestReadsKeepToTheirScope(t *testing.T) {
+	r := reader{source: literal(), synced: func() bool { return true }}
+	ns := func(name string) context.Context {
+		return genericapirequest.WithNamespace(context.Background(), name)
+	}
+	obj, err := (&pendingWorkloads{r}).List(ns("x"), nil)
+	if list := obj.(*visibilityv1beta1.PendingWorkloadList); err != nil || len(list.Items) != 1 || list.Items[0].Name != "pod.p" {
+		t.Errorf("namespace x: %v, %v; want pod.p alone", obj, err)
+	}
+	if _, err := (&pendingWorkloads{r}).Get(ns("x"), "podgroup.g", nil); !apierrors.IsNotFound(err) {
+		t.Errorf("another namespace's work by name: %v, want NotFound", err)
+	}
+	if _, err := (&pendingInQueue{r}).Get(ns(""), "gone", nil); !apierrors.IsNotFound(err) {
+		t.Errorf("a missing queue's pending work: %v, want NotFound", err)
+	}
+	selector := labels.SelectorFromSet(labels.Set{"team": "ml"})
+	obj, err = (&queueSummaries{r}).List(ns(""), &metainternalversion.ListOptions{LabelSelector: selector})
+	if list := obj.(*visibilityv1beta1.QueueSummaryList); err != nil || len(list.Items) != 1 || list.Items[0].Name != "a" {
+		t.Errorf("queues with team=ml: %v, %v; want a alone", obj, err)
+	}
+}
+
+// kubectl get prints a row a queue or a piece of work, with the resources written out.
+func TestTables(t *testing.T) {
+	s := literal()
+	table, err := queueSummaryTable(&visibilityv1beta1.QueueSummaryList{Items: s.queues})
+	if err != nil || len(table.Rows) != 2 || table.Rows[0].Cells[4] != "0.500" || table.Rows[0].Cells[5] != "cpu=2,memory=1Gi" {
+		t.Errorf("queue table: %+v, %v", table, err)
+	}
+	table, err = pendingWorkloadTable(&s.pending[0])
+	if err != nil || len(table.Rows) != 1 || table.Rows[0].Cells[2] != int32(1) || table.Rows[0].Cells[6] != "QueueCapability" {
+		t.Errorf("pending table: %+v, %v", table, err)
+	}
+	if _, err := pendingWorkloadTable(&metav1.Status{}); err == nil {
+		t.Error("a table of an object the view does not serve")
+	}
+}
