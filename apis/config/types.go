@@ -127,9 +127,10 @@ const (
 	VisibilityAPIService     = "v1beta1.visibility.queue-scheduler.io"
 	DefaultCertCheckInterval = time.Hour
 	// DefaultStatusWriteInterval and DefaultStatusWritesPerSecond pace the usage-driven status writes
-	// (docs/performance.md, "Queue status freshness").
-	DefaultStatusWriteInterval   = time.Second
-	DefaultStatusWritesPerSecond = 25
+	// at what controllers and GitOps tools need; the live view carries what changes faster
+	// (docs/visibility.md, docs/performance.md "Queue status freshness").
+	DefaultStatusWriteInterval   = 5 * time.Second
+	DefaultStatusWritesPerSecond = 5
 )
 
 // Decode reads QueueStateArgs from a plugin's args (nil means all defaults), fills in defaults for

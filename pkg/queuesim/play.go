@@ -221,11 +221,22 @@ func progressEvery(w io.Writer) (time.Duration, bool) {
 	return 10 * time.Second, false
 }
 
-// sample records each queue's running cpu, pending pods and deserved cpu.
+// sample records each queue's running cpu, pending pods and deserved cpu: the deserved share as the
+// scheduler holds it now (its live view), or as the queue's status last said while the view is not
+// served yet.
 func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 	list, err := sim.queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("sample the queues: %w", err)
+	}
+	deserved := map[string]float64{}
+	for _, q := range list.Items {
+		deserved[q.Name] = q.Status.Deserved.Cpu().AsApproximateFloat64()
+	}
+	if live, err := sim.queues.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, s := range live.Items {
+			deserved[s.Name] = s.Deserved.Cpu().AsApproximateFloat64()
+		}
 	}
 	running, pending := sim.recorder.live()
 	for _, q := range list.Items {
@@ -233,7 +244,7 @@ func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 			continue
 		}
 		sim.samples = append(sim.samples, Sample{At: now, Queue: q.Name, State: string(q.EffectiveState()),
-			Allocated: running[q.Name], Deserved: q.Status.Deserved.Cpu().AsApproximateFloat64(), Pending: pending[q.Name]})
+			Allocated: running[q.Name], Deserved: deserved[q.Name], Pending: pending[q.Name]})
 	}
 	return nil
 }
