@@ -44,8 +44,9 @@ func gangSides() ([]gangSide, error) {
 }
 
 // The gang case's sides for the other gang APIs, all scheduled by queue-scheduler: their PodGroups
-// are mirrored by the controller before the pods are released (the time to mirror is not measured,
-// as the upstream side's PodGroups too exist before its pods are released).
+// are mirrored and admitted by the controller before the pods are released (the time to mirror and
+// admit is not measured, as for queue-scheduler's own PodGroups, and as the upstream side's
+// PodGroups too exist before its pods are released).
 var (
 	schedulerPluginsGangs = gangSide{
 		name:          "queue-scheduler, scheduler-plugins PodGroup",
@@ -60,7 +61,7 @@ var (
 		deleteGroups: func(ctx context.Context, c *localcluster.Cluster) error {
 			return spClient(c).SchedulingV1alpha1().PodGroups(gangNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		},
-		mirrored: true,
+		admitted: true,
 	}
 	volcanoGangs = gangSide{
 		name:          "queue-scheduler, Volcano PodGroup",
@@ -77,7 +78,7 @@ var (
 		deleteGroups: func(ctx context.Context, c *localcluster.Cluster) error {
 			return vcClient(c).SchedulingV1beta1().PodGroups(gangNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		},
-		mirrored: true,
+		admitted: true,
 	}
 	// nativeGangs are the upstream side's PodGroups, scheduled by queue-scheduler: kube-scheduler's
 	// pod-group cycle and GangScheduling with the queue plugins beside them.
@@ -99,7 +100,7 @@ var (
 			pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
 		},
 		deleteGroups: upstreamGangs.deleteGroups,
-		mirrored:     true,
+		admitted:     true,
 	}
 )
 
@@ -111,12 +112,12 @@ func vcClient(c *localcluster.Cluster) vcclient.Interface {
 	return vcclient.NewForConfigOrDie(queueclient.JSONConfig(c.Config))
 }
 
-// waitMirrored waits until the controller has mirrored and admitted the run's gangs groups; it
-// names a group that was not, and how it stands, when they were not in time.
-func waitMirrored(ctx context.Context, c *localcluster.Cluster, group func(int) string, gangs int) error {
+// waitAdmitted waits until the controller has admitted the run's gangs groups (mirrored them first,
+// for another API's); it names a group that was not, and how it stands, when they were not in time.
+func waitAdmitted(ctx context.Context, c *localcluster.Cluster, group func(int) string, gangs int) error {
 	missing := ""
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, *bindTimeout, true, func(ctx context.Context) (bool, error) {
-		list, err := c.Queues.SchedulingV1beta1().PodGroups(gangNamespace).List(ctx, metav1.ListOptions{LabelSelector: schedulingv1beta1.GangSourceLabel})
+		list, err := c.Queues.SchedulingV1beta1().PodGroups(gangNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -128,7 +129,7 @@ func waitMirrored(ctx context.Context, c *localcluster.Cluster, group func(int) 
 			pg, ok := mirrors[group(g)]
 			switch {
 			case !ok:
-				missing = group(g) + ": no mirror"
+				missing = group(g) + ": not there (or not mirrored)"
 				return false, nil
 			case pg.Status.Phase != schedulingv1beta1.PodGroupInqueue:
 				missing = fmt.Sprintf("%s: phase %q, conditions %v", pg.Name, pg.Status.Phase, pg.Status.Conditions)

@@ -58,7 +58,7 @@ type memoryUse struct {
 // -memory-nodes nodes and -memory-queues queues, and has it schedule -memory-pods 1-CPU pods (ours
 // spread across the queues). It reports the peak resident set (the kernel's maximum RSS of the
 // process) and the peak heap (from the Go runtime's GC trace), and ours over upstream. The order of
-// the two turns with each repeat.
+// the two turns with each repeat, an even number of repeats (rotations).
 func BenchmarkMemory(b *testing.B) {
 	ctx := context.Background()
 	bin := b.TempDir()
@@ -77,7 +77,7 @@ func BenchmarkMemory(b *testing.B) {
 	sides := []schedulerProcess{upstream, ours}
 	for i := 0; i < b.N; i++ {
 		measured := map[string][]memoryUse{}
-		for r := range *repeats {
+		for r := range rotations(len(sides)) {
 			for j := range sides {
 				side := sides[(r+j)%len(sides)]
 				measured[side.name] = append(measured[side.name], runForMemory(b, ctx, c, side, fmt.Sprintf("m%d-%d", i, r)))

@@ -18,6 +18,13 @@ var (
 	outDir  = flag.String("bench-out", "../../out/bench", "folder for results.md and results.json")
 )
 
+// rotations is how many times a case of sides sides is repeated: -repeat, made up to a multiple of
+// sides, so that the order of the sides turns evenly (each side runs in each place as often) and
+// drift over the run weighs on all alike.
+func rotations(sides int) int {
+	return (*repeats + sides - 1) / sides * sides
+}
+
 // row is one line of the results table, with the raw numbers behind it.
 type row struct {
 	Case     string             `json:"case"`

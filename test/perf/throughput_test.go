@@ -64,7 +64,7 @@ func compare(b *testing.B, prefix string, gated bool) {
 			schedule(b, ctx, ns, fmt.Sprintf("%s%d-warm-%d", prefix, i, j), name, gated, *warmUpPods)
 		}
 		var vanilla, ours, limit, ratio, vanillaCPU, ourCPU []float64
-		for r := range *repeats {
+		for r := range rotations(len(schedulers)) {
 			runs := map[string]scheduled{}
 			for j := range schedulers {
 				name := schedulers[(r+j)%len(schedulers)]
