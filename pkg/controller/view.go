@@ -44,8 +44,12 @@ func (c *Controller) QueueSummary(name string) (*visibilityv1beta1.QueueSummary,
 	return &s, true
 }
 
+// summary is one queue now: what its pods hold and ask for, its deserved share and the share it
+// holds of it (computed from those two, as the accounting's DominantShare, without a snapshot), and
+// the counts of its work.
 func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.QueueSummary {
 	usage := c.acct.Usage(q.Name)
+	deserved := c.acct.Deserved(q.Name)
 	w := c.countObjects(q.Name)
 	parent := ""
 	if q.Name != schedulingv1beta1.RootQueue {
@@ -60,10 +64,10 @@ func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.Queue
 		Reclaimable: ptr.Deref(q.Spec.Reclaimable, true),
 		Guarantee:   q.Spec.Guarantee.Resource,
 		Capability:  q.Spec.Capability,
-		Deserved:    c.acct.Deserved(q.Name),
+		Deserved:    deserved,
 		Allocated:   usage.Allocated,
 		Requested:   usage.Pending,
-		Share:       shareString(c.acct.DominantShare(q.Name)),
+		Share:       shareString(policy.DominantShare(usage.Allocated, deserved)),
 		RunningPods: int32(usage.Bound),
 		PendingPods: int32(usage.Pods - usage.Bound),
 		PodGroups: visibilityv1beta1.PodGroupCounts{Pending: w.pending, Inqueue: w.inqueue, Running: w.running,

@@ -56,6 +56,17 @@ func snapshotCounters() counterSnapshot {
 	return s
 }
 
+// queueStatusWrites is how many Queue status writes the API server took since before.
+func (s counterSnapshot) queueStatusWrites(before counterSnapshot) float64 {
+	n := 0.0
+	for key, v := range s {
+		if strings.HasPrefix(key, "apiserver_request_total{") && strings.Contains(key, "resource=queues,subresource=status,") {
+			n += v - before[key]
+		}
+	}
+	return n
+}
+
 // since says how each counter grew from before, the ones that did only, in name order.
 func (s counterSnapshot) since(before counterSnapshot) string {
 	var grown []string

@@ -193,6 +193,8 @@ func populate(b *testing.B, ctx context.Context, c *localcluster.Cluster, prefix
 type gangRun struct {
 	rate    float64
 	perGang []time.Duration
+	// statusWrites is the Queue status writes the run caused.
+	statusWrites float64
 }
 
 // runGangs creates the groups and their gated pods, releases them gang by gang and waits until all
@@ -245,6 +247,7 @@ func runGangs(b *testing.B, ctx context.Context, c *localcluster.Cluster, side g
 	stopProfile()
 	pods.Stop() // before the deletions, which it would otherwise be sent
 	result := gangResult(start, releasedAt, boundAt)
+	result.statusWrites = snapshotCounters().queueStatusWrites(counters)
 	logRun(b, "%s %s: %d gangs, %.1f pods/s, per gang max %s; %s", run, side.name, gangs, result.rate,
 		percentile(result.perGang, 1).Round(time.Millisecond), snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, c.Kube, gangNamespace)
@@ -297,17 +300,18 @@ func gangResult(start time.Time, releasedAt, boundAt []time.Time) gangRun {
 }
 
 // gangMeasures collects the repeats of one side.
-type gangMeasures struct{ rate, p50, p99 []float64 }
+type gangMeasures struct{ rate, p50, p99, writes []float64 }
 
 func (m *gangMeasures) add(r gangRun) {
 	m.rate = append(m.rate, r.rate)
+	m.writes = append(m.writes, r.statusWrites/float64(len(r.perGang)**gangSize))
 	m.p50 = append(m.p50, percentile(r.perGang, 0.50).Seconds()*1000)
 	m.p99 = append(m.p99, percentile(r.perGang, 0.99).Seconds()*1000)
 }
 
 func (m *gangMeasures) format() string {
-	return fmt.Sprintf("%s; per gang p50 %s, p99 %s", spreadOf(m.rate).format(0, " pods/s"),
-		spreadOf(m.p50).format(0, " ms"), spreadOf(m.p99).format(0, " ms"))
+	return fmt.Sprintf("%s; per gang p50 %s, p99 %s; %s", spreadOf(m.rate).format(0, " pods/s"),
+		spreadOf(m.p50).format(0, " ms"), spreadOf(m.p99).format(0, " ms"), spreadOf(m.writes).format(3, " Queue status writes a pod"))
 }
 
 // reportGangs records the row: both sides and ours over upstream in pods/s.

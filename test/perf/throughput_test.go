@@ -63,7 +63,7 @@ func compare(b *testing.B, prefix string, gated bool) {
 		for j, name := range schedulers {
 			schedule(b, ctx, ns, fmt.Sprintf("%s%d-warm-%d", prefix, i, j), name, gated, *warmUpPods)
 		}
-		var vanilla, ours, limit, ratio, vanillaCPU, ourCPU []float64
+		var vanilla, ours, limit, ratio, vanillaCPU, ourCPU, writes []float64
 		for r := range rotations(len(schedulers)) {
 			runs := map[string]scheduled{}
 			for j := range schedulers {
@@ -76,14 +76,16 @@ func compare(b *testing.B, prefix string, gated bool) {
 			ratio = append(ratio, runs[schedulingv1beta1.SchedulerName].rate/runs[vanillaScheduler].rate)
 			vanillaCPU = append(vanillaCPU, runs[vanillaScheduler].cpuPerPod)
 			ourCPU = append(ourCPU, runs[schedulingv1beta1.SchedulerName].cpuPerPod)
+			writes = append(writes, runs[schedulingv1beta1.SchedulerName].statusWritesPerPod)
 		}
-		reportThroughput(b, prefix, spreadOf(vanilla), spreadOf(ours), spreadOf(limit), spreadOf(ratio), spreadOf(vanillaCPU), spreadOf(ourCPU))
+		reportThroughput(b, prefix, spreadOf(vanilla), spreadOf(ours), spreadOf(limit), spreadOf(ratio), spreadOf(vanillaCPU), spreadOf(ourCPU),
+			spreadOf(writes))
 	}
 }
 
 // reportThroughput reports the medians as benchmark metrics and records the table rows: ours
 // against vanilla, and both against the limit.
-func reportThroughput(b *testing.B, prefix string, vanilla, ours, limit, ratio, vanillaCPU, ourCPU spread) {
+func reportThroughput(b *testing.B, prefix string, vanilla, ours, limit, ratio, vanillaCPU, ourCPU, writes spread) {
 	b.ReportMetric(vanilla.median, "vanilla-pods/s")
 	b.ReportMetric(ours.median, "queue-pods/s")
 	b.ReportMetric(limit.median, "limit-pods/s")
@@ -93,8 +95,10 @@ func reportThroughput(b *testing.B, prefix string, vanilla, ours, limit, ratio, 
 	what := map[string]string{"g": "Throughput, scheduling (gated pods released)", "e": "Throughput, end to end (creation to binding)"}[prefix]
 	shape := fmt.Sprintf(" — %d nodes, %d pods, %d queues", *throughputNodes, *podCount, *queueCount)
 	values := map[string]float64{"vanilla": vanilla.median, "ours": ours.median, "limit": limit.median, "ratio": ratio.median,
-		"ratio_lo": ratio.lo, "ratio_hi": ratio.hi, "ours_cpu_ms_per_pod": ourCPU.median, "vanilla_cpu_ms_per_pod": vanillaCPU.median}
-	record(row{Case: what + shape, Ours: ours.format(0, " pods/s") + "; process CPU " + ourCPU.format(2, " ms a pod"),
+		"ratio_lo": ratio.lo, "ratio_hi": ratio.hi, "ours_cpu_ms_per_pod": ourCPU.median, "vanilla_cpu_ms_per_pod": vanillaCPU.median,
+		"queue_status_writes_per_pod": writes.median}
+	record(row{Case: what + shape, Ours: ours.format(0, " pods/s") + "; process CPU " + ourCPU.format(2, " ms a pod") +
+		"; " + writes.format(3, " Queue status writes a pod"),
 		Upstream: vanilla.format(0, " pods/s") + "; process CPU " + vanillaCPU.format(2, " ms a pod"),
 		Ratio:    ratio.format(3, ""), Target: "≥ 0.95", Values: values})
 	record(row{Case: "Limit (minimal profile), " + strings.ToLower(what[:1]) + what[1:], Ours: fmt.Sprintf("%.3f of the limit", ours.median/limit.median),
@@ -152,7 +156,7 @@ const benchGate = "queue-scheduler.io/benchmark"
 
 // scheduled is how one run went: pods bound per second, and the process's CPU time a pod meanwhile
 // in milliseconds.
-type scheduled struct{ rate, cpuPerPod float64 }
+type scheduled struct{ rate, cpuPerPod, statusWritesPerPod float64 }
 
 // schedule creates n pods for schedulerName from 32 clients and says how fast they were bound:
 // gated, from the first release to the last binding; otherwise from the first creation. It deletes
@@ -215,7 +219,8 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 	cpu := processCPU(b) - cpuStart
 	stopProfile()
 	pods.Stop() // before the deletions, which it would otherwise be sent
-	out := scheduled{rate: float64(n) / elapsed.Seconds(), cpuPerPod: float64(cpu.Microseconds()) / 1000 / float64(n)}
+	out := scheduled{rate: float64(n) / elapsed.Seconds(), cpuPerPod: float64(cpu.Microseconds()) / 1000 / float64(n),
+		statusWritesPerPod: snapshotCounters().queueStatusWrites(counters) / float64(n)}
 	logRun(b, "%s %s: created in %.1f s, all bound %.1f s after the start: %.1f pods/s, process CPU %.2f ms a pod; since the creations: %s",
 		run, schedulerName, created.Seconds(), elapsed.Seconds(), out.rate, out.cpuPerPod, snapshotCounters().since(counters))
 	deleteAllPods(b, ctx, cluster.Kube, ns)
