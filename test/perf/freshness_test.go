@@ -44,7 +44,7 @@ func benchmarkFreshness(b *testing.B, name, target string, live bool) {
 	for i := 0; i < b.N; i++ {
 		var p50, p99, writes, perPod, cpu []float64
 		for r := range *repeats {
-			startClean(b, ctx, ns)
+			startClean(b, ctx, ns, live)
 			run := measureFreshness(b, ctx, ns, fmt.Sprintf("run%d-%d", i, r), live)
 			p50 = append(p50, percentile(run.latencies, 0.50).Seconds()*1000)
 			p99 = append(p99, percentile(run.latencies, 0.99).Seconds()*1000)
@@ -62,7 +62,7 @@ func benchmarkFreshness(b *testing.B, name, target string, live bool) {
 			Values: map[string]float64{"p50_ms": p50s.median, "p99_ms": p99s.median, "writes_per_s": spreadOf(writes).median,
 				"writes_per_pod": spreadOf(perPod).median, "cpu_ms_per_pod": spreadOf(cpu).median}})
 	}
-	startClean(b, ctx, ns)
+	startClean(b, ctx, ns, live)
 }
 
 // freshnessSetUp makes the nodes, queues and namespace of the freshness cases once per process.
@@ -95,24 +95,39 @@ func createFreshnessObjects(b *testing.B, name string) {
 
 func queueName(i int) string { return fmt.Sprintf("fresh-%03d", i) }
 
-// startClean deletes the pods of an earlier repeat and waits until every queue's status shows
-// nothing allocated, so that a repeat pairs its binds with statuses of its own.
-func startClean(b *testing.B, ctx context.Context, ns string) {
+// startClean deletes the pods of an earlier repeat and waits until every queue shows nothing
+// allocated (in its status, or with live in the live view), so that a repeat pairs its binds with
+// readings of its own.
+func startClean(b *testing.B, ctx context.Context, ns string, live bool) {
 	deleteAllPods(b, ctx, cluster.Kube, ns)
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := cluster.Queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		allocated := map[string]int64{}
+		if live {
+			list, err := cluster.Queues.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, nil
+			}
+			for _, s := range list.Items {
+				allocated[s.Name] = s.Allocated.Cpu().MilliValue()
+			}
+		} else {
+			list, err := cluster.Queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, nil
+			}
+			for _, q := range list.Items {
+				allocated[q.Name] = q.Status.Allocated.Cpu().MilliValue()
+			}
 		}
-		for _, q := range list.Items {
-			if q.Status.Allocated.Cpu().MilliValue() > 0 && strings.HasPrefix(q.Name, "fresh-") {
+		for name, milli := range allocated {
+			if milli > 0 && strings.HasPrefix(name, "fresh-") {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		b.Fatal("queue statuses still show pods of an earlier repeat after 5m")
+		b.Fatal("the queues still show pods of an earlier repeat after 10m")
 	}
 }
 
@@ -143,6 +158,15 @@ func measureFreshness(b *testing.B, ctx context.Context, ns, run string, live bo
 	}
 	for _, q := range before.Items {
 		t.offset[q.Name] = int(q.Status.Allocated.Cpu().MilliValue() / podMilliCPU)
+	}
+	if live {
+		summaries, err := cluster.Queues.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range summaries.Items {
+			t.offset[s.Name] = int(s.Allocated.Cpu().MilliValue() / podMilliCPU)
+		}
 	}
 	pods := retryWatch(b, ctx, existing.ResourceVersion, cluster.Kube.CoreV1().Pods(ns).Watch)
 	defer pods.Stop()
