@@ -48,11 +48,12 @@ type Accounting struct {
 	nsInformer       cache.SharedIndexInformer
 	namespacesSynced cache.InformerSynced
 	handlersSynced   []cache.InformerSynced
-	podsSynced       cache.InformerSynced
-	usage            *usage
-	shares           *shares
-	snapshots        snapshots
-	pods             cache.Indexer
+	// podsSynced: the usage has counted every pod the informer started with.
+	podsSynced cache.InformerSynced
+	usage      *usage
+	shares     *shares
+	snapshots  snapshots
+	pods       cache.Indexer
 	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
 	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
 	queueIndex    cache.Indexer
@@ -149,7 +150,8 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	}
 	a.shares = newShares()
 	a.usage = newUsage(a, a.shares.numberedChange)
-	if err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.namespacesSynced); err != nil {
+	podsCounted, err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.namespacesSynced)
+	if err != nil {
 		return nil, err
 	}
 	if err := a.usage.watchTree(v1beta1.Queues().Informer()); err != nil {
@@ -167,7 +169,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		return nil, err
 	}
 	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
-	a.podsSynced = kube.Core().V1().Pods().Informer().HasSynced
+	a.podsSynced = podsCounted
 	go a.runShares(ctx)
 	factory.Start(ctx.Done())
 

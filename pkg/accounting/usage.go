@@ -114,7 +114,8 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 // watch counts the pods of queue-scheduler as the pod informer delivers them. A pod's queue is
 // resolved once, so the first pods wait until the namespaces, whose annotations name queues, are
 // known.
-func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInformer, namespacesSynced cache.InformerSynced) error {
+// It returns whether its pod handler has been handed every pod the informer started with.
+func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInformer, namespacesSynced cache.InformerSynced) (cache.InformerSynced, error) {
 	var namespacesKnown atomic.Bool
 	upsert := func(obj any) {
 		if !namespacesKnown.Load() && cache.WaitForCacheSync(ctx.Done(), namespacesSynced) {
@@ -122,24 +123,25 @@ func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInfo
 		}
 		u.upsert(obj.(*v1.Pod))
 	}
-	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+	counted, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: isQueuePod,
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    upsert,
 			UpdateFunc: func(_, obj any) { upsert(obj) },
 			DeleteFunc: func(obj any) { u.remove(obj) },
 		},
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	_, err := podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 				u.podGroupAdded(pg.Namespace + "/" + pg.Name)
 			}
 		},
 	})
-	return err
+	return counted.HasSynced, err
 }
 
 // isQueuePod says whether a pod is scheduled by queue-scheduler, and so belongs to a queue.

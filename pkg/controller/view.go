@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,6 +151,11 @@ func sortedKeys(set map[string]bool) []string {
 // A queue that holds all of its work back (Suspended, Unknown) is why each piece waits, whatever its
 // last attempt said.
 func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
+	// The informer lists pods in no fixed order: by name, a gang's first member is always the same.
+	waiting = slices.Clone(waiting)
+	slices.SortFunc(waiting, func(a, b accounting.WaitingPod) int {
+		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+	})
 	admitted := c.admittedWork(queue, waiting)
 	later := c.unadmittedWork(queue, waiting)
 	q, _ := c.acct.Queue(queue)
@@ -174,11 +181,15 @@ type pendingWork struct {
 }
 
 // admittedWork gathers the queue's waiting pods: a pod of no gang alone, the waiting members of an
-// admitted gang together. Members of a gang its queue has not admitted are left to unadmittedWork.
+// admitted gang together. Members of a gang its queue has not admitted, and pods of a QueueUnit
+// still Enqueued, are left to unadmittedWork.
 func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
 	var out []*pendingWork
 	gangs := map[string]*pendingWork{}
 	for _, p := range waiting {
+		if u := c.acct.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+			continue
+		}
 		key := c.acct.GangKey(p.Pod)
 		if key == "" {
 			out = append(out, podWork(queue, p))
@@ -193,6 +204,11 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 			w = gangWork(queue, key, pg, p.Pod)
 			gangs[key] = w
 			out = append(out, w)
+		}
+		if pg == nil && p.Pod.CreationTimestamp.Before(&w.item.CreationTimestamp) {
+			// A gang without its PodGroup stands where its oldest waiting member does.
+			w.item.CreationTimestamp = p.Pod.CreationTimestamp
+			w.place.Since = p.Pod.CreationTimestamp.Time
 		}
 		w.item.Pods++
 		w.item.Requests = quota.Add(w.item.Requests, p.Requests)
@@ -233,9 +249,11 @@ func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod)
 
 // unadmittedWork is the queue's PodGroups and QueueUnits that wait for their queue to admit them.
 func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
-	members := map[string]int32{}
+	members, unitPods := map[string]int32{}, map[string]int32{}
 	for _, p := range waiting {
-		if key := c.acct.GangKey(p.Pod); key != "" {
+		if u := c.acct.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+			unitPods[accounting.UnitKey(u)]++
+		} else if key := c.acct.GangKey(p.Pod); key != "" {
 			members[key]++
 		}
 	}
@@ -261,8 +279,8 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 		}
 		priority := c.acct.UnitPriority(u)
 		out = append(out, &pendingWork{
-			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority, 0,
-				u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
+			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority,
+				unitPods[accounting.UnitKey(u)], u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
 			place: placeOf(u, priority),
 		})
 	}

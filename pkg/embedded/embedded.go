@@ -85,8 +85,13 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 	if !args.Serves() {
 		return nil
 	}
-	return visibility.Start(ctx, visibility.Options{BindAddress: args.Visibility.BindAddress, Cert: hook.ServingCert(),
-		Kubeconfig: cfg.Kubeconfig, Source: c, Synced: acct.Synced})
+	// The view is optional: a replica that cannot serve it (its delegated authentication could not
+	// read the API server's client CAs, say) schedules all the same, and says why.
+	if err := visibility.Start(ctx, visibility.Options{BindAddress: args.Visibility.BindAddress, Cert: hook.ServingCert(),
+		Kubeconfig: cfg.Kubeconfig, Source: c, Synced: acct.Synced}); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "The live view is not served by this replica")
+	}
+	return nil
 }
 
 // gangSources are the other gang APIs args take, on their generated clients.

@@ -1,0 +1,76 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A queue's pending work in the order the scheduler takes it: pods it admitted by priority, then
+// creation; then what it has not admitted (a Pending PodGroup, an Enqueued QueueUnit, whose pods
+// are its own and never work of their own), by creation; a namespace sees its own pieces with their
+// places among all of them.
+func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(s int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(s) * time.Second)) }
+	pod := func(ns, name string, created int) *v1.Pod {
+		p := util.MakePod(ns, name).UID(name).Label(schedulingv1beta1.QueueLabel, "q").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		p.CreationTimestamp = at(created)
+		return p
+	}
+	urgent := pod("b", "urgent", 9)
+	urgent.Spec.Priority = ptr.To[int32](100)
+	ofUnit := pod("a", "sweep-0", 0)
+	ofUnit.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", UID: "sweep"}}
+	member := pod("a", "gang-0", 1)
+	member.Labels[schedulingv1beta1.PodGroupLabel] = "gang"
+	pg := util.MakePodGroup("a", "gang").MinMember(2).Queue("q").MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	pg.CreationTimestamp = at(3)
+	unit := util.MakeQueueUnit("a", "sweep", "q", "sweep").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	unit.CreationTimestamp = at(2)
+	unit.Status.Phase = schedulingv1beta1.QueueUnitEnqueued
+	queues := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), pg, unit)
+	kube := kubefake.NewClientset(pod("b", "late", 5), pod("a", "early", 4), urgent, ofUnit, member)
+	acct := startAccounting(t, ctx, queues, kube)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.PodCount("q") == 5 && acct.Synced(), nil
+	}); err != nil {
+		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
+	}
+	c := &Controller{acct: acct}
+	got, ok := c.PendingInQueue("q")
+	if !ok {
+		t.Fatal("queue q not found")
+	}
+	var order []string
+	for _, w := range got {
+		order = append(order, fmt.Sprintf("%d %s/%s pods=%d", w.PositionInQueue, w.Namespace, w.Name, w.Pods))
+	}
+	want := []string{"1 b/pod.urgent pods=1", "2 a/pod.early pods=1", "3 b/pod.late pods=1",
+		"4 a/queueunit.sweep pods=1", "5 a/podgroup.gang pods=1"}
+	if !slices.Equal(order, want) {
+		t.Errorf("pending work %q, want %q", order, want)
+	}
+	var mine []string
+	for _, w := range c.PendingInNamespace("b") {
+		mine = append(mine, fmt.Sprintf("%d %s/%s", w.PositionInQueue, w.Namespace, w.Name))
+	}
+	if want := []string{"1 b/pod.urgent", "3 b/pod.late"}; !slices.Equal(mine, want) {
+		t.Errorf("namespace b's pending work %q, want %q", mine, want)
+	}
+}
