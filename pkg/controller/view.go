@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -237,7 +238,7 @@ func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod)
 	reason, message := podScheduledReason(member)
 	if pg != nil {
 		created = pg.CreationTimestamp
-		if cond := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); cond != nil && cond.Status == metav1.ConditionTrue {
+		if cond := unschedulable(pg); cond != nil {
 			reason, message = cond.Reason, cond.Message
 		}
 	}
@@ -264,7 +265,7 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 		}
 		priority := c.acct.PodGroupPriority(pg)
 		reason, message := ReasonNotAdmitted, "podgroup is Pending: its queue has not admitted it yet"
-		if cond := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); cond != nil && cond.Status == metav1.ConditionTrue {
+		if cond := unschedulable(pg); cond != nil {
 			reason, message = cond.Reason, cond.Message
 		}
 		out = append(out, &pendingWork{
@@ -298,10 +299,16 @@ func workload(kind visibilityv1beta1.WorkloadKind, namespace, name string, creat
 
 // podScheduledReason is why a pod waits, as its PodScheduled condition says.
 func podScheduledReason(pod *v1.Pod) (reason, message string) {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
-			return c.Reason, c.Message
-		}
+	if _, c := podutil.GetPodCondition(&pod.Status, v1.PodScheduled); c != nil && c.Status == v1.ConditionFalse {
+		return c.Reason, c.Message
 	}
 	return "", ""
+}
+
+// unschedulable is the PodGroup's Unschedulable condition while it holds, else nil.
+func unschedulable(pg *schedulingv1beta1.PodGroup) *metav1.Condition {
+	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil && c.Status == metav1.ConditionTrue {
+		return c
+	}
+	return nil
 }
