@@ -54,6 +54,8 @@ type Accounting struct {
 	shares     *shares
 	snapshots  snapshots
 	pods       cache.Indexer
+	// podInformer is the scheduler's pod informer, whose store pods is.
+	podInformer cache.SharedIndexInformer
 	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
 	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
 	queueIndex    cache.Indexer

@@ -27,8 +27,54 @@ func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
 	if err := pods.AddIndexers(cache.Indexers{byPodGroup: a.PodGroupIndex}); err != nil {
 		return err
 	}
-	a.pods = pods.GetIndexer()
+	a.pods, a.podInformer = pods.GetIndexer(), pods
 	return nil
+}
+
+// OnUnlabeledGangPod calls handle with every change of a pod of queue-scheduler, not finished, that
+// belongs to a gang only by naming another API's PodGroup: a pod that came past the admission
+// webhook, which would have given it the pod-group label. Whoever watches the labelled pods alone
+// learns of these here.
+func (a *Accounting) OnUnlabeledGangPod(handle func(*v1.Pod)) error {
+	call := func(obj any) {
+		if pod := podOf(obj); pod != nil {
+			handle(pod)
+		}
+	}
+	_, err := a.podInformer.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			pod := podOf(obj)
+			return isQueuePod(obj) && pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && a.GangKey(pod) != ""
+		},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    call,
+			UpdateFunc: func(_, obj any) { call(obj) },
+			DeleteFunc: call,
+		},
+	})
+	return err
+}
+
+// podOf is the pod of an informer's event, a deletion's tombstone included, or nil.
+func podOf(obj any) *v1.Pod {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, _ := obj.(*v1.Pod)
+	return pod
+}
+
+// UnlabeledGangMembers are the live pods of queue-scheduler of the PodGroup key ("namespace/name")
+// that belong to it only by naming another API's PodGroup.
+func (a *Accounting) UnlabeledGangMembers(key string) []*v1.Pod {
+	members := a.GangMembers(key)
+	out := members[:0]
+	for _, pod := range members {
+		if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && isQueuePod(pod) {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // GangMembers returns the live pods of the PodGroup key ("namespace/name") from the scheduler's pod

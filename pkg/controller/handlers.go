@@ -49,6 +49,11 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 			return err
 		}
 	}
+	// Pods that came past the webhook name their gang without the label the member informer
+	// selects by; the scheduler's informer sees them.
+	if err := c.acct.OnUnlabeledGangPod(func(pod *v1.Pod) { c.onMember(pod) }); err != nil {
+		return err
+	}
 	c.acct.OnQueueUsageChange(c.enqueueQueueForUsage)
 	c.acct.OnDeservedChange(c.enqueueQueuePaced)
 	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
@@ -123,12 +124,21 @@ func (c *Controller) membersOf(pg *schedulingv1beta1.PodGroup) []*v1.Pod {
 	return c.membersByKey(pg.Namespace + "/" + pg.Name)
 }
 
-// membersByKey returns the pods of the PodGroup key ("namespace/name"), finished ones included.
+// membersByKey returns the pods of the PodGroup key ("namespace/name"): the labelled ones, finished
+// ones included, and the live ones that came past the webhook and name the gang only by its source's
+// PodGroup (a finished one of those is not seen: the scheduler's informer drops it).
 func (c *Controller) membersByKey(key string) []*v1.Pod {
 	objs, _ := c.membersIndexer.ByIndex(byGroup, key)
-	pods := make([]*v1.Pod, 0, len(objs))
+	unlabeled := c.acct.UnlabeledGangMembers(key)
+	pods := make([]*v1.Pod, 0, len(objs)+len(unlabeled))
+	seen := make(map[types.UID]bool, len(objs))
 	for _, o := range objs {
 		if pod, ok := o.(*v1.Pod); ok {
+			pods, seen[pod.UID] = append(pods, pod), true
+		}
+	}
+	for _, pod := range unlabeled {
+		if !seen[pod.UID] {
 			pods = append(pods, pod)
 		}
 	}

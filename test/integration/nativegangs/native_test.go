@@ -343,3 +343,61 @@ func listMembers(t *testing.T, namespace, group string) []v1.Pod {
 	}
 	return list.Items
 }
+
+// A native gang whose pods came past the admission webhook (its configurations deleted, as before
+// an install or during an outage) carries no pod-group label, and its PodGroup names no queue: its
+// first pod still makes it queue-scheduler's. It binds whole, and its mirror counts its members.
+func TestNativeGangPastTheWebhookRuns(t *testing.T) {
+	createQueue(t, util.MakeQueue("past").Obj())
+	ns := newNamespace(t, "past-webhook", "past")
+	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), podGroup(ns, "g", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	util.WithoutAdmission(t, cluster.Kube, cluster.Queues, func() {
+		for i := range 2 {
+			if _, err := cluster.Kube.CoreV1().Pods(ns).Create(context.Background(), member(ns, "g", i), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	var pods []v1.Pod
+	poll(t, "both members bound", func(ctx context.Context) (bool, error) {
+		list, err := cluster.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods = list.Items
+		n := 0
+		for _, p := range pods {
+			if p.Labels[schedulingv1beta1.PodGroupLabel] != "" {
+				return false, fmt.Errorf("pod %s carries the pod-group label: the webhook was not away", p.Name)
+			}
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n == 2, nil
+	}, func() string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name+" on "+p.Spec.NodeName)
+		}
+		return fmt.Sprint(out)
+	})
+	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "past"`)
+	for _, p := range pods {
+		p.Status.Phase = v1.PodRunning
+		if _, err := cluster.Kube.CoreV1().Pods(ns).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var status schedulingv1beta1.PodGroupStatus
+	poll(t, "the mirror counting 2 running members", func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "g", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		status = pg.Status
+		return status.Running == 2 && status.Phase == schedulingv1beta1.PodGroupRunning, nil
+	}, func() string { return fmt.Sprintf("status %+v", status) })
+}
