@@ -314,3 +314,26 @@ func TestAncestry(t *testing.T) {
 		t.Errorf("walks: %v and %v, want x,y and c,p,root", cycle, chain)
 	}
 }
+
+// A plan for a queue's pod reads no share while no other reclaimable queue holds anything; the
+// root holds the leaves' totals and is not reclaimable.
+func TestNothingToReclaimBeside(t *testing.T) {
+	closed := leaf("closed", "4", "1")
+	closed.Reclaimable = false
+	tests := []struct {
+		name   string
+		queues []*Queue
+		want   bool
+	}{
+		{"only the pod's queue holds anything", []*Queue{leaf("mine", "6", "5"), leaf("idle", "0", "5")}, true},
+		{"another queue holds pods, not reclaimable", []*Queue{leaf("mine", "6", "5"), closed}, true},
+		{"another reclaimable queue holds pods, even within its share", []*Queue{leaf("mine", "2", "5"), leaf("other", "1", "5")}, false},
+	}
+	for _, tt := range tests {
+		s := snapshotOf(tt.queues...)
+		s.Changes++ // stale: the answer does not depend on the shares
+		if got := NothingToReclaimBeside(s, "mine"); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -29,6 +29,29 @@ func ReclaimableSpare(s *Snapshot, except string) map[string]v1.ResourceList {
 	return out
 }
 
+// NothingToReclaimBeside says whether no queue but except holds anything reclaim could take back,
+// on any shares: every other queue that holds something is not reclaimable. A plan for a pod of
+// except then reads no share (preemption within its queue reads none), and is the same on a stale
+// snapshot as on a fresh one.
+func NothingToReclaimBeside(s *Snapshot, except string) bool {
+	for name := range s.Queues {
+		if q := s.Queue(name); name != except && q.Reclaimable && holds(q.Allocated) {
+			return false
+		}
+	}
+	return true
+}
+
+// holds says whether any resource of list is more than zero.
+func holds(list v1.ResourceList) bool {
+	for _, q := range list {
+		if q.Sign() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Claimable is what the queues below their share can still claim: per leaf queue, what it deserves
 // up to its demand, less what it holds.
 func Claimable(deserved, demands, allocated map[string]v1.ResourceList, leaves []string) v1.ResourceList {

@@ -133,11 +133,12 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
-	if snap.Stale() {
+	readsShares := r.readsShares(snap, pod)
+	if readsShares && snap.Stale() {
 		return r.waitForShares(pod, snap)
 	}
 	p, why := r.newPlan(snap, pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	if p != nil && r.acct.ChangedSince(snap) {
+	if p != nil && readsShares && r.acct.ChangedSince(snap) {
 		// A victim may have left the in-flight list for shares that do not leave it out yet.
 		return r.waitForShares(pod, r.acct.Snapshot())
 	}
@@ -177,6 +178,16 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	return result, status
 }
 
+// readsShares says whether a plan for pod reads the fair shares, and so must wait for shares that
+// include every change: only to take back what another queue holds above its share. While no other
+// queue holds anything reclaim could take, preemption within the pod's queue, which reads no share,
+// goes ahead on a stale snapshot: new pods arriving all the time would otherwise turn the preemptor
+// away again and again.
+func (r *Reclaim) readsShares(snap *policy.Snapshot, pod *v1.Pod) bool {
+	queue, err := r.acct.QueueOf(pod)
+	return err != nil || !policy.NothingToReclaimBeside(snap, queue)
+}
+
 // newPlan gathers what the dry run needs to know of the queues for pod, or for the gang of pod
 // when req is what its missing members request, or says why no eviction can help.
 func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceList) (*plan, string) {
@@ -202,6 +213,9 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range policy.ReclaimableSpare(snap, queue) {
+			if v := snap.Queue(q); v == nil || quota.IsZero(v.Allocated) {
+				continue // nothing to take back, whatever the shares said
+			}
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
 				p.spare[q] = left
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
 	fwk "k8s.io/kube-scheduler/framework"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
@@ -25,8 +26,10 @@ import (
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 	"k8s.io/kubernetes/test/utils/ktesting"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
@@ -40,6 +43,7 @@ type nodeFixture struct {
 	reclaim   *Reclaim
 	framework framework.Framework
 	snapshot  *internalcache.Snapshot
+	client    *kubefake.Clientset
 }
 
 // borrowerPod is a 1-CPU pod of the borrower queue on node n.
@@ -52,6 +56,12 @@ func borrowerPod(name string, priority int32) *v1.Pod {
 
 func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixture {
 	t.Helper()
+	return newNodeFixtureOn(t, accounting.Config{}, nominated, pods...)
+}
+
+// newNodeFixtureOn is newNodeFixture with an accounting of configuration cfg.
+func newNodeFixtureOn(t *testing.T, cfg accounting.Config, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixture {
+	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
@@ -63,7 +73,8 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 	if nominated != nil {
 		objs = append(objs, nominated) // the nominator forgets pods the informer does not have
 	}
-	acct, kube := accountingtest.Start(ctx, t, kubefake.NewClientset(objs...), util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	client := kubefake.NewClientset(objs...)
+	acct, kube := accountingtest.StartWith(ctx, t, client, cfg, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
 	snapshot := internalcache.NewSnapshot(pods, []*v1.Node{node})
 	metrics.Register() // the scheduling queue records into the scheduler's metrics
 	nominator := internalqueue.NewSchedulingQueue(func(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo) bool { return false }, kube)
@@ -74,6 +85,11 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 	}, "",
 		frameworkruntime.WithPodNominator(nominator),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithMutableSnapshotLister(snapshot),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithEventRecorder(events.NewFakeRecorder(100)),
 		frameworkruntime.WithInformerFactory(kube),
 		frameworkruntime.WithLogger(logger))
 	if err != nil {
@@ -88,7 +104,7 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 		}
 		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
 	}
-	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot,
+	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client,
 		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(), clock: clock.RealClock{}}}
 }
 
@@ -232,5 +248,76 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	}
 	if got := r.nominated.holding("owner", util.MakePod("ns", "other").UID("other").Obj(), func(*v1.Pod) bool { return true }); got.Cpu().String() != "1" {
 		t.Errorf("the owner's room held for its nominated pod: %v, want its 1 CPU", got)
+	}
+}
+
+// ownerPod is a 1-CPU pod of the owner queue on node n.
+func ownerPod(name string, priority int32) *v1.Pod {
+	return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "owner").Priority(priority).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Node("n").Obj()
+}
+
+// While no other queue holds anything to take back, a pod preempts within its queue on shares that
+// miss the latest demand, which preemption does not read: pods that keep arriving do not turn it
+// away again and again. Once another queue holds something, the plan reads the shares and waits for
+// fresh ones.
+func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		borrower bool
+		want     string
+	}{
+		{"no other queue holds anything", false, "preempting 1 victim"},
+		{"the borrower holds a pod", true, "waiting for the fair shares"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pods := []*v1.Pod{ownerPod("low-0", 0), ownerPod("low-1", 0), ownerPod("low-2", 0)}
+			if tt.borrower {
+				pods[2] = borrowerPod("borrowed", 0)
+			}
+			preemptor := pendingPod("preemptor")
+			preemptor.Spec.Priority = new(int32(10))
+			// The fake clock spaces the shares' computations: stepped, until they include every
+			// change; then not, so that the next change leaves the snapshot stale.
+			clk := clocktesting.NewFakeClock(time.Now())
+			f := newNodeFixtureOn(t, accounting.Config{Clock: clk}, nil, pods...)
+			r := f.reclaim
+			r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
+			executor := preemption.NewExecutor(f.framework, feature.Features{})
+			executor.PreemptPod = r.evict
+			r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
+			createPod(t, f, preemptor) // the Evaluator reads it back
+			waitFor(t, f, "the shares include every change", func() bool { clk.Step(time.Minute); return !r.acct.Snapshot().Stale() })
+			// A computation for this pod, if one was still to come, and the wait after it.
+			createPod(t, f, pendingPod("newcomer-0"))
+			waitFor(t, f, "the shares' spacing waits for the clock", clk.HasWaiters)
+			createPod(t, f, pendingPod("newcomer-1"))
+			waitFor(t, f, "a stale snapshot", func() bool { return r.acct.Snapshot().Stale() })
+			state := framework.NewCycleState()
+			if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
+				t.Fatalf("PreFilter: %v", s)
+			}
+			m := framework.NewDefaultNodeToStatus()
+			m.Set("n", fwk.NewStatus(fwk.Unschedulable))
+			if _, status := r.PostFilter(f.ctx, state, preemptor, m); !strings.Contains(status.Message(), tt.want) {
+				t.Errorf("status %v, want %q", status, tt.want)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, f *nodeFixture, what string, ok func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return ok(), nil
+	}); err != nil {
+		t.Fatalf("never %s", what)
+	}
+}
+
+func createPod(t *testing.T, f *nodeFixture, pod *v1.Pod) {
+	t.Helper()
+	if _, err := f.client.CoreV1().Pods(pod.Namespace).Create(f.ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

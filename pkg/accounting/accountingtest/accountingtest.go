@@ -18,8 +18,14 @@ import (
 // until ctx ends, and returns it with its informer factory once the caches synced.
 func Start(ctx context.Context, t testing.TB, kube kubernetes.Interface, objs ...runtime.Object) (*accounting.Accounting, informers.SharedInformerFactory) {
 	t.Helper()
+	return StartWith(ctx, t, kube, accounting.Config{}, objs...)
+}
+
+// StartWith is Start with the accounting's configuration cfg (a fake clock, say).
+func StartWith(ctx context.Context, t testing.TB, kube kubernetes.Interface, cfg accounting.Config, objs ...runtime.Object) (*accounting.Accounting, informers.SharedInformerFactory) {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory, accounting.Config{})
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
