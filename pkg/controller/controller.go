@@ -44,6 +44,11 @@ const workers = 2
 // status write, so more of them than of the other kinds.
 const queueWorkers = 8
 
+// podGroupWorkers is how many PodGroups, and how many other APIs' PodGroups, are synced at once. A
+// sync is mostly the wait for a write (the mirror's creation, a status), and job operators create
+// PodGroups in bursts whose pods wait for them.
+const podGroupWorkers = 8
+
 // Controller is the embedded queue controller.
 type Controller struct {
 	kube     kubernetes.Interface
@@ -176,12 +181,14 @@ func (c *Controller) lead(ctx context.Context) {
 		wg.Go(func() { c.work(ctx, wq.queues, c.syncQueue) })
 	}
 	for range workers {
-		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
 		wg.Go(func() { c.work(ctx, wq.commands, c.syncCommand) })
 		wg.Go(func() { c.work(ctx, wq.admissions, c.admitPending) })
 	}
 	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
-	wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
+	for range podGroupWorkers {
+		wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
+		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })
+	}
 	<-ctx.Done()
 	c.mu.Lock()
 	c.wq = nil

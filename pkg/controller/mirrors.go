@@ -81,6 +81,11 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 		c.recordOn(source, obj, v1.EventTypeWarning, "NotMirrored", refusal)
 		c.enqueueGangAfter(key, mirrorRetry)
 	}
+	if refusal == "" && mirror != nil && mirror.Status.Phase == "" {
+		// The mirror's first status, on its way, brings the key back: the source's status says
+		// nothing before it that it would not say a moment later.
+		return nil
+	}
 	m := gangsource.Mirror{PodGroup: mirror, Refusal: refusal}
 	if mirror != nil {
 		m.Members, m.Queue = c.membersOf(mirror), c.acct.QueueOfPodGroup(mirror)
