@@ -28,6 +28,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -133,7 +134,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
-	readsShares := r.readsShares(snap, pod)
+	readsShares := r.readsShares(state, snap, pod)
 	if readsShares && snap.Stale() {
 		return r.waitForShares(pod, snap)
 	}
@@ -179,11 +180,15 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 }
 
 // readsShares says whether a plan for pod reads the fair shares, and so must wait for shares that
-// include every change: only to take back what another queue holds above its share. While no other
-// queue holds anything reclaim could take, preemption within the pod's queue, which reads no share,
-// goes ahead on a stale snapshot: new pods arriving all the time would otherwise turn the preemptor
-// away again and again.
-func (r *Reclaim) readsShares(snap *policy.Snapshot, pod *v1.Pod) bool {
+// include every change: to take back what another queue holds above its share, or, when the queue
+// refused the pod (Proportion's verdict), to judge in the dry run what must be freed for it. A pod
+// its queue admits, while no other queue holds anything reclaim could take, preempts within its
+// queue on any shares: on a stale snapshot too, as new pods arriving all the time would otherwise
+// turn it away again and again.
+func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod) bool {
+	if v, ok := cycle.QueueVerdictOf(state); ok && v.Refused {
+		return true
+	}
 	queue, err := r.acct.QueueOf(pod)
 	return err != nil || !policy.NothingToReclaimBeside(snap, queue)
 }

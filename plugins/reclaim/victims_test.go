@@ -31,6 +31,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -257,18 +258,21 @@ func ownerPod(name string, priority int32) *v1.Pod {
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Node("n").Obj()
 }
 
-// While no other queue holds anything to take back, a pod preempts within its queue on shares that
-// miss the latest demand, which preemption does not read: pods that keep arriving do not turn it
-// away again and again. Once another queue holds something, the plan reads the shares and waits for
-// fresh ones.
+// While no other queue holds anything to take back, a pod its queue admits preempts within the
+// queue on shares that miss the latest demand, which such a plan does not read: pods that keep
+// arriving do not turn it away again and again. Once another queue holds something, or the queue
+// refused the pod, the plan reads the shares and waits for fresh ones.
 func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		borrower bool
+		refused  bool
 		want     string
 	}{
-		{"no other queue holds anything", false, "preempting 1 victim"},
-		{"the borrower holds a pod", true, "waiting for the fair shares"},
+		{"no other queue holds anything", false, false, "preempting 1 victim"},
+		{"the borrower holds a pod", true, false, "waiting for the fair shares"},
+		// What the dry run must free for a pod its queue refused is judged on the shares.
+		{"the queue refused the pod", false, true, "waiting for the fair shares"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pods := []*v1.Pod{ownerPod("low-0", 0), ownerPod("low-1", 0), ownerPod("low-2", 0)}
@@ -296,6 +300,9 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 			state := framework.NewCycleState()
 			if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s)
+			}
+			if tt.refused {
+				cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: `queue "owner" is at its capability`})
 			}
 			m := framework.NewDefaultNodeToStatus()
 			m.Set("n", fwk.NewStatus(fwk.Unschedulable))
