@@ -138,7 +138,9 @@ func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
 	jobPods := map[owner][]*v1.Pod{}
 	for i := range w.pods {
 		pod := &w.pods[i]
-		if group, ok := schedulingv1beta1.PodGroupName(pod); ok && groups[group] {
+		// By the scheduler's rule: a pod that came past the webhook names its gang without the label.
+		if name, ok := schedulingv1beta1.GangOf(pod, func(schedulingv1beta1.GangSource) bool { return true }); ok &&
+			groups[types.NamespacedName{Namespace: pod.Namespace, Name: name}] {
 			continue
 		}
 		if ref := metav1.GetControllerOf(pod); ref != nil {

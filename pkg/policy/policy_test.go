@@ -316,7 +316,7 @@ func TestAncestry(t *testing.T) {
 }
 
 // A plan for a queue's pod reads no share while no other reclaimable queue holds anything; the
-// root holds the leaves' totals and is not reclaimable.
+// root, whose totals are in Subtree, is not reclaimable.
 func TestNothingToReclaimBeside(t *testing.T) {
 	closed := leaf("closed", "4", "1")
 	closed.Reclaimable = false

@@ -218,8 +218,8 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range policy.ReclaimableSpare(snap, queue) {
-			if v := snap.Queue(q); v == nil || quota.IsZero(v.Allocated) {
-				continue // nothing to take back, whatever the shares said
+			if v := snap.Queue(q); v == nil || !v.Reclaimable || quota.IsZero(v.Allocated) {
+				continue // nothing to take back, whatever the (maybe stale) shares said
 			}
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
 				p.spare[q] = left
