@@ -26,8 +26,8 @@ func batchJobOf(name string, owners []metav1.OwnerReference) batchv1.Job {
 		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2)}}
 }
 
-// The rows of a queue's pods and Jobs: a gang's pods show as their PodGroup while it is listed, and
-// on their own when it is missing; a Job's pods as the Job; the Jobs and pods a QueueUnit queues,
+// The rows of a queue's pods and Jobs: a gang's pods (labelled, or naming another API's PodGroup)
+// show as their PodGroup while it is listed, and on their own when it is missing; a Job's pods as the Job; the Jobs and pods a QueueUnit queues,
 // directly or through the object that owns the Job (a JobSet), as the unit; other pods alone.
 func TestPodsAndJobs(t *testing.T) {
 	gang := map[string]string{schedulingv1beta1.PodGroupLabel: "gang"}
@@ -49,6 +49,10 @@ func TestPodsAndJobs(t *testing.T) {
 			batchJobOf("set-job", controlledBy("JobSet", "jobset.x-k8s.io/v1alpha2", "set")),
 		},
 	}
+	// A pod that came past the webhook names its native PodGroup without the pod-group label.
+	native := queuePod("gang-1", "n1", nil, nil)
+	native.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr.To("gang")}
+	w.pods = append(w.pods, native)
 	w.pods[3].Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Message: "queue \"q\" is Suspended"}}
 	consumers := map[owner]bool{{namespace: "ns", kind: "Job", name: "queued"}: true, {namespace: "ns", kind: "JobSet", name: "set"}: true}
 	var got []string

@@ -34,6 +34,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -326,5 +327,29 @@ func createPod(t *testing.T, f *nodeFixture, pod *v1.Pod) {
 	t.Helper()
 	if _, err := f.client.CoreV1().Pods(pod.Namespace).Create(f.ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Shares computed before a queue turned not reclaimable may still count what it holds above its
+// share as spare; a plan on such a stale snapshot takes nothing from it.
+func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
+	f := newNodeFixture(t, nil, ownerPod("low", 0))
+	r := f.reclaim
+	r.nominated = newNominated(schedulingv1beta1.PodGroupKey)
+	queue := func(name string, reclaimable bool, allocated, deserved string) *policy.Queue {
+		return &policy.Queue{Name: name, Parent: "root", Reclaimable: reclaimable, Allocated: cpu(allocated), Deserved: cpu(deserved)}
+	}
+	for _, reclaimable := range []bool{true, false} {
+		snap := &policy.Snapshot{Changes: 2, SharesInclude: 1, Queues: map[string]*policy.Queue{
+			"owner":    queue("owner", true, "1", "5"),
+			"borrower": queue("borrower", reclaimable, "4", "1"),
+		}, Spare: map[string]v1.ResourceList{"borrower": cpu("3")}}
+		p, why := r.newPlan(snap, pendingPod("preemptor"), cpu("1"))
+		if p == nil {
+			t.Fatalf("reclaimable %v: no plan: %s", reclaimable, why)
+		}
+		if _, taken := p.spare["borrower"]; taken != reclaimable {
+			t.Errorf("reclaimable %v: the plan's spare %v", reclaimable, p.spare)
+		}
 	}
 }
