@@ -253,9 +253,9 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	}
 }
 
-// ownerPod is a 1-CPU pod of the owner queue on node n.
-func ownerPod(name string, priority int32) *v1.Pod {
-	return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "owner").Priority(priority).
+// ownerPod is a 1-CPU pod of the owner queue on node n, of priority 0.
+func ownerPod(name string) *v1.Pod {
+	return util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "owner").Priority(0).
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Node("n").Obj()
 }
 
@@ -276,7 +276,7 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 		{"the queue refused the pod", false, true, "waiting for the fair shares"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pods := []*v1.Pod{ownerPod("low-0", 0), ownerPod("low-1", 0), ownerPod("low-2", 0)}
+			pods := []*v1.Pod{ownerPod("low-0"), ownerPod("low-1"), ownerPod("low-2")}
 			if tt.borrower {
 				pods[2] = borrowerPod("borrowed", 0)
 			}
@@ -292,6 +292,7 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 			executor.PreemptPod = r.evict
 			r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
 			createPod(t, f, preemptor) // the Evaluator reads it back
+			waitFor(t, f, "the owner's low-priority pods counted", func() bool { return r.acct.HasBoundBelow("owner", 10) })
 			waitFor(t, f, "the shares include every change", func() bool { clk.Step(time.Minute); return !r.acct.Snapshot().Stale() })
 			// A computation for this pod, if one was still to come, and the wait after it.
 			createPod(t, f, pendingPod("newcomer-0"))
@@ -333,9 +334,10 @@ func createPod(t *testing.T, f *nodeFixture, pod *v1.Pod) {
 // Shares computed before a queue turned not reclaimable may still count what it holds above its
 // share as spare; a plan on such a stale snapshot takes nothing from it.
 func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
-	f := newNodeFixture(t, nil, ownerPod("low", 0))
+	f := newNodeFixture(t, nil, ownerPod("low"))
 	r := f.reclaim
 	r.nominated = newNominated(schedulingv1beta1.PodGroupKey)
+	waitFor(t, f, "the owner's low-priority pod counted", func() bool { return r.acct.HasBoundBelow("owner", 1) })
 	queue := func(name string, reclaimable bool, allocated, deserved string) *policy.Queue {
 		return &policy.Queue{Name: name, Parent: "root", Reclaimable: reclaimable, Allocated: cpu(allocated), Deserved: cpu(deserved)}
 	}
