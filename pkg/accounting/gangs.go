@@ -44,7 +44,7 @@ func (a *Accounting) OnUnlabeledGangPod(handle func(*v1.Pod)) error {
 	_, err := a.podInformer.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			pod := podOf(obj)
-			return isQueuePod(obj) && pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && a.GangKey(pod) != ""
+			return isQueuePod(pod) && pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && a.GangKey(pod) != ""
 		},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    call,

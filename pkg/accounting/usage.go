@@ -146,11 +146,8 @@ func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInfo
 
 // isQueuePod says whether a pod is scheduled by queue-scheduler, and so belongs to a queue.
 func isQueuePod(obj any) bool {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*v1.Pod)
-	return ok && pod.Spec.SchedulerName == schedulingv1beta1.SchedulerName
+	pod := podOf(obj)
+	return pod != nil && pod.Spec.SchedulerName == schedulingv1beta1.SchedulerName
 }
 
 // OnQueueUsageChange registers f to be told the name of a queue whose usage changed. Register before
@@ -373,11 +370,8 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 }
 
 func (u *usage) remove(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*v1.Pod)
-	if !ok {
+	pod := podOf(obj)
+	if pod == nil {
 		return
 	}
 	u.mu.Lock()

@@ -129,13 +129,20 @@ func (c *Controller) membersOf(pg *schedulingv1beta1.PodGroup) []*v1.Pod {
 // PodGroup (a finished one of those is not seen: the scheduler's informer drops it).
 func (c *Controller) membersByKey(key string) []*v1.Pod {
 	objs, _ := c.membersIndexer.ByIndex(byGroup, key)
-	unlabeled := c.acct.UnlabeledGangMembers(key)
-	pods := make([]*v1.Pod, 0, len(objs)+len(unlabeled))
-	seen := make(map[types.UID]bool, len(objs))
+	pods := make([]*v1.Pod, 0, len(objs))
 	for _, o := range objs {
 		if pod, ok := o.(*v1.Pod); ok {
-			pods, seen[pod.UID] = append(pods, pod), true
+			pods = append(pods, pod)
 		}
+	}
+	unlabeled := c.acct.UnlabeledGangMembers(key)
+	if len(unlabeled) == 0 {
+		return pods
+	}
+	// A pod labelled since the scheduler's informer saw it may be in both stores.
+	seen := make(map[types.UID]bool, len(pods))
+	for _, pod := range pods {
+		seen[pod.UID] = true
 	}
 	for _, pod := range unlabeled {
 		if !seen[pod.UID] {

@@ -18,11 +18,12 @@ func UnderShare(s *Snapshot, queue string, req v1.ResourceList) bool {
 
 // ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
 // share, how much more: what reclaim may take from it without taking it below its share. It is
-// exact while the snapshot is not stale.
+// exact while the snapshot is not stale; on a stale one it never names a queue that is not
+// reclaimable now or holds nothing now, whatever the shares, computed before, said.
 func ReclaimableSpare(s *Snapshot, except string) map[string]v1.ResourceList {
 	out := make(map[string]v1.ResourceList, len(s.Spare))
 	for name, spare := range s.Spare {
-		if name != except {
+		if q := s.Queue(name); name != except && q != nil && q.Reclaimable && holds(q.Allocated) {
 			out[name] = spare
 		}
 	}

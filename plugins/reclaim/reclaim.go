@@ -134,12 +134,11 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
-	readsShares := r.readsShares(state, snap, pod)
-	if readsShares && snap.Stale() {
+	if snap.Stale() && r.readsShares(state, snap, pod) {
 		return r.waitForShares(pod, snap)
 	}
 	p, why := r.newPlan(snap, pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	if p != nil && readsShares && r.acct.ChangedSince(snap) {
+	if p != nil && r.acct.ChangedSince(snap) && r.readsShares(state, snap, pod) {
 		// A victim may have left the in-flight list for shares that do not leave it out yet.
 		return r.waitForShares(pod, r.acct.Snapshot())
 	}
@@ -218,9 +217,6 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	if under {
 		p.spare = map[string]v1.ResourceList{}
 		for q, spare := range policy.ReclaimableSpare(snap, queue) {
-			if v := snap.Queue(q); v == nil || !v.Reclaimable || quota.IsZero(v.Allocated) {
-				continue // nothing to take back, whatever the (maybe stale) shares said
-			}
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
 				p.spare[q] = left
 			}
