@@ -150,8 +150,8 @@ func isQueuePod(obj any) bool {
 	return pod != nil && pod.Spec.SchedulerName == schedulingv1beta1.SchedulerName
 }
 
-// OnQueueUsageChange registers f to be told the name of a queue whose usage changed. Register before
-// the informers start; f must not block.
+// OnQueueUsageChange registers f to be told the name of a queue whose usage changed; f must not
+// block. A listener registered once the informers run is told of the changes from then on.
 func (a *Accounting) OnQueueUsageChange(f func(queue string)) {
 	a.usage.mu.Lock()
 	defer a.usage.mu.Unlock()

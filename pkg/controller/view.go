@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/utils/ptr"
@@ -25,6 +26,47 @@ import (
 
 // The live view (package visibility serves it) is read here, from the same caches and accounting
 // the status is written from, on every replica, leading or not: it writes nothing.
+
+// OnQueueChange registers f to be told the name of a queue whose summary may have changed: its
+// object, its pods' usage, its deserved share, or the PodGroups and QueueUnits it counts. It may be
+// called once the informers run; f must not block.
+func (c *Controller) OnQueueChange(f func(queue string)) error {
+	c.acct.OnQueueUsageChange(f)
+	c.acct.OnDeservedChange(f)
+	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
+	registrations := []struct {
+		informer cache.SharedIndexInformer
+		queueOf  func(any) (string, bool)
+	}{
+		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name })},
+		{v1beta1.PodGroups().Informer(), queueOf(c.acct.QueueOfPodGroup)},
+		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.QueueOfQueueUnit)},
+	}
+	for _, r := range registrations {
+		of := r.queueOf
+		tell := func(obj any) {
+			if queue, ok := of(unwrap(obj)); ok {
+				f(queue)
+			}
+		}
+		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: tell, UpdateFunc: func(_, obj any) { tell(obj) }, DeleteFunc: tell,
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueOf reads the queue of an informer's object of type T.
+func queueOf[T any](of func(*T) string) func(any) (string, bool) {
+	return func(obj any) (string, bool) {
+		if t, ok := obj.(*T); ok {
+			return of(t), true
+		}
+		return "", false
+	}
+}
 
 // QueueSummaries is every queue as the scheduler holds it now, by name.
 func (c *Controller) QueueSummaries() []visibilityv1beta1.QueueSummary {

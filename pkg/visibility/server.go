@@ -46,7 +46,8 @@ func init() {
 		&metav1.APIGroup{}, &metav1.APIResourceList{})
 }
 
-// Source is what the view shows, read at each request.
+// Source is what the view shows, read at each request. What it returns is the caller's: made for
+// the call, and not changed after.
 type Source interface {
 	// QueueSummaries returns every queue, by name.
 	QueueSummaries() []visibilityv1beta1.QueueSummary
@@ -58,6 +59,9 @@ type Source interface {
 	// PendingInNamespace returns a namespace's pending work (every namespace's for ""), each piece
 	// with its position among all the work of its queue.
 	PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload
+	// OnQueueChange registers f to be told the name of a queue whose summary may have changed (or
+	// that was added or deleted), as it happens; f does not block.
+	OnQueueChange(f func(queue string)) error
 }
 
 // Options configure the view's server.
@@ -84,11 +88,17 @@ func Start(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("live view: listen on %s: %w", o.BindAddress, err)
 	}
-	server, err := newServer(o, listener)
+	feed := newFeed(o.Source)
+	if err := o.Source.OnQueueChange(feed.changed); err != nil {
+		_ = listener.Close()
+		return fmt.Errorf("live view: %w", err)
+	}
+	server, err := newServer(o, feed, listener)
 	if err != nil {
 		_ = listener.Close()
 		return fmt.Errorf("live view: %w", err)
 	}
+	go feed.run(ctx, o.Synced)
 	go func() {
 		if err := server.PrepareRun().RunWithContext(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			klog.FromContext(ctx).Error(err, "Live view server stopped")
@@ -97,7 +107,7 @@ func Start(ctx context.Context, o Options) error {
 	return nil
 }
 
-func newServer(o Options, listener net.Listener) (*genericapiserver.GenericAPIServer, error) {
+func newServer(o Options, feed *feed, listener net.Listener) (*genericapiserver.GenericAPIServer, error) {
 	cfg := genericapiserver.NewConfig(codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	cfg.EnableProfiling = false
@@ -135,18 +145,19 @@ func newServer(o Options, listener net.Listener) (*genericapiserver.GenericAPISe
 		return nil, err
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(visibilityv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	group.VersionedResourcesStorageMap[visibilityv1beta1.SchemeGroupVersion.Version] = storage(o.Source, o.Synced)
+	group.VersionedResourcesStorageMap[visibilityv1beta1.SchemeGroupVersion.Version] = storage(feed, o.Synced)
 	if err := server.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", visibilityv1beta1.GroupName, err)
 	}
 	return server, nil
 }
 
-// storage maps the view's resources to what serves them.
-func storage(source Source, synced func() bool) map[string]rest.Storage {
-	r := reader{source: source, synced: synced}
+// storage maps the view's resources to what serves them. Until the caches synced and the feed took
+// every queue as it is, requests are answered 503.
+func storage(feed *feed, synced func() bool) map[string]rest.Storage {
+	r := reader{source: feed.source, synced: func() bool { return synced() && feed.started.Load() }}
 	return map[string]rest.Storage{
-		visibilityv1beta1.QueueSummaries:                                            &queueSummaries{r},
+		visibilityv1beta1.QueueSummaries:                                            &queueSummaries{r, feed},
 		visibilityv1beta1.QueueSummaries + "/" + visibilityv1beta1.PendingWorkloads: &pendingInQueue{r},
 		visibilityv1beta1.PendingWorkloads:                                          &pendingWorkloads{r},
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -41,12 +42,17 @@ func selects(opts *metainternalversion.ListOptions, meta metav1.ObjectMeta) bool
 		"metadata.name": meta.Name, "metadata.namespace": meta.Namespace})
 }
 
-// queueSummaries serves QueueSummary: get and list, cluster-scoped.
-type queueSummaries struct{ reader }
+// queueSummaries serves QueueSummary: get, list and watch, cluster-scoped. Reads are computed at
+// the request; a watch is sent each change as it happens.
+type queueSummaries struct {
+	reader
+	feed *feed
+}
 
 var (
 	_ rest.Getter               = &queueSummaries{}
 	_ rest.Lister               = &queueSummaries{}
+	_ rest.Watcher              = &queueSummaries{}
 	_ rest.Scoper               = &queueSummaries{}
 	_ rest.SingularNameProvider = &queueSummaries{}
 )
@@ -72,13 +78,21 @@ func (s *queueSummaries) List(_ context.Context, opts *metainternalversion.ListO
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	list := &visibilityv1beta1.QueueSummaryList{}
+	// The version is read first: a watch from it sends every change the list may have missed.
+	list := &visibilityv1beta1.QueueSummaryList{ListMeta: metav1.ListMeta{ResourceVersion: s.feed.resourceVersion()}}
 	for _, q := range s.source.QueueSummaries() {
 		if selects(opts, q.ObjectMeta) {
 			list.Items = append(list.Items, q)
 		}
 	}
 	return list, nil
+}
+
+func (s *queueSummaries) Watch(_ context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	return s.feed.watch(opts)
 }
 
 func (*queueSummaries) ConvertToTable(_ context.Context, obj runtime.Object, _ runtime.Object) (*metav1.Table, error) {

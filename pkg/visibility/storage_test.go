@@ -21,12 +21,18 @@ type source struct {
 	pending []visibilityv1beta1.PendingWorkload
 }
 
-func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary { return s.queues }
+func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary {
+	out := make([]visibilityv1beta1.QueueSummary, len(s.queues))
+	for i := range s.queues {
+		s.queues[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
 
 func (s *source) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
 	for i := range s.queues {
 		if s.queues[i].Name == name {
-			return &s.queues[i], true
+			return s.queues[i].DeepCopy(), true
 		}
 	}
 	return nil, false
@@ -55,6 +61,8 @@ func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.Pendin
 	return out
 }
 
+func (s *source) OnQueueChange(func(queue string)) error { return nil }
+
 func literal() *source {
 	return &source{
 		queues: []visibilityv1beta1.QueueSummary{
@@ -74,7 +82,7 @@ func TestReadsWaitForTheCaches(t *testing.T) {
 	synced := false
 	r := reader{source: literal(), synced: func() bool { return synced }}
 	ctx := genericapirequest.WithNamespace(context.Background(), "x")
-	_, listErr := (&queueSummaries{r}).List(ctx, nil)
+	_, listErr := (&queueSummaries{r, newFeed(r.source)}).List(ctx, nil)
 	_, getErr := (&pendingInQueue{r}).Get(ctx, "a", nil)
 	_, nsErr := (&pendingWorkloads{r}).List(ctx, nil)
 	for what, err := range map[string]error{"list queues": listErr, "a queue's pending work": getErr, "a namespace's pending work": nsErr} {
@@ -83,7 +91,7 @@ func TestReadsWaitForTheCaches(t *testing.T) {
 		}
 	}
 	synced = true
-	if _, err := (&queueSummaries{r}).List(ctx, nil); err != nil {
+	if _, err := (&queueSummaries{r, newFeed(r.source)}).List(ctx, nil); err != nil {
 		t.Errorf("list queues once synced: %v", err)
 	}
 }
@@ -106,7 +114,7 @@ func TestReadsKeepToTheirScope(t *testing.T) {
 		t.Errorf("a missing queue's pending work: %v, want NotFound", err)
 	}
 	selector := labels.SelectorFromSet(labels.Set{"team": "ml"})
-	obj, err = (&queueSummaries{r}).List(ns(""), &metainternalversion.ListOptions{LabelSelector: selector})
+	obj, err = (&queueSummaries{r, newFeed(r.source)}).List(ns(""), &metainternalversion.ListOptions{LabelSelector: selector})
 	if list := obj.(*visibilityv1beta1.QueueSummaryList); err != nil || len(list.Items) != 1 || list.Items[0].Name != "a" {
 		t.Errorf("queues with team=ml: %v, %v; want a alone", obj, err)
 	}

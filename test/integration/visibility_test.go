@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -223,3 +226,101 @@ func wantSummary(t *testing.T, admin versioned.Interface, queue, when string, ok
 }
 
 func cpu(list v1.ResourceList) int64 { return list.Cpu().MilliValue() }
+
+// A watch of queuesummaries, through the aggregation layer, is sent each change of a queue as it
+// happens: binds, a delete, suspension, a queue added and deleted. It resumes from the version of
+// any event it was sent; a version the view does not hold is 410 Gone, and its client lists again.
+// Watching takes the watch verb, which the shipped viewer role grants.
+func TestLiveViewWatchFollowsTheQueues(t *testing.T) {
+	waitViewServed(t)
+	const queue = "view-watched"
+	_, tenant := as(t, "watch-tenant")
+	_, err := tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{})
+	wantForbidden(t, "a watch of the queues without a role", err)
+	bind(t, "", "queue-scheduler-queue-viewer", "watch-tenant", authorizationv1.ResourceAttributes{Verb: "watch",
+		Group: visibilityv1beta1.GroupName, Resource: visibilityv1beta1.QueueSummaries})
+
+	list, err := tenant.VisibilityV1beta1().QueueSummaries().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatalf("a watch from the list's version: %v", err)
+	}
+	defer w.Stop()
+	createQueue(t, util.MakeQueue(queue).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj())
+	added := waitEvent(t, w, "the new queue", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return e.Type == watch.Added && s.Name == queue
+	})
+	ns := newNamespace(t, "watched", nil)
+	pods := createPods(t, ns, "p", 3, queuePod(ns, queue))
+	waitEvent(t, w, "two bound, one held by the capability", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return s.Name == queue && s.RunningPods == 2 && s.PendingPods == 1 && cpu(s.Allocated) == 2000 && cpu(s.Requested) == 1000
+	})
+	if err := cluster.Kube.CoreV1().Pods(ns).Delete(context.Background(), pods[0], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, w, "the held pod bound after a delete", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return s.Name == queue && s.RunningPods == 2 && s.PendingPods == 0 && cpu(s.Allocated) == 2000
+	})
+	setQueueState(t, queue, schedulingv1beta1.QueueStateSuspended)
+	waitEvent(t, w, "suspended", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return e.Type == watch.Modified && s.Name == queue && s.State == schedulingv1beta1.QueueStateSuspended
+	})
+
+	// From the version of the Added event on, a new watch is sent the changes since, in order.
+	resumed, err := tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{
+		ResourceVersion: added.ResourceVersion, FieldSelector: "metadata.name=" + queue})
+	if err != nil {
+		t.Fatalf("a watch from the version of an event: %v", err)
+	}
+	defer resumed.Stop()
+	waitEvent(t, resumed, "suspended, again from the history", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return s.State == schedulingv1beta1.QueueStateSuspended
+	})
+	_, err = tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{ResourceVersion: "1"})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("a watch from a version the view does not hold: %v, want 410 Gone", err)
+	}
+	const gone = "view-watched-gone"
+	createQueue(t, util.MakeQueue(gone).Obj())
+	waitEvent(t, w, "another queue added", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return e.Type == watch.Added && s.Name == gone
+	})
+	setQueueState(t, gone, schedulingv1beta1.QueueStateClosed)
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		return cluster.Queues.SchedulingV1beta1().Queues().Delete(ctx, gone, metav1.DeleteOptions{}) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("delete the closed queue %s: %v", gone, err)
+	}
+	waitEvent(t, w, "that queue deleted", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		return e.Type == watch.Deleted && s.Name == gone
+	})
+}
+
+// waitEvent reads w until an event satisfies ok, and returns its summary.
+func waitEvent(t *testing.T, w watch.Interface, what string, ok func(watch.Event, *visibilityv1beta1.QueueSummary) bool) *visibilityv1beta1.QueueSummary {
+	t.Helper()
+	timeout := time.After(settle)
+	var last []string
+	for {
+		select {
+		case e, open := <-w.ResultChan():
+			if !open {
+				t.Fatalf("%s: the watch ended; events before: %v", what, last)
+			}
+			s, isSummary := e.Object.(*visibilityv1beta1.QueueSummary)
+			if !isSummary {
+				t.Fatalf("%s: a %s event of %T: %v", what, e.Type, e.Object, e.Object)
+			}
+			if ok(e, s) {
+				return s
+			}
+			last = append(last, fmt.Sprintf("%s %s running=%d pending=%d state=%s", e.Type, s.Name, s.RunningPods, s.PendingPods, s.State))
+		case <-timeout:
+			t.Fatalf("%s: no such event within %s; events: %v", what, settle, last)
+		}
+	}
+}

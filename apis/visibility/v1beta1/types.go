@@ -13,7 +13,7 @@ import (
 //
 // +genclient
 // +genclient:nonNamespaced
-// +genclient:onlyVerbs=get,list
+// +genclient:onlyVerbs=get,list,watch
 // +genclient:method=GetPendingWorkloads,verb=get,subresource=pendingworkloads,result=PendingWorkloadList
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type QueueSummary struct {

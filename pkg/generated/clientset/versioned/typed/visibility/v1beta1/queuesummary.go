@@ -24,6 +24,7 @@ import (
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	scheme "github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/scheme"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	watch "k8s.io/apimachinery/pkg/watch"
 	gentype "k8s.io/client-go/gentype"
 )
 
@@ -37,6 +38,7 @@ type QueueSummariesGetter interface {
 type QueueSummaryInterface interface {
 	Get(ctx context.Context, name string, opts v1.GetOptions) (*visibilityv1beta1.QueueSummary, error)
 	List(ctx context.Context, opts v1.ListOptions) (*visibilityv1beta1.QueueSummaryList, error)
+	Watch(ctx context.Context, opts v1.ListOptions) (watch.Interface, error)
 	GetPendingWorkloads(ctx context.Context, queueSummaryName string, options v1.GetOptions) (*visibilityv1beta1.PendingWorkloadList, error)
 
 	QueueSummaryExpansion
