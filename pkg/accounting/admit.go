@@ -4,11 +4,42 @@ import (
 	v1 "k8s.io/api/core/v1"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // Refusal says why a pod or a unit of work may not be scheduled now (package policy owns the rule).
 type Refusal = policy.Refusal
+
+// QueueTakes says whether a PodGroup's queue may take its work now, before any room is counted: the
+// queue exists, schedules (it is neither Suspended nor Unknown) and takes the group's namespace.
+// refusal says why not when there is something to say (the queue's namespaceSelector refuses the
+// namespace); it is "" while the queue is missing, Suspended or Unknown, which say so themselves.
+func (a *Accounting) QueueTakes(pg *schedulingv1beta1.PodGroup) (ok bool, refusal string) {
+	q, found := a.Queue(a.QueueOfPodGroup(pg))
+	if !found {
+		return false, ""
+	}
+	if s := a.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
+		return false, ""
+	}
+	if refusal := a.NamespaceRefusal(q, pg.Namespace); refusal != "" {
+		return false, refusal
+	}
+	return true, ""
+}
+
+// AdmittedAtOnce says whether a PodGroup that takes no room (no minResources) is in its queue: it
+// enters as soon as its queue takes it, whatever the queue's other work, so its pods do not wait
+// for the controller to write Inqueue (that write follows, for the status). The controller's
+// admission and the Gang plugin's gate read this one rule.
+func (a *Accounting) AdmittedAtOnce(pg *schedulingv1beta1.PodGroup) bool {
+	if len(pg.Spec.MinResources) > 0 {
+		return false
+	}
+	ok, _ := a.QueueTakes(pg)
+	return ok
+}
 
 // Admit says why a pod of queue that requests req may not be scheduled now, or nil when it may, on
 // the state now (policy.Admit). The capabilities count what the queue's admitted PodGroups reserve

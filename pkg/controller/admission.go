@@ -28,26 +28,19 @@ type admission struct {
 }
 
 // admitPodGroup says whether a Pending PodGroup may enter its queue now. A group without
-// minResources enters as soon as its queue schedules; one with minResources when they fit the
+// minResources enters as soon as its queue takes it (accounting.AdmittedAtOnce: its pods go before
+// this admission is written); one with minResources when they fit the
 // queue's capability and fair share (or idle room nobody below their share can claim), on top of
 // what the queue's other admitted work reserves. The accounting reserves them at once, so two
 // groups admitted in quick succession never count on the same room.
 func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
-	queue := c.acct.QueueOfPodGroup(pg)
-	q, ok := c.acct.Queue(queue)
-	if !ok {
-		return admission{}
-	}
-	if s := c.acct.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
-		return admission{}
-	}
-	if refusal := c.acct.NamespaceRefusal(q, pg.Namespace); refusal != "" {
+	if ok, refusal := c.acct.QueueTakes(pg); !ok {
 		return admission{refusal: refusal}
 	}
-	if len(pg.Spec.MinResources) == 0 {
+	if !takesRoom(pg) {
 		return admission{admitted: true}
 	}
-	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), queue, pg.Spec.MinResources); r != nil {
+	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
 		return admission{refusal: "minResources do not fit: " + r.Message, waitsForShares: r.WaitsForShares}
 	}
 	return admission{admitted: true}
@@ -114,6 +107,12 @@ func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGrou
 		return policy.Ahead(placeOf(pending[i], priority[pending[i]]), placeOf(pending[j], priority[pending[j]]))
 	})
 	return pending
+}
+
+// waitsForAdmission says whether a PodGroup waits for its queue to admit it: Pending, and not one
+// that is in as soon as its queue takes it.
+func (c *Controller) waitsForAdmission(pg *schedulingv1beta1.PodGroup) bool {
+	return isPending(pg) && !c.acct.AdmittedAtOnce(pg)
 }
 
 func isPending(pg *schedulingv1beta1.PodGroup) bool {

@@ -239,7 +239,7 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 			continue
 		}
 		pg, ok := c.acct.PodGroupByKey(key)
-		if ok && isPending(pg) {
+		if ok && c.waitsForAdmission(pg) {
 			continue
 		}
 		w := gangs[key]
@@ -302,7 +302,7 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 	}
 	var out []*pendingWork
 	for _, pg := range c.acct.PodGroupsOf(queue) {
-		if !isPending(pg) {
+		if !c.waitsForAdmission(pg) {
 			continue
 		}
 		priority := c.acct.PodGroupPriority(pg)

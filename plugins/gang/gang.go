@@ -138,7 +138,11 @@ func (g *Gang) gateMessage(pg *schedulingv1beta1.PodGroup, key string) string {
 
 // gate is gateMessage with the reason held members report: no new node can help them.
 func (g *Gang) gate(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
-	switch pg.Status.Phase {
+	phase := pg.Status.Phase
+	if (phase == "" || phase == schedulingv1beta1.PodGroupPending) && g.acct.AdmittedAtOnce(pg) {
+		phase = schedulingv1beta1.PodGroupInqueue // it takes no room: in as soon as its queue takes it
+	}
+	switch phase {
 	case "", schedulingv1beta1.PodGroupPending:
 		return holdreport.Why{Reason: holdreport.PodGroupPending, Message: fmt.Sprintf("podgroup %s is Pending: its queue has not admitted it yet", key)}
 	case schedulingv1beta1.PodGroupInqueue:

@@ -81,24 +81,37 @@ func TestLessKeepsGangsTogether(t *testing.T) {
 	}
 }
 
+// A gang's pods wait until its queue admits it: a group with minResources until the controller
+// writes Inqueue, one without as soon as its queue takes it (open, and selecting the namespace).
+// Once in, they wait for the rest of the gang.
 func TestGateMessage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(),
+		util.MakeQueue("suspended").State(schedulingv1beta1.QueueStateSuspended).Obj(), util.MakeQueue("closed-to-ns").NoNamespaces().Obj())
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
-	pg := func(phase schedulingv1beta1.PodGroupPhase, minMember int32) *schedulingv1beta1.PodGroup {
-		p := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
+	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
+	pg := func(queue string, phase schedulingv1beta1.PodGroupPhase, minMember int32, minResources map[v1.ResourceName]string) *schedulingv1beta1.PodGroup {
+		p := util.MakePodGroup("ns", "g").Queue(queue).MinMember(minMember).MinResources(minResources).Obj()
 		p.Status.Phase = phase
 		return p
 	}
+	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "2"}
 	tests := []struct {
 		name string
 		pg   *schedulingv1beta1.PodGroup
 		want string
 	}{
-		{"not admitted", pg(schedulingv1beta1.PodGroupPending, 2), "podgroup ns/g is Pending: its queue has not admitted it yet"},
-		{"no phase yet", pg("", 2), "podgroup ns/g is Pending"},
-		{"too few members", pg(schedulingv1beta1.PodGroupInqueue, 3), "podgroup ns/g has 2 of its minMember 3 pods"},
-		{"enough members", pg(schedulingv1beta1.PodGroupInqueue, 2), ""},
-		{"running gang takes replacements", pg(schedulingv1beta1.PodGroupRunning, 3), ""},
+		{"not admitted, takes room", pg("q", schedulingv1beta1.PodGroupPending, 2, cpu), "podgroup ns/g is Pending: its queue has not admitted it yet"},
+		{"no phase yet, takes room", pg("q", "", 2, cpu), "podgroup ns/g is Pending"},
+		{"no phase yet, takes no room", pg("q", "", 2, nil), ""},
+		{"no phase yet, takes no room, too few members", pg("q", "", 3, nil), "podgroup ns/g has 2 of its minMember 3 pods"},
+		{"takes no room, queue suspended", pg("suspended", "", 2, nil), "podgroup ns/g is Pending"},
+		{"takes no room, queue refuses the namespace", pg("closed-to-ns", schedulingv1beta1.PodGroupPending, 2, nil), "podgroup ns/g is Pending"},
+		{"takes no room, queue missing", pg("gone", "", 2, nil), "podgroup ns/g is Pending"},
+		{"too few members", pg("q", schedulingv1beta1.PodGroupInqueue, 3, cpu), "podgroup ns/g has 2 of its minMember 3 pods"},
+		{"enough members", pg("q", schedulingv1beta1.PodGroupInqueue, 2, cpu), ""},
+		{"running gang takes replacements", pg("q", schedulingv1beta1.PodGroupRunning, 3, cpu), ""},
 	}
 	for _, tt := range tests {
 		got := g.gateMessage(tt.pg, "ns/g")

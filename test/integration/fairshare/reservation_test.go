@@ -161,14 +161,23 @@ func TestPendingPodGroupsAreAdmittedInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUnschedulable(t, "first", `minResources do not fit: queue "ordered" would exceed its capability of cpu`)
+	// One pass writes the three in order (urgent, first, small): small's write may follow first's.
 	for _, name := range []string{"urgent", "small"} {
-		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), name, metav1.GetOptions{})
+		var phase schedulingv1beta1.PodGroupPhase
+		err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+			pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				phase = pg.Status.Phase
+			}
+			return phase == schedulingv1beta1.PodGroupInqueue, nil
+		})
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("PodGroup %s is %q once the older group waits; want Inqueue", name, phase)
 		}
-		if pg.Status.Phase != schedulingv1beta1.PodGroupInqueue {
-			t.Errorf("PodGroup %s is %q once the older group waits; want Inqueue", name, pg.Status.Phase)
-		}
+	}
+	if pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), "first", metav1.GetOptions{}); err != nil ||
+		pg.Status.Phase != schedulingv1beta1.PodGroupPending {
+		t.Errorf("PodGroup first: %v, %v; want it still Pending behind the two that fit", pg, err)
 	}
 }
 
