@@ -10,8 +10,8 @@ bin="${root}/bin"
 module="github.com/queue-scheduler/queue-scheduler"
 header="${root}/hack/boilerplate.go.txt"
 apis=("./apis/scheduling/v1beta1" "./apis/bus/v1alpha1" "./apis/visibility/v1beta1")
-# The CRD-backed APIs: typed clients, listers and informers. The live view (served, never stored,
-# not watched) gets a typed client only.
+# The CRD-backed APIs: typed clients, listers and informers. The live view (served from memory,
+# never stored) gets a typed client only.
 api_pkgs=("${module}/apis/scheduling/v1beta1" "${module}/apis/bus/v1alpha1")
 client_pkgs=("${api_pkgs[@]}" "${module}/apis/visibility/v1beta1")
 

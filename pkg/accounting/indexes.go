@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -122,14 +123,40 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 		}
 		switch o := obj.(type) {
 		case *schedulingv1beta1.PodGroup:
+			a.workDeleted.notify(a.QueueOfPodGroup(o))
 			a.pins.unpin(o.UID)
 			a.ForgetWork(PodGroupWork(o))
 		case *schedulingv1beta1.QueueUnit:
+			a.workDeleted.notify(a.QueueOfQueueUnit(o))
 			a.pins.unpin(o.UID)
 			a.ForgetWork(UnitWork(o))
 		}
 	}})
 	return err
+}
+
+// OnWorkDeleted registers f to be told the queue of a PodGroup or QueueUnit that was deleted, read
+// before its pinned queue is forgotten (a handler of its own on the informer may run after that, and
+// find the queue its namespace names now); f must not block.
+func (a *Accounting) OnWorkDeleted(f func(queue string)) { a.workDeleted.add(f) }
+
+// listeners are functions told a queue's name, registered at any time, called with no lock held.
+type listeners struct {
+	mu sync.Mutex
+	fs []func(queue string)
+}
+
+func (l *listeners) add(f func(queue string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fs = append(l.fs, f)
+}
+
+func (l *listeners) notify(queue string) {
+	l.mu.Lock()
+	fs := l.fs
+	l.mu.Unlock()
+	notify(fs, queue)
 }
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.

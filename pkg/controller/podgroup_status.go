@@ -104,16 +104,18 @@ func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1be
 	return nil
 }
 
-// countPhaseChange records a PodGroup's move to Inqueue (an admission) or to Running (its time from
-// creation), once: the write of the new phase succeeded, and the next sync starts from it.
+// countPhaseChange records a PodGroup's move out of Pending (an admission) and to Running (its time
+// from creation), once: the write of the new phase succeeded, and the next sync starts from it.
 func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase schedulingv1beta1.PodGroupPhase) {
 	if phase == pg.Status.Phase {
 		return
 	}
 	queue := c.acct.QueueOfPodGroup(pg)
-	switch phase {
-	case schedulingv1beta1.PodGroupInqueue:
+	if isPending(pg) && phase != schedulingv1beta1.PodGroupPending {
+		// Admitted: a group without minResources may run before its Inqueue is written, and skip it.
 		metrics.PodGroupAdmissions.WithLabelValues(queue).Inc()
+	}
+	switch phase {
 	case schedulingv1beta1.PodGroupRunning:
 		metrics.PodGroupTimeToRunning.WithLabelValues(queue).Observe(metrics.SinceCreation(pg.CreationTimestamp.Time, c.clock.Now()))
 	}

@@ -33,14 +33,16 @@ import (
 func (c *Controller) OnQueueChange(f func(queue string)) error {
 	c.acct.OnQueueUsageChange(f)
 	c.acct.OnDeservedChange(f)
+	c.acct.OnWorkDeleted(f)
 	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
 	registrations := []struct {
 		informer cache.SharedIndexInformer
 		queueOf  func(any) (string, bool)
+		deletes  bool // told here; the accounting tells of deleted work (OnWorkDeleted)
 	}{
-		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name })},
-		{v1beta1.PodGroups().Informer(), queueOf(c.acct.QueueOfPodGroup)},
-		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.QueueOfQueueUnit)},
+		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name }), true},
+		{v1beta1.PodGroups().Informer(), queueOf(c.acct.QueueOfPodGroup), false},
+		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.QueueOfQueueUnit), false},
 	}
 	for _, r := range registrations {
 		of := r.queueOf
@@ -49,9 +51,11 @@ func (c *Controller) OnQueueChange(f func(queue string)) error {
 				f(queue)
 			}
 		}
-		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: tell, UpdateFunc: func(_, obj any) { tell(obj) }, DeleteFunc: tell,
-		}); err != nil {
+		handlers := cache.ResourceEventHandlerFuncs{AddFunc: tell, UpdateFunc: func(_, obj any) { tell(obj) }}
+		if r.deletes {
+			handlers.DeleteFunc = tell
+		}
+		if _, err := r.informer.AddEventHandler(handlers); err != nil {
 			return err
 		}
 	}

@@ -27,11 +27,15 @@ const (
 	// watchBuffer is how many events a watcher may fall behind (beyond its initial events) before it
 	// is ended; its client resumes from the last event it read.
 	watchBuffer = 1024
+	// bookmarkInterval is how often a watch that allows bookmarks is told the view's version, so
+	// that one whose selector lets few events through resumes from a version the history holds.
+	bookmarkInterval = time.Minute
 )
 
 // feed turns the source's notices of changed queues into watch events of QueueSummaries, at the
 // moment of the change: the source's summary of each queue it was told of is compared with the
-// last one it sent, and a difference is an event.
+// last one it sent, and a difference is an event. Lists and gets read the summaries the events
+// showed, at the version of the last event: a watch from a list's version misses nothing.
 //
 // ResourceVersions are this replica's own: a counter that starts at the replica's start time in
 // nanoseconds, so that a version another replica (or an earlier run) gave is never mistaken for one
@@ -45,8 +49,12 @@ type feed struct {
 	history  ring                                       // the last events, oldest first
 	shown    map[string]*visibilityv1beta1.QueueSummary // each queue as the last event showed it; never changed in place
 	watchers map[*watcher]struct{}
-	dirty    map[string]bool // queues told of since the last flush
-	wake     chan struct{}
+
+	// dirty holds the queues told of since the last flush, under a lock of its own: the scheduler
+	// tells of changes from its hot paths and never waits for a watcher.
+	dirtyMu sync.Mutex
+	dirty   map[string]bool
+	wake    chan struct{}
 }
 
 func newFeed(source Source) *feed {
@@ -70,12 +78,16 @@ func (f *feed) run(ctx context.Context, synced func() bool) {
 		return
 	}
 	f.start()
+	bookmarks := time.NewTicker(bookmarkInterval)
+	defer bookmarks.Stop()
 	for {
 		f.flush()
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.wake:
+		case <-bookmarks.C:
+			f.bookmark()
 		}
 	}
 }
@@ -93,9 +105,9 @@ func (f *feed) start() {
 
 // changed tells the feed that what the view shows of queue may have changed. It does not block.
 func (f *feed) changed(queue string) {
-	f.mu.Lock()
+	f.dirtyMu.Lock()
 	f.dirty[queue] = true
-	f.mu.Unlock()
+	f.dirtyMu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
 	default:
@@ -104,43 +116,47 @@ func (f *feed) changed(queue string) {
 
 // flush sends an event for each queue told of whose summary differs from the last one sent.
 func (f *feed) flush() {
-	f.mu.Lock()
+	f.dirtyMu.Lock()
 	dirty := f.dirty
 	f.dirty = map[string]bool{}
-	f.mu.Unlock()
+	f.dirtyMu.Unlock()
 	for name := range dirty {
 		summary, exists := f.source.QueueSummary(name)
 		f.publish(name, summary, exists)
 	}
 }
 
-// publish compares a queue's summary with the last one sent, and sends the difference.
+// publish compares a queue's summary with the last one sent, and sends the difference. A queue
+// deleted and created again under its name between two flushes is sent as deleted, then added.
 func (f *feed) publish(name string, summary *visibilityv1beta1.QueueSummary, exists bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	prev := f.shown[name]
-	e := event{prev: prev, obj: summary}
 	switch {
 	case exists && prev == nil:
-		e.typ = watch.Added
+		f.send(event{typ: watch.Added, obj: summary})
+	case exists && prev.UID != summary.UID:
+		f.send(event{typ: watch.Deleted, obj: prev.DeepCopy()})
+		f.send(event{typ: watch.Added, obj: summary})
 	case exists:
 		summary.ResourceVersion = prev.ResourceVersion
-		if apiequality.Semantic.DeepEqual(prev, summary) {
-			return
+		if !apiequality.Semantic.DeepEqual(prev, summary) {
+			f.send(event{typ: watch.Modified, obj: summary, prev: prev})
 		}
-		e.typ = watch.Modified
 	case prev != nil:
-		e.typ, e.obj, e.prev = watch.Deleted, prev.DeepCopy(), nil
-	default:
-		return
+		f.send(event{typ: watch.Deleted, obj: prev.DeepCopy()})
 	}
+}
+
+// send gives e the next version, keeps it, and offers it to every watcher.
+func (f *feed) send(e event) {
 	f.rv++
 	e.rv = f.rv
 	e.obj.ResourceVersion = strconv.FormatUint(f.rv, 10)
 	if e.typ == watch.Deleted {
-		delete(f.shown, name)
+		delete(f.shown, e.obj.Name)
 	} else {
-		f.shown[name] = e.obj
+		f.shown[e.obj.Name] = e.obj
 	}
 	f.history.add(e)
 	for w := range f.watchers {
@@ -148,6 +164,45 @@ func (f *feed) publish(name string, summary *visibilityv1beta1.QueueSummary, exi
 			f.removeLocked(w) // too far behind: its client resumes from what it read
 		}
 	}
+}
+
+// bookmark tells every watch that allows bookmarks the view's version.
+func (f *feed) bookmark() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for w := range f.watchers {
+		if w.opts.AllowWatchBookmarks && !w.mark(f.bookmarkObject(nil)) {
+			f.removeLocked(w)
+		}
+	}
+}
+
+func (f *feed) bookmarkObject(annotations map[string]string) *visibilityv1beta1.QueueSummary {
+	return &visibilityv1beta1.QueueSummary{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(f.rv, 10), Annotations: annotations}}
+}
+
+// list is the summaries opts select, by name, as the events showed them, at the view's version.
+func (f *feed) list(opts *metainternalversion.ListOptions) *visibilityv1beta1.QueueSummaryList {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	list := &visibilityv1beta1.QueueSummaryList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(f.rv, 10)}}
+	for _, name := range slices.Sorted(maps.Keys(f.shown)) {
+		if s := f.shown[name]; selects(opts, s.ObjectMeta) {
+			list.Items = append(list.Items, *s.DeepCopy())
+		}
+	}
+	return list
+}
+
+// get is the named queue's summary as the events showed it.
+func (f *feed) get(name string) (*visibilityv1beta1.QueueSummary, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.shown[name]
+	if !ok {
+		return nil, false
+	}
+	return s.DeepCopy(), true
 }
 
 // resourceVersion is the version of the view now: a list read after it shows at least its events.
@@ -190,9 +245,7 @@ func (f *feed) watch(opts *metainternalversion.ListOptions) (watch.Interface, er
 		w.offer(e)
 	}
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks {
-		w.result <- watch.Event{Type: watch.Bookmark, Object: &visibilityv1beta1.QueueSummary{ObjectMeta: metav1.ObjectMeta{
-			ResourceVersion: strconv.FormatUint(f.rv, 10),
-			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}}
+		w.mark(f.bookmarkObject(map[string]string{metav1.InitialEventsAnnotationKey: "true"}))
 	}
 	f.watchers[w] = struct{}{}
 	return w, nil
@@ -280,22 +333,34 @@ type watcher struct {
 func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
 func (w *watcher) Stop()                          { w.feed.remove(w) }
 
+// mark queues a bookmark; it is false when the watch is too far behind to take it.
+func (w *watcher) mark(bookmark *visibilityv1beta1.QueueSummary) bool {
+	select {
+	case w.result <- watch.Event{Type: watch.Bookmark, Object: bookmark}:
+		return true
+	default:
+		return false
+	}
+}
+
 // offer queues what e means to this watch; it is false when the watch is too far behind to take it.
 // A summary that comes into the selection is Added to it, one that leaves it is Deleted from it.
 func (w *watcher) offer(e event) bool {
 	now := selects(w.opts, e.obj.ObjectMeta)
 	before := e.prev != nil && selects(w.opts, e.prev.ObjectMeta)
-	typ := e.typ
+	typ, obj := e.typ, e.obj.DeepCopy()
 	switch {
 	case e.typ == watch.Modified && now && !before:
 		typ = watch.Added
 	case e.typ == watch.Modified && !now && before:
-		typ = watch.Deleted
+		// As the API server's watch cache sends it: the object as the watch last saw it.
+		typ, obj = watch.Deleted, e.prev.DeepCopy()
+		obj.ResourceVersion = e.obj.ResourceVersion
 	case !now:
 		return true
 	}
 	select {
-	case w.result <- watch.Event{Type: typ, Object: e.obj.DeepCopy()}:
+	case w.result <- watch.Event{Type: typ, Object: obj}:
 		return true
 	default:
 		return false

@@ -19,9 +19,7 @@ import (
 // startedFeed is a feed of literal queues a and b (a labelled team=ml) that took them as they are.
 func startedFeed() (*feed, *source) {
 	src := literal()
-	f := newFeed(src)
-	f.start()
-	return f, src
+	return started(src), src
 }
 
 // allocate sets queue i's allocated CPU and tells the feed, which sends what changed.
@@ -147,9 +145,93 @@ func TestWatchKeepsToItsSelector(t *testing.T) {
 	allocate(f, src, 1, "2")
 	src.queues[0].Labels = nil
 	allocate(f, src, 0, "4")
-	want := []string{"ADDED a 2", "ADDED b 2", "DELETED a 4"}
-	if got := describe(drain(w)); !equal(got, want) {
+	events := drain(w)
+	// The one that left is sent as the watch last saw it, at the version of the change.
+	want := []string{"ADDED a 2", "ADDED b 2", "DELETED a 2"}
+	if got := describe(events); !equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if rv := events[2].Object.(*visibilityv1beta1.QueueSummary).ResourceVersion; rv != f.resourceVersion() {
+		t.Errorf("the deletion is at version %s, want the change's %s", rv, f.resourceVersion())
+	}
+}
+
+// A list shows the queues as the events showed them, at the version of the last event: a change
+// not sent yet is not in it, and one undone before it was sent is in neither, so a watch from the
+// list's version misses nothing and sends nothing twice.
+func TestListAndWatchAgree(t *testing.T) {
+	f, src := startedFeed()
+	before := f.resourceVersion()
+	src.queues[0].Allocated = v1.ResourceList{v1.ResourceCPU: resource.MustParse("9")}
+	f.changed("a")
+	list := f.list(nil)
+	if cpu := list.Items[0].Allocated.Cpu().String(); cpu != "2" || list.ResourceVersion != before {
+		t.Errorf("before the change was sent: a at cpu %s, version %s; want cpu 2 at %s", cpu, list.ResourceVersion, before)
+	}
+	src.queues[0].Allocated = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("1Gi")}
+	f.flush()
+	if f.resourceVersion() != before {
+		t.Errorf("a change undone before it was sent moved the view from %s to %s", before, f.resourceVersion())
+	}
+	allocate(f, src, 0, "5")
+	list = f.list(nil)
+	if cpu := list.Items[0].Allocated.Cpu().String(); cpu != "5" || list.ResourceVersion != f.resourceVersion() || list.Items[0].ResourceVersion != list.ResourceVersion {
+		t.Errorf("after the change was sent: a at cpu %s, version %s (item %s); want cpu 5 at %s", cpu, list.ResourceVersion, list.Items[0].ResourceVersion, f.resourceVersion())
+	}
+	if got, ok := f.get("a"); !ok || got.Allocated.Cpu().String() != "5" {
+		t.Errorf("get a: %v, %t; want cpu 5", got, ok)
+	}
+}
+
+// A queue deleted and created again under its name between two flushes is a new object: it is
+// sent as deleted, then added.
+func TestQueueCreatedAgainIsDeletedThenAdded(t *testing.T) {
+	f, src := startedFeed()
+	w, err := f.watch(&metainternalversion.ListOptions{ResourceVersion: f.resourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	src.queues[1].UID = "new"
+	allocate(f, src, 1, "1")
+	if got, want := describe(drain(w)), []string{"DELETED b 0", "ADDED b 1"}; !equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// A watch that allows bookmarks is told the view's version now and then, others are not.
+func TestBookmarksTellTheVersion(t *testing.T) {
+	f, _ := startedFeed()
+	marked, err := f.watch(&metainternalversion.ListOptions{ResourceVersion: f.resourceVersion(), AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer marked.Stop()
+	plain, err := f.watch(&metainternalversion.ListOptions{ResourceVersion: f.resourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Stop()
+	f.bookmark()
+	events := drain(marked)
+	if len(events) != 1 || events[0].Type != watch.Bookmark || events[0].Object.(*visibilityv1beta1.QueueSummary).ResourceVersion != f.resourceVersion() {
+		t.Errorf("a watch that allows bookmarks: %v, want one at %s", events, f.resourceVersion())
+	}
+	if events := drain(plain); len(events) != 0 {
+		t.Errorf("a watch that does not allow bookmarks: %v", events)
+	}
+}
+
+// Telling the feed of a change never waits for it: the scheduler tells it from Reserve.
+func TestChangedDoesNotWaitForTheFeed(t *testing.T) {
+	f, _ := startedFeed()
+	f.mu.Lock() // as while sending to many watchers
+	defer f.mu.Unlock()
+	f.changed("a") // would deadlock, failing the test by its timeout, if it took the feed's lock
+	f.dirtyMu.Lock()
+	defer f.dirtyMu.Unlock()
+	if !f.dirty["a"] {
+		t.Error("the change was not kept")
 	}
 }
 

@@ -42,8 +42,8 @@ func selects(opts *metainternalversion.ListOptions, meta metav1.ObjectMeta) bool
 		"metadata.name": meta.Name, "metadata.namespace": meta.Namespace})
 }
 
-// queueSummaries serves QueueSummary: get, list and watch, cluster-scoped. Reads are computed at
-// the request; a watch is sent each change as it happens.
+// queueSummaries serves QueueSummary: get, list and watch, cluster-scoped, from the feed, which
+// holds each queue's summary as of its last change and sends each change as it happens.
 type queueSummaries struct {
 	reader
 	feed *feed
@@ -67,7 +67,7 @@ func (s *queueSummaries) Get(_ context.Context, name string, _ *metav1.GetOption
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	summary, ok := s.source.QueueSummary(name)
+	summary, ok := s.feed.get(name)
 	if !ok {
 		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource(visibilityv1beta1.QueueSummaries), name)
 	}
@@ -78,14 +78,7 @@ func (s *queueSummaries) List(_ context.Context, opts *metainternalversion.ListO
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	// The version is read first: a watch from it sends every change the list may have missed.
-	list := &visibilityv1beta1.QueueSummaryList{ListMeta: metav1.ListMeta{ResourceVersion: s.feed.resourceVersion()}}
-	for _, q := range s.source.QueueSummaries() {
-		if selects(opts, q.ObjectMeta) {
-			list.Items = append(list.Items, q)
-		}
-	}
-	return list, nil
+	return s.feed.list(opts), nil
 }
 
 func (s *queueSummaries) Watch(_ context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {

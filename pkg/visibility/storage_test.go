@@ -63,6 +63,13 @@ func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.Pendin
 
 func (s *source) OnQueueChange(func(queue string)) error { return nil }
 
+// started is a feed of source that took its queues as they are.
+func started(source Source) *feed {
+	f := newFeed(source)
+	f.start()
+	return f
+}
+
 func literal() *source {
 	return &source{
 		queues: []visibilityv1beta1.QueueSummary{
@@ -82,7 +89,7 @@ func TestReadsWaitForTheCaches(t *testing.T) {
 	synced := false
 	r := reader{source: literal(), synced: func() bool { return synced }}
 	ctx := genericapirequest.WithNamespace(context.Background(), "x")
-	_, listErr := (&queueSummaries{r, newFeed(r.source)}).List(ctx, nil)
+	_, listErr := (&queueSummaries{r, started(r.source)}).List(ctx, nil)
 	_, getErr := (&pendingInQueue{r}).Get(ctx, "a", nil)
 	_, nsErr := (&pendingWorkloads{r}).List(ctx, nil)
 	for what, err := range map[string]error{"list queues": listErr, "a queue's pending work": getErr, "a namespace's pending work": nsErr} {
@@ -91,7 +98,7 @@ func TestReadsWaitForTheCaches(t *testing.T) {
 		}
 	}
 	synced = true
-	if _, err := (&queueSummaries{r, newFeed(r.source)}).List(ctx, nil); err != nil {
+	if _, err := (&queueSummaries{r, started(r.source)}).List(ctx, nil); err != nil {
 		t.Errorf("list queues once synced: %v", err)
 	}
 }
@@ -114,7 +121,7 @@ func TestReadsKeepToTheirScope(t *testing.T) {
 		t.Errorf("a missing queue's pending work: %v, want NotFound", err)
 	}
 	selector := labels.SelectorFromSet(labels.Set{"team": "ml"})
-	obj, err = (&queueSummaries{r, newFeed(r.source)}).List(ns(""), &metainternalversion.ListOptions{LabelSelector: selector})
+	obj, err = (&queueSummaries{r, started(r.source)}).List(ns(""), &metainternalversion.ListOptions{LabelSelector: selector})
 	if list := obj.(*visibilityv1beta1.QueueSummaryList); err != nil || len(list.Items) != 1 || list.Items[0].Name != "a" {
 		t.Errorf("queues with team=ml: %v, %v; want a alone", obj, err)
 	}
