@@ -45,6 +45,9 @@ func main() {
 		Spec: v1.ServiceSpec{
 			Selector: map[string]string{"app.kubernetes.io/name": "queue-scheduler"},
 			Ports:    []v1.ServicePort{{Name: "visibility", Port: 443, TargetPort: intstr.FromString("visibility")}},
+			// The API server's requests go to one replica: a watch resumes from the resourceVersion
+			// of a list or an event of the same replica, whose versions are its own.
+			SessionAffinity: v1.ServiceAffinityClientIP,
 		},
 	}
 	write(os.Args[1], "The queue-scheduler fills in caBundle itself.", svc, cfg, mutating)
