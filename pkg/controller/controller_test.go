@@ -16,11 +16,13 @@ import (
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -201,4 +203,33 @@ func drain(q workqueue.TypedRateLimitingInterface[string]) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// An admission is counted when a group leaves Pending, to Inqueue or, for a group that takes no
+// room and ran before its Inqueue was written, straight to Running; once.
+func TestAdmissionsCountedOnLeavingPending(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("counted").Obj()), kubefake.NewClientset())
+	c := &Controller{acct: acct, clock: clock.RealClock{}}
+	admissions := func() float64 {
+		v, err := testutil.GetCounterMetricValue(metrics.PodGroupAdmissions.WithLabelValues("counted"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	group := func(phase schedulingv1beta1.PodGroupPhase) *schedulingv1beta1.PodGroup {
+		pg := util.MakePodGroup("ns", "g").Queue("counted").Obj()
+		pg.Status.Phase = phase
+		return pg
+	}
+	before := admissions()
+	c.countPhaseChange(group(""), schedulingv1beta1.PodGroupRunning)
+	c.countPhaseChange(group(schedulingv1beta1.PodGroupPending), schedulingv1beta1.PodGroupInqueue)
+	c.countPhaseChange(group(schedulingv1beta1.PodGroupInqueue), schedulingv1beta1.PodGroupRunning)
+	c.countPhaseChange(group(schedulingv1beta1.PodGroupPending), schedulingv1beta1.PodGroupPending)
+	if got := admissions() - before; got != 2 {
+		t.Errorf("%v admissions counted, want 2: Pending to Running and Pending to Inqueue", got)
+	}
 }

@@ -115,8 +115,7 @@ func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase sche
 		// Admitted: a group without minResources may run before its Inqueue is written, and skip it.
 		metrics.PodGroupAdmissions.WithLabelValues(queue).Inc()
 	}
-	switch phase {
-	case schedulingv1beta1.PodGroupRunning:
+	if phase == schedulingv1beta1.PodGroupRunning {
 		metrics.PodGroupTimeToRunning.WithLabelValues(queue).Observe(metrics.SinceCreation(pg.CreationTimestamp.Time, c.clock.Now()))
 	}
 }

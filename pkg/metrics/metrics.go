@@ -53,10 +53,11 @@ var (
 		Namespace: Namespace, Name: "held_pod_reports_total", StabilityLevel: metrics.ALPHA,
 		Help: "PodScheduled=False reports written for pods held before scheduling, by reason.",
 	}, []string{"reason"})
-	// PodGroupAdmissions counts the PodGroups admitted to their queue (Pending to Inqueue).
+	// PodGroupAdmissions counts the PodGroups admitted to their queue: out of Pending, to Inqueue or,
+	// for a group that takes no room, straight to Running.
 	PodGroupAdmissions = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: Namespace, Name: "podgroup_admissions_total", StabilityLevel: metrics.ALPHA,
-		Help: "PodGroups admitted to their queue (Pending to Inqueue), by queue.",
+		Help: "PodGroups admitted to their queue (out of Pending), by queue.",
 	}, []string{"queue"})
 	// ShareComputations counts the computations of the fair shares.
 	ShareComputations = metrics.NewCounter(&metrics.CounterOpts{
