@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
@@ -282,6 +283,22 @@ func TestLiveViewWatchFollowsTheQueues(t *testing.T) {
 	_, err = tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{ResourceVersion: "1"})
 	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("a watch from a version the view does not hold: %v, want 410 Gone", err)
+	}
+	// A streaming list (sendInitialEvents), as newer clients start: every queue, then the bookmark
+	// that ends them.
+	streamed, err := tenant.VisibilityV1beta1().QueueSummaries().Watch(context.Background(), metav1.ListOptions{
+		SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	if err != nil {
+		t.Fatalf("a streaming list of the queues: %v", err)
+	}
+	defer streamed.Stop()
+	seen := false
+	waitEvent(t, streamed, "the end of the initial events", func(e watch.Event, s *visibilityv1beta1.QueueSummary) bool {
+		seen = seen || (e.Type == watch.Added && s.Name == queue && s.State == schedulingv1beta1.QueueStateSuspended)
+		return e.Type == watch.Bookmark && s.Annotations[metav1.InitialEventsAnnotationKey] == "true"
+	})
+	if !seen {
+		t.Errorf("the streaming list did not start with queue %s as it is", queue)
 	}
 	const gone = "view-watched-gone"
 	createQueue(t, util.MakeQueue(gone).Obj())
