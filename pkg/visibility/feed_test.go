@@ -1,8 +1,11 @@
 package visibility
 
 import (
+	"context"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +13,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -282,5 +286,65 @@ func TestWatchTooFarBehindIsEnded(t *testing.T) {
 	}
 	if len(f.watchers) != 0 {
 		t.Errorf("%d watchers held, want none", len(f.watchers))
+	}
+}
+
+// Changes told from many goroutines at once, while watches and lists read: once the changes stop,
+// the watch's last event and the list show each queue as it ended.
+func TestFeedUnderConcurrentChanges(t *testing.T) {
+	src := literal()
+	f := newFeed(src)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.run(ctx, func() bool { return true })
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return f.started.Load(), nil
+	}); err != nil {
+		t.Fatal("the feed never started")
+	}
+	w, err := f.watch(&metainternalversion.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	last := map[string]string{}
+	var reader sync.WaitGroup
+	reader.Go(func() {
+		for e := range w.ResultChan() {
+			s := e.Object.(*visibilityv1beta1.QueueSummary)
+			last[s.Name] = s.Allocated.Cpu().String()
+		}
+	})
+	var writers sync.WaitGroup
+	for g := range 4 {
+		writers.Go(func() {
+			for i := range 200 {
+				q := (g + i) % 2
+				src.mu.Lock()
+				src.queues[q].Allocated = v1.ResourceList{v1.ResourceCPU: resource.MustParse(strconv.Itoa(g*1000 + i))}
+				name := src.queues[q].Name
+				src.mu.Unlock()
+				f.changed(name)
+				if i%50 == 0 {
+					f.list(nil)
+				}
+			}
+		})
+	}
+	writers.Wait()
+	src.mu.Lock()
+	want := map[string]string{"a": src.queues[0].Allocated.Cpu().String(), "b": src.queues[1].Allocated.Cpu().String()}
+	src.mu.Unlock()
+	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		list := f.list(nil)
+		return len(list.Items) == 2 && list.Items[0].Allocated.Cpu().String() == want["a"] && list.Items[1].Allocated.Cpu().String() == want["b"], nil
+	})
+	if err != nil {
+		t.Fatalf("the list never showed the queues as they ended, %v: %v", want, f.list(nil).Items)
+	}
+	w.Stop()
+	reader.Wait()
+	if last["a"] != want["a"] || last["b"] != want["b"] {
+		t.Errorf("the watch ended at %v, want %v", last, want)
 	}
 }

@@ -2,6 +2,7 @@ package visibility
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,13 +16,17 @@ import (
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 )
 
-// source is a Source of literal values.
+// source is a Source of literal values; mu guards them where a test changes them while the feed
+// reads.
 type source struct {
+	mu      sync.Mutex
 	queues  []visibilityv1beta1.QueueSummary
 	pending []visibilityv1beta1.PendingWorkload
 }
 
 func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make([]visibilityv1beta1.QueueSummary, len(s.queues))
 	for i := range s.queues {
 		s.queues[i].DeepCopyInto(&out[i])
@@ -30,6 +35,8 @@ func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary {
 }
 
 func (s *source) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i := range s.queues {
 		if s.queues[i].Name == name {
 			return s.queues[i].DeepCopy(), true
