@@ -14,8 +14,10 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -77,6 +79,22 @@ func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
 	}
 }
 
+// settledSnapshot waits until the accounting holds queue and its shares were computed on the
+// queues' specs as the store holds them, and returns that snapshot: a refusal on an older one
+// brings the pod back, which the tests of a refusal on the current specs must not see.
+func settledSnapshot(t *testing.T, ctx context.Context, acct *accounting.Accounting, queue string) *policy.Snapshot {
+	t.Helper()
+	var snap *policy.Snapshot
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		_, seen := acct.Queue(queue)
+		snap = acct.Snapshot()
+		return seen && snap.QueueSpecs == acct.QueueSpecsVersion(), nil
+	}); err != nil {
+		t.Fatalf("the shares never rested on the specs of queue %s", queue)
+	}
+	return snap
+}
+
 // A pod reclaim cannot help gives up the node an earlier cycle nominated it to, so that pods of the
 // same or a lower priority no longer wait for room it may not take.
 func TestRefusalClearsTheNomination(t *testing.T) {
@@ -87,7 +105,7 @@ func TestRefusalClearsTheNomination(t *testing.T) {
 	pod := util.MakePod("ns", "p").UID("p").Obj()
 	pod.Status.NominatedNodeName = "node-2"
 	r.nominated.set(pod, "two", "node-2")
-	result, status := r.refuse(framework.NewCycleState(), acct.Snapshot(), pod, "queue two is at its share")
+	result, status := r.refuse(framework.NewCycleState(), settledSnapshot(t, ctx, acct, "two"), pod, "queue two is at its share")
 	if status.Code() != fwk.Unschedulable {
 		t.Errorf("status %v, want Unschedulable", status)
 	}
@@ -121,7 +139,7 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 	handle := &activations{}
 	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	pod := util.MakePod("ns", "p").UID("p").Obj()
-	before := acct.Snapshot()
+	before := settledSnapshot(t, ctx, acct, "borrower")
 	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
 	if len(handle.pods) != 0 {
 		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.pods)
