@@ -51,7 +51,8 @@ next), read from the scheduler's live view when the cluster serves it.`,
 			if _, err := o.getQueue(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			return watch.run(cmd.Context(), o.Out, func(out io.Writer) error {
+			follow := o.followQueues(cmd.Context(), watch.watch)
+			return watch.run(cmd.Context(), o.Out, follow, func(out io.Writer) error {
 				jobs, err := o.jobsOf(cmd.Context(), args[0])
 				if err != nil {
 					return err

@@ -44,7 +44,8 @@ func newListCommand(o *Options) *cobra.Command {
 			if err := o.clients(); err != nil {
 				return err
 			}
-			return flags.run(cmd.Context(), o.Out, func(out io.Writer) error {
+			follow := o.followQueues(cmd.Context(), flags.watch)
+			return flags.run(cmd.Context(), o.Out, follow, func(out io.Writer) error {
 				list, err := o.queues.SchedulingV1beta1().Queues().List(cmd.Context(), metav1.ListOptions{})
 				if err != nil {
 					return fmt.Errorf("listing queues: %w", err)

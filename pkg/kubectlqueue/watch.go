@@ -7,7 +7,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// followGap is the least time between two prints that changes of the live view bring about: a
+// change is printed within it, and a burst of changes once.
+const followGap = 250 * time.Millisecond
 
 // watchFlags make a command print again whenever what it prints changes.
 type watchFlags struct {
@@ -17,12 +22,15 @@ type watchFlags struct {
 
 func (f *watchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print again whenever the output changes, until interrupted")
-	cmd.Flags().DurationVar(&f.interval, "interval", 2*time.Second, "with --watch, how often to read again")
+	cmd.Flags().DurationVar(&f.interval, "interval", 2*time.Second,
+		"with --watch, how often to read again; where the live view is served, its changes are printed within a quarter of a second as well")
 }
 
-// run prints once, or with --watch again at every interval in which the output changed, until ctx
-// ends (Ctrl-C). Each print goes whole to out, so a reader never sees half a table.
-func (f *watchFlags) run(ctx context.Context, out io.Writer, print func(io.Writer) error) error {
+// run prints once, or with --watch again whenever what it prints may have changed, until ctx ends
+// (Ctrl-C): at every interval, and at each signal of follow (nil for none), at most once per
+// followGap. A print that equals the last one is not written; each goes whole to out, so a reader
+// never sees half a table.
+func (f *watchFlags) run(ctx context.Context, out io.Writer, follow <-chan struct{}, print func(io.Writer) error) error {
 	if !f.watch {
 		return print(out)
 	}
@@ -33,6 +41,7 @@ func (f *watchFlags) run(ctx context.Context, out io.Writer, print func(io.Write
 	ticker := time.NewTicker(f.interval)
 	defer ticker.Stop()
 	for {
+		printed := time.Now()
 		var buf bytes.Buffer
 		if err := print(&buf); err != nil {
 			return err
@@ -52,6 +61,41 @@ func (f *watchFlags) run(ctx context.Context, out io.Writer, print func(io.Write
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
+		case <-follow:
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Until(printed.Add(followGap))):
+			}
 		}
 	}
+}
+
+// followQueues signals each change of the live view's queue summaries while ctx lasts, for a
+// watching command to print again at once. It is nil where the view is not served or the user may
+// not watch it, and stops signalling when the watch ends: the interval alone then brings the changes.
+func (o *Options) followQueues(ctx context.Context, watching bool) <-chan struct{} {
+	if !watching {
+		return nil
+	}
+	api := o.queues.VisibilityV1beta1().QueueSummaries()
+	list, err := api.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	w, err := api.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		return nil
+	}
+	changes := make(chan struct{}, 1)
+	go func() {
+		defer w.Stop()
+		for range w.ResultChan() {
+			select {
+			case changes <- struct{}{}:
+			default: // a signal is waiting: the next print takes this change too
+			}
+		}
+	}()
+	return changes
 }
