@@ -45,7 +45,15 @@ func newTestAccounting(t testing.TB, queues []runtime.Object, kubeObjs ...runtim
 	if err != nil {
 		t.Fatal("pods never counted")
 	}
-	a.recomputeShares()
+	// An informer's event delivered after a computation makes the shares stale again: compute until
+	// they include every change.
+	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		a.recomputeShares()
+		return !a.Snapshot().Stale(), nil
+	})
+	if err != nil {
+		t.Fatal("the shares never included every change")
+	}
 	return a
 }
 

@@ -2,7 +2,6 @@ package accounting
 
 import (
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -139,25 +138,6 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 // before its pinned queue is forgotten (a handler of its own on the informer may run after that, and
 // find the queue its namespace names now); f must not block.
 func (a *Accounting) OnWorkDeleted(f func(queue string)) { a.workDeleted.add(f) }
-
-// listeners are functions told a queue's name, registered at any time, called with no lock held.
-type listeners struct {
-	mu sync.Mutex
-	fs []func(queue string)
-}
-
-func (l *listeners) add(f func(queue string)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.fs = append(l.fs, f)
-}
-
-func (l *listeners) notify(queue string) {
-	l.mu.Lock()
-	fs := l.fs
-	l.mu.Unlock()
-	notify(fs, queue)
-}
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.
 func (a *Accounting) HoldsWork(queue string) bool {

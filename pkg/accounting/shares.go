@@ -49,7 +49,7 @@ type shares struct {
 	// (a queue, a PodGroup, a QueueUnit, a node): until the shares include it, unitDemand may be
 	// behind.
 	untrackedGen atomic.Uint64
-	listeners    []func(queue string)
+	onDeserved   listeners
 	computed     []func()
 	// spareGrown hear of a computation after which some queue holds more above its share.
 	spareGrown []func()
@@ -148,11 +148,7 @@ func (a *Accounting) runShares(ctx context.Context) {
 }
 
 // OnDeservedChange registers f to be told the name of a queue whose deserved share changed.
-func (a *Accounting) OnDeservedChange(f func(queue string)) {
-	a.shares.mu.Lock()
-	defer a.shares.mu.Unlock()
-	a.shares.listeners = append(a.shares.listeners, f)
-}
+func (a *Accounting) OnDeservedChange(f func(queue string)) { a.shares.onDeserved.add(f) }
 
 // Deserved returns a queue's current fair share; for the root, the cluster's capacity.
 func (a *Accounting) Deserved(queue string) v1.ResourceList {
@@ -192,10 +188,10 @@ func (a *Accounting) recomputeShares() {
 	grew := spareGrew(a.shares.spare, spare)
 	a.shares.deserved, a.shares.spare = deserved, spare
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
-	listeners, computed, spareGrown := a.shares.listeners, a.shares.computed, a.shares.spareGrown
+	computed, spareGrown := a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
 	for _, name := range changed {
-		notify(listeners, name)
+		a.shares.onDeserved.notify(name)
 	}
 	for _, f := range computed {
 		f()

@@ -87,9 +87,9 @@ type usage struct {
 	// section as the change, so that whoever sees a change in usage (a victim terminating, say) sees
 	// the shares stale too until they are recomputed with it.
 	sharesDirty func() uint64
-	listeners   []func(queue string)
-	// freed hear of a queue that holds less: a pod of it left or stopped holding.
-	freed []func(queue string)
+	// onChange hear of a queue whose usage changed; freed of one that holds less: a pod of it left or
+	// stopped holding.
+	onChange, freed listeners
 }
 
 func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
@@ -152,19 +152,11 @@ func isQueuePod(obj any) bool {
 
 // OnQueueUsageChange registers f to be told the name of a queue whose usage changed; f must not
 // block. A listener registered once the informers run is told of the changes from then on.
-func (a *Accounting) OnQueueUsageChange(f func(queue string)) {
-	a.usage.mu.Lock()
-	defer a.usage.mu.Unlock()
-	a.usage.listeners = append(a.usage.listeners, f)
-}
+func (a *Accounting) OnQueueUsageChange(f func(queue string)) { a.usage.onChange.add(f) }
 
 // OnQueueRoomFreed registers f to be told the name of a queue whose pods hold less than before: one
-// left, was forgotten, or asks for less. Register before the informers start; f must not block.
-func (a *Accounting) OnQueueRoomFreed(f func(queue string)) {
-	a.usage.mu.Lock()
-	defer a.usage.mu.Unlock()
-	a.usage.freed = append(a.usage.freed, f)
-}
+// left, was forgotten, or asks for less; f must not block.
+func (a *Accounting) OnQueueRoomFreed(f func(queue string)) { a.usage.freed.add(f) }
 
 // frees says whether replacing old by entry gives back room in old's queue.
 func frees(old, entry podUsage) bool {
@@ -317,16 +309,15 @@ func (u *usage) upsert(pod *v1.Pod) {
 		entry.countedGen = u.sharesDirty()
 	}
 	u.put(pod.UID, entry)
-	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
 	if changed {
-		notify(listeners, entry.queue)
+		u.onChange.notify(entry.queue)
 	}
 	if existed && old.queue != entry.queue {
-		notify(listeners, old.queue)
+		u.onChange.notify(old.queue)
 	}
 	if existed && frees(old, entry) {
-		notify(freed, old.queue)
+		u.freed.notify(old.queue)
 	}
 }
 
@@ -384,13 +375,12 @@ func (u *usage) remove(obj any) {
 		u.subtract(old)
 		u.sharesDirty()
 	}
-	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
 	if existed {
-		notify(listeners, old.queue)
+		u.onChange.notify(old.queue)
 	}
 	if existed && old.holds() {
-		notify(freed, old.queue)
+		u.freed.notify(old.queue)
 	}
 }
 
@@ -507,12 +497,6 @@ func takeFrom(held map[string]v1.ResourceList, key string, requests v1.ResourceL
 	}
 }
 
-func notify(listeners []func(string), queue string) {
-	for _, f := range listeners {
-		f(queue)
-	}
-}
-
 // Assume counts pod as bound from now on, before the binding reaches the informer; a scheduler's
 // Reserve calls it so that the next pods see the resources taken. The assumption holds until the
 // informer shows the pod bound, Forget undoes it, or the pod is deleted.
@@ -548,11 +532,10 @@ func (u *usage) assume(pod *v1.Pod) {
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.sharesDirty()
-	listeners := u.listeners
 	u.mu.Unlock()
-	notify(listeners, entry.queue)
+	u.onChange.notify(entry.queue)
 	if existed && old.queue != entry.queue {
-		notify(listeners, old.queue)
+		u.onChange.notify(old.queue)
 	}
 }
 
@@ -572,8 +555,7 @@ func (u *usage) forget(uid types.UID) {
 		u.drop(uid)
 	}
 	u.sharesDirty()
-	listeners, freed := u.listeners, u.freed
 	u.mu.Unlock()
-	notify(listeners, old.queue)
-	notify(freed, old.queue) // an assumed pod held room, and no longer does
+	u.onChange.notify(old.queue)
+	u.freed.notify(old.queue) // an assumed pod held room, and no longer does
 }

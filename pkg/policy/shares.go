@@ -4,6 +4,7 @@ import (
 	"math"
 
 	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 )
 
 // UnderShare says whether queue, taking req more, stays within its deserved share in every resource
@@ -23,7 +24,7 @@ func UnderShare(s *Snapshot, queue string, req v1.ResourceList) bool {
 func ReclaimableSpare(s *Snapshot, except string) map[string]v1.ResourceList {
 	out := make(map[string]v1.ResourceList, len(s.Spare))
 	for name, spare := range s.Spare {
-		if q := s.Queue(name); name != except && q != nil && q.Reclaimable && holds(q.Allocated) {
+		if q := s.Queue(name); name != except && q != nil && q.Reclaimable && !quota.IsZero(q.Allocated) {
 			out[name] = spare
 		}
 	}
@@ -36,21 +37,11 @@ func ReclaimableSpare(s *Snapshot, except string) map[string]v1.ResourceList {
 // snapshot as on a fresh one.
 func NothingToReclaimBeside(s *Snapshot, except string) bool {
 	for name := range s.Queues {
-		if q := s.Queue(name); name != except && q.Reclaimable && holds(q.Allocated) {
+		if q := s.Queue(name); name != except && q.Reclaimable && !quota.IsZero(q.Allocated) {
 			return false
 		}
 	}
 	return true
-}
-
-// holds says whether any resource of list is more than zero.
-func holds(list v1.ResourceList) bool {
-	for _, q := range list {
-		if q.Sign() > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // Claimable is what the queues below their share can still claim: per leaf queue, what it deserves
