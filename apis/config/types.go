@@ -33,6 +33,28 @@ type QueueStateArgs struct {
 	// PodGroups only. Leave out a source whose own scheduler still runs on the cluster (Volcano's, or
 	// a coscheduling profile): one writer per PodGroup status.
 	GangSources []schedulingv1beta1.GangSource `json:"gangSources,omitempty"`
+	// FairSharing configures what the fair shares remember of each queue's usage.
+	FairSharing FairSharingArgs `json:"fairSharing,omitempty"`
+}
+
+// FairSharingArgs configure the usage history of the fair shares (docs/fairness.md): each queue's
+// decayed usage, and how strongly it moves the division of what is left above the guarantees.
+type FairSharingArgs struct {
+	// UsageHalfLife is the time after which a resource-second used counts half;
+	// DefaultUsageHalfLife when absent, and "0s" keeps no usage at all (usageFactor must then be 0).
+	UsageHalfLife *Duration `json:"usageHalfLife,omitempty"`
+	// UsageResetPeriod, when set, forgets all usage at each multiple of it counted from midnight UTC
+	// of Monday 1 January of year 1: "24h" every midnight UTC, "168h" every Monday at midnight UTC.
+	UsageResetPeriod Duration `json:"usageResetPeriod,omitempty"`
+	// EntryCharge is how long a pod's requests count as used the moment it starts holding them, so
+	// that a burst of admissions weighs at once; DefaultEntryCharge when absent, "0s" for none.
+	EntryCharge *Duration `json:"entryCharge,omitempty"`
+	// UsageFactor is how strongly usage moves the shares above the guarantees, from 0 (not at all:
+	// the split by weight) to 10; 1 moves them as much as the weights themselves. 0 when absent.
+	UsageFactor float64 `json:"usageFactor,omitempty"`
+	// CheckpointInterval is how often the controller writes each queue's usage into its status, from
+	// which a new leader or a restarted scheduler resumes it; DefaultCheckpointInterval when zero.
+	CheckpointInterval Duration `json:"checkpointInterval,omitempty"`
 }
 
 // TakesGangsOf says whether PodGroups of source are gangs of queue-scheduler.
@@ -131,6 +153,13 @@ const (
 	// (docs/visibility.md, docs/performance.md "Queue status freshness").
 	DefaultStatusWriteInterval   = 5 * time.Second
 	DefaultStatusWritesPerSecond = 5
+	// DefaultUsageHalfLife, DefaultEntryCharge and DefaultCheckpointInterval are the usage history's:
+	// yesterday's usage counts half, an admission a minute at once, and a restart loses at most five
+	// minutes of it. MaxUsageFactor bounds its strength.
+	DefaultUsageHalfLife      = 24 * time.Hour
+	DefaultEntryCharge        = time.Minute
+	DefaultCheckpointInterval = 5 * time.Minute
+	MaxUsageFactor            = 10
 )
 
 // Decode reads QueueStateArgs from a plugin's args (nil means all defaults), fills in defaults for
@@ -160,6 +189,7 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	if a.GangSources == nil {
 		a.GangSources = slices.Clone(schedulingv1beta1.GangSources)
 	}
+	a.FairSharing.setDefaults()
 	w := &a.Webhook
 	if w.BindAddress == "" {
 		w.BindAddress = DefaultBindAddress
@@ -183,6 +213,41 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	if a.Visibility.BindAddress == "" {
 		a.Visibility.BindAddress = DefaultVisibilityBindAddress
 	}
+}
+
+func (f *FairSharingArgs) setDefaults() {
+	if f.UsageHalfLife == nil {
+		f.UsageHalfLife = &Duration{DefaultUsageHalfLife}
+	}
+	if f.EntryCharge == nil {
+		f.EntryCharge = &Duration{DefaultEntryCharge}
+	}
+	if f.CheckpointInterval.Duration == 0 {
+		f.CheckpointInterval.Duration = DefaultCheckpointInterval
+	}
+}
+
+func (f *FairSharingArgs) validate() field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("fairSharing")
+	nonNegative := func(name string, d Duration) {
+		if d.Duration < 0 {
+			errs = append(errs, field.Invalid(path.Child(name), d.String(), "must not be negative"))
+		}
+	}
+	nonNegative("usageHalfLife", *f.UsageHalfLife)
+	nonNegative("usageResetPeriod", f.UsageResetPeriod)
+	nonNegative("entryCharge", *f.EntryCharge)
+	switch {
+	case !(f.UsageFactor >= 0 && f.UsageFactor <= MaxUsageFactor):
+		errs = append(errs, field.Invalid(path.Child("usageFactor"), f.UsageFactor, fmt.Sprintf("must be between 0 and %d", MaxUsageFactor)))
+	case f.UsageFactor > 0 && f.UsageHalfLife.Duration == 0:
+		errs = append(errs, field.Invalid(path.Child("usageFactor"), f.UsageFactor, "must be 0 while usageHalfLife is 0s: no usage is kept"))
+	}
+	if f.CheckpointInterval.Duration < time.Second {
+		errs = append(errs, field.Invalid(path.Child("checkpointInterval"), f.CheckpointInterval.String(), "must be at least 1s"))
+	}
+	return errs
 }
 
 // ServiceDNSNames are the names a Service in namespace is reached by; <service>.<namespace>.svc is
@@ -226,7 +291,7 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 	if a.Webhook.CertCheckInterval.Duration < time.Second {
 		errs = append(errs, field.Invalid(path.Child("certCheckInterval"), a.Webhook.CertCheckInterval.String(), "must be at least 1s"))
 	}
-	return errs
+	return append(errs, a.FairSharing.validate()...)
 }
 
 // decodeRaw reads a plugin's raw JSON args into args; nil args leave it unchanged.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -121,6 +122,49 @@ func TestDecodeStatusPacing(t *testing.T) {
 		}
 		if err != nil || args.Controller.StatusWriteInterval.Duration != tt.wantInterval || args.Controller.StatusWritesPerSecond != tt.wantRate {
 			t.Errorf("%s: got %+v, %v; want %s and %d a second", tt.name, args.Controller, err, tt.wantInterval, tt.wantRate)
+		}
+	}
+}
+
+func TestDecodeFairSharing(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      FairSharingArgs
+		wantErr   string
+	}{
+		{name: "defaults: usage kept, shares by weight",
+			want: FairSharingArgs{UsageHalfLife: &Duration{DefaultUsageHalfLife}, EntryCharge: &Duration{DefaultEntryCharge},
+				CheckpointInterval: Duration{DefaultCheckpointInterval}}},
+		{name: "set", raw: `{"fairSharing": {"usageHalfLife": "4h", "usageResetPeriod": "168h", "entryCharge": "0s", "usageFactor": 0.5, "checkpointInterval": "1m"}}`,
+			want: FairSharingArgs{UsageHalfLife: &Duration{4 * time.Hour}, UsageResetPeriod: Duration{168 * time.Hour}, EntryCharge: &Duration{},
+				UsageFactor: 0.5, CheckpointInterval: Duration{time.Minute}}},
+		{name: "off", raw: `{"fairSharing": {"usageHalfLife": "0s"}}`,
+			want: FairSharingArgs{UsageHalfLife: &Duration{}, EntryCharge: &Duration{DefaultEntryCharge}, CheckpointInterval: Duration{DefaultCheckpointInterval}}},
+		{name: "a factor without history", raw: `{"fairSharing": {"usageHalfLife": "0s", "usageFactor": 1}}`,
+			wantErr: `fairSharing.usageFactor: Invalid value: 1: must be 0 while usageHalfLife is 0s: no usage is kept`},
+		{name: "factor out of range", raw: `{"fairSharing": {"usageFactor": 11}}`,
+			wantErr: `fairSharing.usageFactor: Invalid value: 11: must be between 0 and 10`},
+		{name: "negative factor", raw: `{"fairSharing": {"usageFactor": -1}}`,
+			wantErr: `fairSharing.usageFactor: Invalid value: -1: must be between 0 and 10`},
+		{name: "negative half-life", raw: `{"fairSharing": {"usageHalfLife": "-1h"}}`,
+			wantErr: `fairSharing.usageHalfLife: Invalid value: "-1h0m0s": must not be negative`},
+		{name: "checkpoints too often", raw: `{"fairSharing": {"checkpointInterval": "10ms"}}`,
+			wantErr: `fairSharing.checkpointInterval: Invalid value: "10ms": must be at least 1s`},
+	}
+	for _, tt := range tests {
+		var obj runtime.Object
+		if tt.raw != "" {
+			obj = &runtime.Unknown{Raw: []byte(tt.raw)}
+		}
+		args, err := Decode(obj, "ns")
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: got error %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(args.FairSharing, tt.want) {
+			t.Errorf("%s: got %+v, %v; want %+v", tt.name, args.FairSharing, err, tt.want)
 		}
 	}
 }

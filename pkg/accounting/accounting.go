@@ -25,6 +25,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
 	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
@@ -70,6 +71,8 @@ type Accounting struct {
 	takesGangsOf func(schedulingv1beta1.GangSource) bool
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
 	clock clock.WithTickerAndDelayedExecution
+	// ledger remembers what each queue used.
+	ledger ledger
 }
 
 // Config is what the composition root chooses for an accounting.
@@ -80,6 +83,9 @@ type Config struct {
 	// Clock tells the time to the accounting and the plugins and controller built on it; nil is the
 	// real clock.
 	Clock clock.WithTickerAndDelayedExecution
+	// History says how the queues' usage is remembered and how strongly it moves the shares; the
+	// zero value keeps none.
+	History history.Settings
 }
 
 // GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
@@ -138,6 +144,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		attempts:         gangs.NewAttempts(clk),
 		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
 		pins:             pins{byUID: map[types.UID]string{}},
+		ledger:           ledger{settings: cfg.History},
 	}
 	if err := a.addIndexers(); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/fairshare"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
@@ -42,6 +43,8 @@ type shares struct {
 	capacity   v1.ResourceList
 	claimable  v1.ResourceList
 	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
+	// weights are the effective weights the usage history gave, where they differ from the queues'.
+	weights fairshare.Weights
 	// unitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
 	// pods, as of the last computation.
 	unitDemand v1.ResourceList
@@ -126,13 +129,26 @@ func movesShares(old, obj any) bool {
 	return true
 }
 
-// run recomputes the shares on demand until ctx ends.
+// run recomputes the shares on demand until ctx ends, and while usage moves them, every
+// historyRefresh with nothing else changing.
 func (a *Accounting) runShares(ctx context.Context) {
 	for {
+		var refresh <-chan time.Time
+		if d := a.historyRefresh(); d > 0 {
+			refresh = a.clock.After(d)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.shares.dirty:
+		case <-refresh:
+			// The passage of time is the change: numbered as any other, so that snapshots are built
+			// anew on the shares it moved, and computed now.
+			a.shares.markDirty()
+			select {
+			case <-a.shares.dirty:
+			default:
+			}
 		}
 		start := a.clock.Now()
 		a.recomputeShares()
@@ -145,6 +161,17 @@ func (a *Accounting) runShares(ctx context.Context) {
 		case <-a.clock.After(max(sharesInterval, sharesCostFactor*took)):
 		}
 	}
+}
+
+// historyRefresh is how often the shares are computed again while nothing changes, when usage moves
+// them: a hundredth of the half-life, within a second and a minute, in which usage decays by 0.7%.
+// Zero when usage does not move the shares.
+func (a *Accounting) historyRefresh() time.Duration {
+	s := a.ledger.settings
+	if !s.Keeps() || s.Factor <= 0 {
+		return 0
+	}
+	return min(max(s.HalfLife/100, time.Second), time.Minute)
 }
 
 // OnDeservedChange registers f to be told the name of a queue whose deserved share changed.
@@ -162,8 +189,15 @@ func (a *Accounting) recomputeShares() {
 	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
-	root, demands, unitDemand := a.shareTree(usage)
-	deserved := fairshare.Compute(root, capacity)
+	now := a.clock.Now()
+	a.ledger.advance(a.AllQueues(), usage, a.enteredSnapshot(), now)
+	factor := a.ledger.settings.Factor
+	var used map[string]history.Usage
+	if factor > 0 {
+		used = a.ledger.at(now)
+	}
+	root, demands, unitDemand := a.shareTree(usage, used)
+	deserved, weights := fairshare.ComputeRemembering(root, capacity, factor)
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
 	allocated := make(map[string]v1.ResourceList, len(usage))
@@ -186,7 +220,7 @@ func (a *Accounting) recomputeShares() {
 		}
 	}
 	grew := spareGrew(a.shares.spare, spare)
-	a.shares.deserved, a.shares.spare = deserved, spare
+	a.shares.deserved, a.shares.spare, a.shares.weights = deserved, spare, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
 	computed, spareGrown := a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
@@ -243,9 +277,10 @@ func leaves(q *fairshare.Queue, out []string) []string {
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
 // pods hold and ask for, and what its Enqueued QueueUnits and Pending PodGroups ask for beyond their
-// pods; a Suspended queue asks for nothing more than it holds. demands holds each queue's demand as
-// if it were not Suspended, unitDemand what the queues' units and PodGroups ask for beyond their pods.
-func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
+// pods; a Suspended queue asks for nothing more than it holds; and with used, its own usage history.
+// demands holds each queue's demand as if it were not Suspended, unitDemand what the queues' units
+// and PodGroups ask for beyond their pods.
+func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]history.Usage) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
 	demands = make(map[string]v1.ResourceList, len(usage))
 	unitDemand = v1.ResourceList{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
@@ -261,7 +296,7 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage) (root *fairshare.Que
 			demand = u.Allocated
 		}
 		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
-			Capability: q.Spec.Capability, Demand: demand}
+			Capability: q.Spec.Capability, Demand: demand, Usage: used[q.Name].ResourceSeconds}
 		for _, c := range a.Children(q.Name) {
 			if _, visited := demands[c.Name]; !visited {
 				node.Children = append(node.Children, build(c))
@@ -316,6 +351,14 @@ func (a *Accounting) workDemand(queue string) v1.ResourceList {
 		}
 	}
 	return demand
+}
+
+// EffectiveWeights are the weights the usage history gives a queue among its siblings, by resource,
+// as of the last computation of the shares; nil where they are its own weight.
+func (a *Accounting) EffectiveWeights(queue string) map[v1.ResourceName]float64 {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.weights[queue]
 }
 
 // DominantShare is how much of its deserved share a queue holds now, in the resource where it holds

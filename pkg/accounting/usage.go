@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -78,7 +79,11 @@ type usage struct {
 	asked     map[string]v1.ResourceList       // what each PodGroup's pending pods ask for, by group key
 	waiting   map[string]map[types.UID]*v1.Pod // pods whose PodGroup does not exist yet, by group key
 	subtree   map[string]v1.ResourceList       // what each queue and the queues below it hold
-	tree      ancestry
+	// entered counts, per queue, the requests of its pods that started holding, all along: the usage
+	// history charges each on entry. A pod seen holding from the first (at a start) was charged by
+	// the scheduler that admitted it.
+	entered map[string]v1.ResourceList
+	tree    ancestry
 	// changed names the queues whose usage or subtree total changed since the last snapshot was
 	// built, so that the next one copies only those; allChanged, that every queue's may have.
 	changed    map[string]struct{}
@@ -106,6 +111,7 @@ func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
 		queues:      map[string]*QueueUsage{},
 		waiting:     map[string]map[types.UID]*v1.Pod{},
 		subtree:     map[string]v1.ResourceList{},
+		entered:     map[string]v1.ResourceList{},
 		changed:     map[string]struct{}{},
 		allChanged:  true,
 	}
@@ -190,6 +196,13 @@ func (a *Accounting) PodCount(queue string) int {
 // usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
 // shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
 // place: they are read, never changed.
+// enteredSnapshot is usage.entered as it stands; its lists are replaced, never changed in place.
+func (a *Accounting) enteredSnapshot() map[string]v1.ResourceList {
+	a.usage.mu.RLock()
+	defer a.usage.mu.RUnlock()
+	return maps.Clone(a.usage.entered)
+}
+
 func (a *Accounting) usageSnapshot() map[string]QueueUsage {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
@@ -303,6 +316,9 @@ func (u *usage) upsert(pod *v1.Pod) {
 		u.subtract(old)
 	}
 	u.add(entry)
+	if existed && !old.holds() && entry.holds() {
+		u.entered[entry.queue] = quota.Add(u.entered[entry.queue], entry.requests)
+	}
 	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
 		!quota.Equals(old.requests, entry.requests) || old.queue != entry.queue
 	if changed {
@@ -531,6 +547,7 @@ func (u *usage) assume(pod *v1.Pod) {
 	entry.assumed, entry.settled = true, true
 	u.put(pod.UID, entry)
 	u.add(entry)
+	u.entered[entry.queue] = quota.Add(u.entered[entry.queue], entry.requests)
 	u.sharesDirty()
 	u.mu.Unlock()
 	u.onChange.notify(entry.queue)
@@ -547,6 +564,7 @@ func (u *usage) forget(uid types.UID) {
 		return
 	}
 	u.subtract(old)
+	u.entered[old.queue] = quota.SubtractWithNonNegativeResult(u.entered[old.queue], old.requests)
 	if old.informed {
 		old.assumed = false
 		u.put(uid, old)

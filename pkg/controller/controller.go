@@ -6,6 +6,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
@@ -58,6 +60,8 @@ type Controller struct {
 	clock clock.WithTickerAndDelayedExecution
 	// usageWrites spaces the status writes that usage changes cause.
 	usageWrites *throttle
+	// checkpoints is how often a queue's usage history is written into its status.
+	checkpoints time.Duration
 	// consumers watches the jobs QueueUnits queue.
 	consumers *consumers
 	// gangs watches the PodGroups of the other gang APIs, which the controller mirrors.
@@ -134,6 +138,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		recorder:        broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
 		clock:           acct.Clock(),
 		usageWrites:     newThrottle(pacing),
+		checkpoints:     cmp.Or(pacing.Checkpoint, config.DefaultCheckpointInterval),
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
@@ -229,6 +234,11 @@ func (c *Controller) enqueue(pick func(*workqueues) workqueue.TypedRateLimitingI
 
 func (c *Controller) enqueueQueue(name string) {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name)
+}
+
+// enqueueQueueAfter syncs the queue after d: its usage checkpoint comes due.
+func (c *Controller) enqueueQueueAfter(name string, d time.Duration) {
+	c.enqueueAfter(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.queues }, name, d)
 }
 
 // enqueueQueuePaced syncs the queue at most once per the pacing's interval; the changes meanwhile

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +43,11 @@ func (c *Controller) offerRoomToUnits() {
 
 func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue) error {
 	status := c.desiredStatus(q)
+	var due time.Duration
+	status.Usage, due = c.usageCheckpoint(q)
+	if due > 0 {
+		c.enqueueQueueAfter(q.Name, due)
+	}
 	if apiequality.Semantic.DeepEqual(status, q.Status) {
 		return nil
 	}

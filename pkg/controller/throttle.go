@@ -23,6 +23,9 @@ type StatusPacing struct {
 	Interval time.Duration
 	// PerSecond bounds the usage-driven writes of all busy queues together.
 	PerSecond int
+	// Checkpoint is how often a queue's usage history is written into its status (when it keeps
+	// one); DefaultCheckpointInterval of the config when zero.
+	Checkpoint time.Duration
 }
 
 // throttle spaces the usage-driven syncs of each queue. The first change after a quiet interval is

@@ -73,7 +73,8 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 		return err
 	}
 	c, err := controller.New(ctx, client, dyn, meta, acct, gangs, controller.StatusPacing{
-		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond)})
+		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond),
+		Checkpoint: args.FairSharing.CheckpointInterval.Duration})
 	if err != nil {
 		return err
 	}

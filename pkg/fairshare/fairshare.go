@@ -9,6 +9,17 @@
 // or every child is satisfied. A parent's demand is the sum of its children's; what a parent deserves
 // is what its children share. The sum of what children deserve never exceeds what their parent has,
 // and without contention every queue deserves at least its demand.
+//
+// With a usage history (ComputeRemembering, factor k > 0), the rest above the guarantees is split by
+// effective weights instead, level by level and resource by resource. Among the children of one
+// parent, with W the child's weight over its siblings' together and U its usage (its own and its
+// descendants', decayed) over theirs together, the child's part is max(0, W + k·(W − U)): a child
+// that used more than its weight's part of what its parent's children used gets less than its
+// weight's part of the rest, one that used less gets more. The usage is normalised among siblings,
+// so the correction holds as strongly at any depth. Guarantees, capabilities and demand bound
+// every child as before, and what a child with no part left cannot take goes to it once the others
+// are satisfied: the split remembers, it never leaves room idle. Children that used nothing
+// together are split by weight alone, and k = 0 gives the split by weight exactly.
 package fairshare
 
 import (
@@ -28,50 +39,104 @@ type Queue struct {
 	// Capability bounds the queue; a missing resource is unlimited.
 	Capability v1.ResourceList
 	// Demand is what the queue's own work asks for (leaf queues).
-	Demand   v1.ResourceList
+	Demand v1.ResourceList
+	// Usage is what the queue's own work used, decayed (pkg/history), by resource.
+	Usage    map[v1.ResourceName]float64
 	Children []*Queue
 }
+
+// Weights are the effective weights of the queues whose usage moved them, by queue and resource, in
+// the units of Queue.Weight: a queue of weight 2 that used more than its part has, say, 1.4.
+type Weights map[string]map[v1.ResourceName]float64
 
 // Compute returns what every queue below root deserves, by name, sharing capacity among root's
 // children. Only the resources of capacity are shared.
 func Compute(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
-	out := map[string]v1.ResourceList{}
-	demand := map[*Queue]float64{}
-	for name, total := range capacity {
-		totalDemand(root, name, demand)
-		share(root, name, millis(total), demand, out)
-	}
-	return out
+	deserved, _ := ComputeRemembering(root, capacity, 0)
+	return deserved
 }
 
-// totalDemand sets demand to each queue's demand of resource name, in milli-units: its own plus
-// its children's.
-func totalDemand(q *Queue, name v1.ResourceName, demand map[*Queue]float64) float64 {
-	sum := milli(q.Demand, name)
-	for _, c := range q.Children {
-		sum += totalDemand(c, name, demand)
+// ComputeRemembering is Compute with the rest above the guarantees split by effective weights of
+// strength factor (see the package's doc), and returns the effective weights that differ from the
+// queues' own.
+func ComputeRemembering(root *Queue, capacity v1.ResourceList, factor float64) (map[string]v1.ResourceList, Weights) {
+	c := computation{out: map[string]v1.ResourceList{}, demand: map[*Queue]float64{}, factor: factor}
+	if factor > 0 {
+		c.used, c.weights = map[*Queue]float64{}, Weights{}
 	}
-	demand[q] = sum
+	for name, total := range capacity {
+		sumOver(root, func(q *Queue) float64 { return milli(q.Demand, name) }, c.demand)
+		if c.used != nil {
+			sumOver(root, func(q *Queue) float64 { return q.Usage[name] }, c.used)
+		}
+		c.share(root, name, millis(total))
+	}
+	return c.out, c.weights
+}
+
+// computation is one run of ComputeRemembering: each queue's demand and usage of the resource being
+// shared, its own and its descendants' together.
+type computation struct {
+	out          map[string]v1.ResourceList
+	demand, used map[*Queue]float64
+	factor       float64
+	weights      Weights
+}
+
+// sumOver sets sums to each queue's of(q) plus its descendants'.
+func sumOver(q *Queue, of func(*Queue) float64, sums map[*Queue]float64) float64 {
+	sum := of(q)
+	for _, c := range q.Children {
+		sum += sumOver(c, of, sums)
+	}
+	sums[q] = sum
 	return sum
 }
 
 // share splits amount (in milli-units) of resource name among q's children, then recursively below.
-func share(q *Queue, name v1.ResourceName, amount float64, demand map[*Queue]float64, out map[string]v1.ResourceList) {
+func (c *computation) share(q *Queue, name v1.ResourceName, amount float64) {
 	if len(q.Children) == 0 {
 		return
 	}
-	given := waterFill(q.Children, name, amount, demand)
-	for i, c := range q.Children {
-		if out[c.Name] == nil {
-			out[c.Name] = v1.ResourceList{}
+	given := waterFill(q.Children, name, amount, c.demand, c.childWeights(q.Children, name))
+	for i, child := range q.Children {
+		if c.out[child.Name] == nil {
+			c.out[child.Name] = v1.ResourceList{}
 		}
-		out[c.Name][name] = quantity(name, given[i])
-		share(c, name, given[i], demand, out)
+		c.out[child.Name][name] = quantity(name, given[i])
+		c.share(child, name, given[i])
 	}
 }
 
-// waterFill gives each child its guarantee, then splits the rest by weight up to each child's cap.
-func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand map[*Queue]float64) []float64 {
+// childWeights are the weights children split the rest above their guarantees by: their own, or
+// with a usage history their effective ones (recorded in c.weights where they differ).
+func (c *computation) childWeights(children []*Queue, name v1.ResourceName) []float64 {
+	weights := ownWeights(children)
+	total, used := 0.0, 0.0
+	for i, child := range children {
+		total += weights[i]
+		used += c.used[child]
+	}
+	if c.factor <= 0 || !(used > 0) {
+		return weights
+	}
+	for i, child := range children {
+		part := weights[i] / total
+		effective := math.Max(0, part+c.factor*(part-c.used[child]/used)) * total
+		if effective != weights[i] {
+			if c.weights[child.Name] == nil {
+				c.weights[child.Name] = map[v1.ResourceName]float64{}
+			}
+			c.weights[child.Name][name] = effective
+		}
+		weights[i] = effective
+	}
+	return weights
+}
+
+// waterFill gives each child its guarantee, then splits the rest by weights up to each child's cap.
+// Children left with no weight share what the others leave, by their own weights.
+func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand map[*Queue]float64, weights []float64) []float64 {
 	given := guarantees(children, name, amount)
 	caps := make([]float64, len(children))
 	for i, c := range children {
@@ -83,20 +148,24 @@ func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand m
 	}
 	for left > epsilon {
 		weight := 0.0
-		for i, c := range children {
+		for i := range children {
 			if given[i] < caps[i]-epsilon {
-				weight += float64(max(c.Weight, 1))
+				weight += weights[i]
 			}
 		}
 		if weight == 0 {
-			break
+			if !anyZero(weights) {
+				break
+			}
+			weights = ownWeights(children)
+			continue
 		}
 		handed := 0.0
-		for i, c := range children {
+		for i := range children {
 			if given[i] >= caps[i]-epsilon {
 				continue
 			}
-			add := math.Min(left*float64(max(c.Weight, 1))/weight, caps[i]-given[i])
+			add := math.Min(left*weights[i]/weight, caps[i]-given[i])
 			given[i] += add
 			handed += add
 		}
@@ -106,6 +175,24 @@ func waterFill(children []*Queue, name v1.ResourceName, amount float64, demand m
 		}
 	}
 	return given
+}
+
+func anyZero(weights []float64) bool {
+	for _, w := range weights {
+		if w == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ownWeights are the children's own weights, values below 1 counting as 1.
+func ownWeights(children []*Queue) []float64 {
+	weights := make([]float64, len(children))
+	for i, c := range children {
+		weights[i] = float64(max(c.Weight, 1))
+	}
+	return weights
 }
 
 // epsilon is the smallest amount (a thousandth of a milli-unit) worth handing out.
@@ -149,12 +236,14 @@ func millis(q resource.Quantity) float64 { return q.AsApproximateFloat64() * 100
 // maxExact is the largest float64 below 2^63 that converts to int64 exactly and safely.
 const maxExact = float64(1<<63 - 1024)
 
-// quantity rounds a milli amount down to a quantity: whole units for resources counted in units
+// quantity rounds a milli amount down to a quantity, an amount a rounding error of the arithmetic
+// short of a whole milli-unit counting as that unit (so that inputs equal to their last digits give
+// equal shares): whole units for resources counted in units
 // (memory, pods, devices), milli-units for CPU while they fit int64 (whole cores beyond), saturating
 // at the largest int64. The quantity is built in place: a computation makes one per queue and
 // resource.
 func quantity(name v1.ResourceName, m float64) resource.Quantity {
-	m = math.Max(0, math.Floor(m))
+	m = math.Max(0, math.Floor(m+math.Max(1e-6, m*1e-12)))
 	if name == v1.ResourceCPU && m <= maxExact {
 		q := resource.Quantity{Format: resource.DecimalSI}
 		q.SetMilli(int64(m))

@@ -18,6 +18,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
 
@@ -30,6 +31,8 @@ import (
 type Root struct {
 	// takes says which other gang APIs' PodGroups the accounting takes as gangs.
 	takes func(schedulingv1beta1.GangSource) bool
+	// history says how the accounting remembers usage (QueueState's fairSharing).
+	history history.Settings
 
 	mu   sync.Mutex
 	kube informers.SharedInformerFactory
@@ -60,7 +63,21 @@ func NewRootFor(configFile string) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewRoot(args.TakesGangsOf), nil
+	r := NewRoot(args.TakesGangsOf)
+	r.history = HistorySettings(args.FairSharing)
+	return r, nil
+}
+
+// HistorySettings are the usage history's settings the fairSharing args ask for.
+func HistorySettings(f config.FairSharingArgs) history.Settings {
+	s := history.Settings{ResetPeriod: f.UsageResetPeriod.Duration, Factor: f.UsageFactor}
+	if f.UsageHalfLife != nil {
+		s.HalfLife = f.UsageHalfLife.Duration
+	}
+	if f.EntryCharge != nil {
+		s.EntryCharge = f.EntryCharge.Duration
+	}
+	return s
 }
 
 // Accounting returns the accounting of the scheduler whose informer factory is kube, building and
@@ -79,7 +96,7 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 	if err != nil {
 		return nil, fmt.Errorf("queue-scheduler client: %w", err)
 	}
-	acct, err := accounting.Start(ctx, client, kube, accounting.Config{Takes: r.takes})
+	acct, err := accounting.Start(ctx, client, kube, accounting.Config{Takes: r.takes, History: r.history})
 	if err != nil {
 		return nil, err
 	}

@@ -122,6 +122,10 @@ type QueueStatus struct {
 	// deserved is the queue's current fair share.
 	// +optional
 	Deserved corev1.ResourceList `json:"deserved,omitempty"`
+	// usage is the queue's decayed usage as last checkpointed: the scheduler resumes from it after
+	// a restart or a change of leader.
+	// +optional
+	Usage *UsageCheckpoint `json:"usage,omitempty"`
 
 	// conditions describe the queue's state in detail.
 	// +optional
@@ -132,6 +136,21 @@ type QueueStatus struct {
 	// observedGeneration is the spec generation this status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// UsageCheckpoint is a queue's decayed usage at a moment (docs/fairness.md).
+type UsageCheckpoint struct {
+	// resourceSeconds is what the queue's own pods held, by resource, in resource-seconds (a core
+	// for a second is 1, 2Gi of memory for a second 2Gi), each second counting half after the
+	// configured half-life. The queues below it keep their own.
+	// +optional
+	ResourceSeconds corev1.ResourceList `json:"resourceSeconds,omitempty"`
+	// effectiveWeight is, per resource, the weight the usage gives the queue among its siblings in
+	// dividing what is left above the guarantees; a resource not listed divides by spec.weight.
+	// +optional
+	EffectiveWeight corev1.ResourceList `json:"effectiveWeight,omitempty"`
+	// time is when the usage stood at resourceSeconds.
+	Time metav1.Time `json:"time"`
 }
 
 // Queue is a share of the cluster for a team: a weight, a guaranteed minimum, a hard maximum and a

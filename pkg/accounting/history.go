@@ -1,0 +1,136 @@
+package accounting
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
+)
+
+// ledger is each queue's usage history (pkg/history): what its own pods held, decayed. The
+// computation of the shares advances it, one goroutine; readers take it as of now.
+type ledger struct {
+	settings history.Settings
+	mu       sync.RWMutex
+	queues   map[string]ledgerEntry
+}
+
+// ledgerEntry is one queue's history: its usage at used.At, and what it has held since, which
+// advancing it over any later interval accounts for exactly until that changes.
+type ledgerEntry struct {
+	used      history.Usage
+	allocated v1.ResourceList
+	// entered is the queue's count of requests that started holding (usage.entered) already
+	// charged.
+	entered v1.ResourceList
+}
+
+// advance brings the ledger up to now for the queues that exist: a queue whose allocation changed,
+// or whose pods started holding, is advanced over the time since its last advance with what it held
+// then; the others keep their entries, which stay exact as they are. A queue seen for the first time
+// resumes from the checkpoint in its status.
+func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]QueueUsage, entered map[string]v1.ResourceList, now time.Time) {
+	if !l.settings.Keeps() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next := make(map[string]ledgerEntry, len(queues))
+	for _, q := range queues {
+		e, known := l.queues[q.Name]
+		if !known {
+			e = ledgerEntry{used: resumed(q, now), entered: entered[q.Name]}
+		}
+		held, charged := usage[q.Name].Allocated, quota.SubtractWithNonNegativeResult(entered[q.Name], e.entered)
+		if known && quota.Equals(held, e.allocated) && quota.IsZero(charged) {
+			next[q.Name] = e
+			continue
+		}
+		e.used = l.settings.Advance(e.used, e.allocated, quota.RemoveZeros(charged), now)
+		e.allocated, e.entered = held, entered[q.Name]
+		next[q.Name] = e
+	}
+	l.queues = next
+}
+
+// resumed is a queue's usage as its status's checkpoint left it, or none.
+func resumed(q *schedulingv1beta1.Queue, now time.Time) history.Usage {
+	if c := q.Status.Usage; c != nil {
+		return history.Restore(c.ResourceSeconds, c.Time.Time, now)
+	}
+	return history.Usage{At: now}
+}
+
+// at is every queue's own usage at now; nil without a history.
+func (l *ledger) at(now time.Time) map[string]history.Usage {
+	if !l.settings.Keeps() {
+		return nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make(map[string]history.Usage, len(l.queues))
+	for name, e := range l.queues {
+		out[name] = l.settings.Advance(e.used, e.allocated, nil, now)
+	}
+	return out
+}
+
+// of is one queue's own usage at now; false without a history or for a queue not seen yet.
+func (l *ledger) of(queue string, now time.Time) (history.Usage, bool) {
+	if !l.settings.Keeps() {
+		return history.Usage{}, false
+	}
+	l.mu.RLock()
+	e, ok := l.queues[queue]
+	l.mu.RUnlock()
+	if !ok {
+		return history.Usage{}, false
+	}
+	return l.settings.Advance(e.used, e.allocated, nil, now), true
+}
+
+// UsageHistory is the usage history's settings.
+func (a *Accounting) UsageHistory() history.Settings { return a.ledger.settings }
+
+// RememberedUsage is a queue's decayed usage now, its own pods' and those of the queues below it
+// (Subtree) together; false when no usage is kept or the queue is not known yet.
+func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
+	now := a.clock.Now()
+	own, ok := a.ledger.of(queue, now)
+	if !ok {
+		return own, false
+	}
+	total := history.Usage{ResourceSeconds: map[v1.ResourceName]float64{}, At: now}
+	add := func(u history.Usage) {
+		for name, v := range u.ResourceSeconds {
+			total.ResourceSeconds[name] += v
+		}
+	}
+	add(own)
+	seen := map[string]bool{queue: true}
+	var below func(name string)
+	below = func(name string) {
+		for _, c := range a.Children(name) {
+			if seen[c.Name] {
+				continue // a cycle the webhook did not see: counted once
+			}
+			seen[c.Name] = true
+			if u, ok := a.ledger.of(c.Name, now); ok {
+				add(u)
+			}
+			below(c.Name)
+		}
+	}
+	below(queue)
+	return total, true
+}
+
+// OwnUsage is a queue's own pods' decayed usage now, without the queues below it: what its
+// checkpoint holds.
+func (a *Accounting) OwnUsage(queue string) (history.Usage, bool) {
+	return a.ledger.of(queue, a.clock.Now())
+}

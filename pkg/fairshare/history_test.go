@@ -1,0 +1,178 @@
+package fairshare
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+)
+
+// released is the split by weight alone as released before the usage history, kept as the oracle
+// that factor 0 must match exactly.
+func released(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
+	out := map[string]v1.ResourceList{}
+	for name, total := range capacity {
+		demand := map[*Queue]float64{}
+		sumOver(root, func(q *Queue) float64 { return milli(q.Demand, name) }, demand)
+		var walk func(q *Queue, amount float64)
+		walk = func(q *Queue, amount float64) {
+			if len(q.Children) == 0 {
+				return
+			}
+			given := guarantees(q.Children, name, amount)
+			caps := make([]float64, len(q.Children))
+			left := amount
+			for i, c := range q.Children {
+				caps[i] = math.Min(limit(c.Capability, name), demand[c])
+				left -= given[i]
+			}
+			for left > epsilon {
+				weight := 0.0
+				for i, c := range q.Children {
+					if given[i] < caps[i]-epsilon {
+						weight += float64(max(c.Weight, 1))
+					}
+				}
+				if weight == 0 {
+					break
+				}
+				handed := 0.0
+				for i, c := range q.Children {
+					if given[i] < caps[i]-epsilon {
+						add := math.Min(left*float64(max(c.Weight, 1))/weight, caps[i]-given[i])
+						given[i] += add
+						handed += add
+					}
+				}
+				if left -= handed; handed <= epsilon {
+					break
+				}
+			}
+			for i, c := range q.Children {
+				if out[c.Name] == nil {
+					out[c.Name] = v1.ResourceList{}
+				}
+				out[c.Name][name] = quantity(name, given[i])
+				walk(c, given[i])
+			}
+		}
+		walk(root, millis(total))
+	}
+	return out
+}
+
+// withUsage gives every leaf of the tree a random usage of CPU.
+func withUsage(r *rand.Rand, qs []*Queue) {
+	for _, q := range qs {
+		if len(q.Children) == 0 && r.IntN(4) > 0 {
+			q.Usage = map[v1.ResourceName]float64{v1.ResourceCPU: r.Float64() * 1e6}
+		}
+		withUsage(r, q.Children)
+	}
+}
+
+// Factor 0 gives the shares of the split by weight exactly, whatever the usage, on 300 random
+// trees; so does any factor while nothing was used.
+func TestFactorZeroIsTheSplitByWeight(t *testing.T) {
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 17))
+		root := &Queue{Name: "root", Children: randomTree(r, 2, "q")}
+		capacity := cpu(fmt.Sprint(20 + r.IntN(200)))
+		want := released(root, capacity)
+		unused, _ := ComputeRemembering(root, capacity, 1)
+		withUsage(r, root.Children)
+		got, weights := ComputeRemembering(root, capacity, 0)
+		for name, w := range want {
+			if !quota.Equals(got[name], w) {
+				t.Errorf("seed %d: factor 0 gives %s %v, the split by weight %v", seed, name, got[name], w)
+			}
+			if !quota.Equals(unused[name], w) {
+				t.Errorf("seed %d: without usage, factor 1 gives %s %v, the split by weight %v", seed, name, unused[name], w)
+			}
+		}
+		if len(got) != len(want) || weights != nil {
+			t.Errorf("seed %d: factor 0 gave %d shares and weights %v, want %d and none", seed, len(got), weights, len(want))
+		}
+	}
+}
+
+func used(q *Queue, cpuSeconds float64) *Queue {
+	q.Usage = map[v1.ResourceName]float64{v1.ResourceCPU: cpuSeconds}
+	return q
+}
+
+func TestUsageMovesTheRestAboveGuarantees(t *testing.T) {
+	tests := []struct {
+		name     string
+		factor   float64
+		children []*Queue
+		want     map[string]float64
+		weights  map[string]float64
+	}{
+		{name: "equal weights, a used three times what b did, factor 1", factor: 1,
+			children: []*Queue{used(leaf("a", 1, "100"), 3000), used(leaf("b", 1, "100"), 1000)},
+			// parts 0.5 + (0.5 − 0.75) = 0.25 and 0.5 + (0.5 − 0.25) = 0.75
+			want: map[string]float64{"a": 15, "b": 45}, weights: map[string]float64{"a": 0.5, "b": 1.5}},
+		{name: "half the strength", factor: 0.5,
+			children: []*Queue{used(leaf("a", 1, "100"), 3000), used(leaf("b", 1, "100"), 1000)},
+			want:     map[string]float64{"a": 22.5, "b": 37.5}},
+		{name: "a queue with no part left still takes what the others leave", factor: 1,
+			children: []*Queue{used(leaf("a", 1, "100"), 1000), leaf("b", 1, "20")},
+			want:     map[string]float64{"a": 40, "b": 20}, weights: map[string]float64{"a": 0, "b": 2}},
+		{name: "guarantees are never reduced", factor: 4,
+			children: []*Queue{{Name: "a", Weight: 1, Demand: cpu("100"), Guarantee: cpu("30"), Usage: map[v1.ResourceName]float64{v1.ResourceCPU: 1e6}},
+				leaf("b", 1, "100")},
+			want: map[string]float64{"a": 30, "b": 30}},
+		{name: "weights still count: 3:1 with usage 3:1 is the split by weight", factor: 1,
+			children: []*Queue{used(leaf("a", 3, "100"), 3000), used(leaf("b", 1, "100"), 1000)},
+			want:     map[string]float64{"a": 45, "b": 15}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, weights := ComputeRemembering(&Queue{Name: "root", Children: tt.children}, cpu("60"), tt.factor)
+			for name, want := range tt.want {
+				if g := cpuOf(got[name]); math.Abs(g-want) > 0.002 {
+					t.Errorf("%s deserves %.3f, want %.3f", name, g, want)
+				}
+			}
+			for name, want := range tt.weights {
+				if g := weights[name][v1.ResourceCPU]; math.Abs(g-want) > 1e-9 {
+					t.Errorf("%s's effective weight is %v, want %v", name, g, want)
+				}
+			}
+		})
+	}
+}
+
+// The correction holds at the deepest level as at the top: usage is compared among siblings, so two
+// teams deep in a subtree that used a sliver of the cluster are corrected as strongly as two
+// top-level queues.
+func TestCorrectionAtTheDeepestLevel(t *testing.T) {
+	deep := func(aUsed, bUsed float64) map[string]v1.ResourceList {
+		root := &Queue{Name: "root", Children: []*Queue{
+			used(leaf("big", 1, "1000"), 1e9),
+			{Name: "org", Weight: 1, Children: []*Queue{
+				{Name: "dept", Weight: 1, Children: []*Queue{
+					used(leaf("a", 1, "1000"), aUsed), used(leaf("b", 1, "1000"), bUsed),
+				}},
+			}},
+		}}
+		got, _ := ComputeRemembering(root, cpu("80"), 1)
+		return got
+	}
+	got := deep(3000, 1000)
+	// Beside big, org used next to nothing and takes the larger part at the top; inside dept, a and b
+	// split dept's share 1:3, as two top-level queues with their usage would.
+	a, b := cpuOf(got["a"]), cpuOf(got["b"])
+	if math.Abs(b-3*a) > 0.01 {
+		t.Errorf("deep a and b deserve %.3f and %.3f, want 1:3 (a used three times as much)", a, b)
+	}
+	top := &Queue{Name: "root", Children: []*Queue{used(leaf("a", 1, "1000"), 3000), used(leaf("b", 1, "1000"), 1000)}}
+	flat, _ := ComputeRemembering(top, cpu("80"), 1)
+	if ra, rb := cpuOf(flat["a"]), cpuOf(flat["b"]); math.Abs(rb-3*ra) > 0.01 {
+		t.Errorf("top-level a and b deserve %.3f and %.3f, want 1:3", ra, rb)
+	}
+}

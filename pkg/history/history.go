@@ -1,0 +1,111 @@
+// Package history keeps what each queue used, as decayed usage: resource-seconds of what its pods
+// held, each second counting half as much one half-life later. It is pure arithmetic on values
+// driven by the time it is given, so a simulated clock plays it as the real one does; the accounting
+// owns the state, advances it at each computation of the fair shares and checkpoints it in the
+// queues' status.
+//
+// Between two moments t0 and t1 during which a queue held A of a resource, its usage U moves to
+//
+//	U(t1) = U(t0)·d + A·(1 − d)/λ,   d = 2^(−(t1−t0)/halfLife),   λ = ln 2 / halfLife
+//
+// which is exact for any interval over which A holds still: advancing once over an interval or
+// many times over its parts gives the same usage. A queue that holds A for ever tends to A/λ, about
+// 1.44 half-lives' worth of A. Each pod that starts holding adds its requests times EntryCharge at
+// once, so that a burst of admissions weighs on the queue before its pods have run long.
+package history
+
+import (
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Settings say how usage is remembered.
+type Settings struct {
+	// HalfLife is the time after which a resource-second counts half; 0 keeps no history.
+	HalfLife time.Duration
+	// ResetPeriod, when not 0, forgets all usage at each multiple of it counted from midnight UTC of
+	// Monday 1 January of year 1: 24h at midnight UTC, 168h on Mondays at midnight UTC.
+	ResetPeriod time.Duration
+	// EntryCharge is how long a pod's requests count as used the moment it starts holding them, on
+	// top of the time it then holds them.
+	EntryCharge time.Duration
+	// Factor is how strongly usage moves the division of what is left above the guarantees: 0 not at
+	// all, 1 as much as the weights themselves (see fairshare).
+	Factor float64
+}
+
+// Keeps says whether usage is remembered at all.
+func (s Settings) Keeps() bool { return s.HalfLife > 0 }
+
+// Usage is one queue's decayed usage at a moment, in resource-seconds (milli-units of CPU count a
+// thousandth: 2 cores held for 10 s are 20 cpu-seconds; 1 GiB of memory for 1 s, 1 Gi-second).
+type Usage struct {
+	ResourceSeconds map[v1.ResourceName]float64
+	At              time.Time
+}
+
+// Advance returns u moved to now: decayed, with allocated held since u.At (from now on if u is
+// zero), and entered, the requests of the pods that started holding since, charged at now. A reset
+// boundary in between forgets what came before it. Time never runs backwards: a now before u.At
+// leaves u where it stands, entries aside.
+func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.Time) Usage {
+	from := u.At
+	if from.IsZero() || now.Before(from) {
+		from = now
+	}
+	out := Usage{ResourceSeconds: make(map[v1.ResourceName]float64, len(u.ResourceSeconds)+len(allocated)), At: now}
+	if b := s.lastReset(now); !b.IsZero() && b.After(from) {
+		from = b
+	} else {
+		decay := s.decay(now.Sub(from))
+		for name, used := range u.ResourceSeconds {
+			out.ResourceSeconds[name] = used * decay
+		}
+	}
+	held := s.heldFor(now.Sub(from))
+	for name, q := range allocated {
+		out.ResourceSeconds[name] += amount(q) * held
+	}
+	charge := s.EntryCharge.Seconds()
+	for name, q := range entered {
+		out.ResourceSeconds[name] += amount(q) * charge
+	}
+	for name, used := range out.ResourceSeconds {
+		if !(used > 0) { // zero, negative or NaN: nothing remembered
+			delete(out.ResourceSeconds, name)
+		}
+	}
+	return out
+}
+
+// decay is what a resource-second counts after d.
+func (s Settings) decay(d time.Duration) float64 {
+	if d <= 0 {
+		return 1
+	}
+	return math.Exp2(-d.Seconds() / s.HalfLife.Seconds())
+}
+
+// heldFor is the decayed seconds one unit held for the last d counts for now: ∫ 2^(−t/h) dt over
+// [0, d], which is (1 − 2^(−d/h))/λ, computed without the loss of precision of 1 − d for short d.
+func (s Settings) heldFor(d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	lambda := math.Ln2 / s.HalfLife.Seconds()
+	return -math.Expm1(-lambda*d.Seconds()) / lambda
+}
+
+// lastReset is the latest reset boundary at or before now; zero without a reset period.
+func (s Settings) lastReset(now time.Time) time.Time {
+	if s.ResetPeriod <= 0 {
+		return time.Time{}
+	}
+	return now.UTC().Truncate(s.ResetPeriod)
+}
+
+// amount is a quantity as a float in its units (cores for CPU, bytes for memory).
+func amount(q resource.Quantity) float64 { return q.AsApproximateFloat64() }
