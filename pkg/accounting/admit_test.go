@@ -22,10 +22,16 @@ import (
 // waits until it counts every pod.
 func newTestAccounting(t testing.TB, queues []runtime.Object, kubeObjs ...runtime.Object) *Accounting {
 	t.Helper()
+	return newTestAccountingWith(t, Config{}, queues, kubeObjs...)
+}
+
+// newTestAccountingWith is newTestAccounting with the configuration cfg.
+func newTestAccountingWith(t testing.TB, cfg Config, queues []runtime.Object, kubeObjs ...runtime.Object) *Accounting {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	kube := informers.NewSharedInformerFactory(kubefake.NewClientset(kubeObjs...), 0)
-	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube, Config{})
+	a, err := Start(ctx, fake.NewSimpleClientset(queues...), kube, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,8 @@ func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 		if !known {
 			e = ledgerEntry{used: resumed(q, now), entered: entered[q.Name]}
 		}
-		held, charged := usage[q.Name].Allocated, quota.SubtractWithNonNegativeResult(entered[q.Name], e.entered)
+		// Negative where pods were unreserved since: their charge is taken back.
+		held, charged := usage[q.Name].Allocated, quota.Subtract(entered[q.Name], e.entered)
 		if known && quota.Equals(held, e.allocated) && quota.IsZero(charged) {
 			next[q.Name] = e
 			continue

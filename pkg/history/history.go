@@ -48,7 +48,8 @@ type Usage struct {
 }
 
 // Advance returns u moved to now: decayed, with allocated held since u.At (from now on if u is
-// zero), and entered, the requests of the pods that started holding since, charged at now. A reset
+// zero), and entered, the requests of the pods that started holding since, charged at now (a
+// negative amount takes back the charge of pods that were unreserved before they were bound). A reset
 // boundary in between forgets what came before it. Time never runs backwards: a now before u.At
 // leaves u where it stands, entries aside.
 func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.Time) Usage {

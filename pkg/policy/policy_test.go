@@ -303,6 +303,26 @@ func TestDominantShare(t *testing.T) {
 	}
 }
 
+func TestRememberedShare(t *testing.T) {
+	capacity := list("10", "100Gi")
+	for _, tt := range []struct {
+		name   string
+		used   map[v1.ResourceName]float64
+		weight int32
+		want   float64
+	}{
+		{"nothing used", nil, 1, 0},
+		{"the resource used the most of the cluster's", map[v1.ResourceName]float64{v1.ResourceCPU: 100, v1.ResourceMemory: 50 << 30}, 1, 10},
+		{"over the weight", map[v1.ResourceName]float64{v1.ResourceCPU: 100}, 4, 2.5},
+		{"a resource the cluster has none of", map[v1.ResourceName]float64{"nvidia.com/gpu": 100}, 1, 0},
+		{"weight 0 counts as 1", map[v1.ResourceName]float64{v1.ResourceCPU: 10}, 0, 1},
+	} {
+		if got := RememberedShare(tt.used, capacity, tt.weight); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 // A walk up the tree visits each known ancestor once and stops at a cycle.
 func TestAncestry(t *testing.T) {
 	s := snapshotOf(&Queue{Name: "x", Parent: "y"}, &Queue{Name: "y", Parent: "x"}, &Queue{Name: "c", Parent: "p"},

@@ -107,3 +107,19 @@ func DominantShare(allocated, deserved v1.ResourceList) float64 {
 	}
 	return share
 }
+
+// RememberedShare is how much a queue used, as its usage history remembers it (resource-seconds by
+// resource), in the resource it used the most of relative to what the cluster has, over its weight:
+// among queues that are otherwise equal, reclaim takes first from the one with the largest. 0 for a
+// queue that used nothing or without a history.
+func RememberedShare(used map[v1.ResourceName]float64, capacity v1.ResourceList, weight int32) float64 {
+	share := 0.0
+	for name, u := range used {
+		c, ok := capacity[name]
+		if !ok || c.Sign() <= 0 || !(u > 0) {
+			continue
+		}
+		share = max(share, u/c.AsApproximateFloat64())
+	}
+	return share / float64(max(weight, 1))
+}

@@ -27,6 +27,9 @@ type plan struct {
 	// spare is, per reclaimable queue above its share, what may be taken from it; empty unless the
 	// preemptor's queue is below its share.
 	spare map[string]v1.ResourceList
+	// remembered is, per queue of spare, its policy.RememberedShare: among victims otherwise equal,
+	// those of the queue that used the most go first.
+	remembered map[string]float64
 	// gangsEvicting counts per gang the members chosen as victims and not gone yet; evicting lists
 	// those victims.
 	gangsEvicting map[string]int
@@ -64,6 +67,8 @@ type victim struct {
 	wholeGang    bool
 	slack        int   // a gang member's: how many members its gang has above minMember
 	started      int64 // start time, for ordering; later starts go first
+	// remembered is its queue's remembered share (plan.remembered), for ordering: larger goes first.
+	remembered float64
 }
 
 // classify says whether and how pod may be taken for the plan's preemptor.

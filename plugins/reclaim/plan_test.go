@@ -84,6 +84,16 @@ func TestVictimOrder(t *testing.T) {
 	if vs[0].priority != 1 || vs[0].started != 9 || vs[2].priority != 5 {
 		t.Errorf("order: want lowest priority first, later start first; got %+v %+v %+v", *vs[0], *vs[1], *vs[2])
 	}
+	// Among equal priorities, the queue that used the most goes first, whatever the starts.
+	vs = []*victim{
+		{queue: "light", priority: 1, started: 9, remembered: 0.1},
+		{queue: "heavy", priority: 1, started: 1, remembered: 2},
+		{queue: "none", priority: 0, started: 1},
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return lessImportant(vs[i], vs[j]) })
+	if vs[0].queue != "none" || vs[1].queue != "heavy" || vs[2].queue != "light" {
+		t.Errorf("order: want priority 0, then the queue that used the most; got %s, %s, %s", vs[0].queue, vs[1].queue, vs[2].queue)
+	}
 }
 
 // The two-resource case: queue X holds memory above its share and less cpu than its share;

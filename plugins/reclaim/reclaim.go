@@ -215,10 +215,11 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	held := r.nominated.holding(queue, pod, r.pending)
 	under := policy.UnderShare(snap, queue, quota.Add(p.req, held))
 	if under {
-		p.spare = map[string]v1.ResourceList{}
+		p.spare, p.remembered = map[string]v1.ResourceList{}, map[string]float64{}
 		for q, spare := range policy.ReclaimableSpare(snap, queue) {
 			if left := quota.RemoveZeros(quota.SubtractWithNonNegativeResult(spare, evicting[q])); len(left) > 0 {
 				p.spare[q] = left
+				p.remembered[q] = r.rememberedShare(snap, q)
 			}
 		}
 	}
@@ -229,6 +230,16 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 		return nil, atShare(snap.Queue(queue), p.req, held)
 	}
 	return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
+}
+
+// rememberedShare is queue's policy.RememberedShare now; 0 without a usage history.
+func (r *Reclaim) rememberedShare(snap *policy.Snapshot, queue string) float64 {
+	used, ok := r.acct.RememberedUsage(queue)
+	q, exists := r.acct.Queue(queue)
+	if !ok || !exists {
+		return 0
+	}
+	return policy.RememberedShare(used.ResourceSeconds, snap.Capacity, q.Spec.Weight)
 }
 
 // atShare says why a queue may take back nothing more for req: what it holds, with what reclaim

@@ -85,7 +85,7 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 			continue // a victim under way is gone already in the dry run
 		}
 		v := &victim{kind: kind, queue: queue, priority: corev1helpers.PodPriority(pod), pods: []fwk.PodInfo{pi},
-			gang: r.acct.GangKey(pod), started: startOf(pod)}
+			gang: r.acct.GangKey(pod), started: startOf(pod), remembered: p.remembered[queue]}
 		v.requests = requestsOf(v.pods)
 		if v.gang == "" {
 			out = append(out, v)
@@ -96,7 +96,7 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 		}
 		whole := gangs[v.gang]
 		if whole == nil {
-			whole = &victim{kind: kind, queue: queue, gang: v.gang, wholeGang: true, started: v.started}
+			whole = &victim{kind: kind, queue: queue, gang: v.gang, wholeGang: true, started: v.started, remembered: v.remembered}
 			gangs[v.gang] = whole
 		}
 		whole.pods = append(whole.pods, pi)
@@ -113,9 +113,14 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 	return append(out, wholes...)
 }
 
+// lessImportant orders victims: lower priority first; among equal priorities, the queue that used
+// the most as its usage history remembers it; then later starts.
 func lessImportant(a, b *victim) bool {
 	if a.priority != b.priority {
 		return a.priority < b.priority
+	}
+	if a.remembered != b.remembered {
+		return a.remembered > b.remembered
 	}
 	return a.started > b.started
 }

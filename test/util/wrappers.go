@@ -3,6 +3,8 @@
 package util
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -68,6 +70,13 @@ func (w *QueueWrapper) Capability(q map[v1.ResourceName]string) *QueueWrapper {
 // Guarantee sets spec.guarantee.resource.
 func (w *QueueWrapper) Guarantee(q map[v1.ResourceName]string) *QueueWrapper {
 	w.Spec.Guarantee.Resource = ResourceList(q)
+	return w
+}
+
+// Used sets status.usage: the queue's own usage in resource-seconds, such as {"cpu": "3600"}, as
+// checkpointed at when.
+func (w *QueueWrapper) Used(q map[v1.ResourceName]string, when time.Time) *QueueWrapper {
+	w.Status.Usage = &schedulingv1beta1.UsageCheckpoint{ResourceSeconds: ResourceList(q), Time: metav1.NewTime(when)}
 	return w
 }
 
