@@ -99,8 +99,10 @@ func (a *Accounting) UsageHistory() history.Settings { return a.ledger.settings 
 
 // RememberedUsage is a queue's decayed usage now, its own pods' and those of the queues below it
 // (Subtree) together; false when no usage is kept or the queue is not known yet.
+//
+// It is taken at the second, so that readers within one second read the same.
 func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
-	now := a.clock.Now()
+	now := a.clock.Now().Truncate(time.Second)
 	own, ok := a.ledger.of(queue, now)
 	if !ok {
 		return own, false

@@ -43,7 +43,10 @@ func (a *Accounting) queueSnapshot(q *schedulingv1beta1.Queue) metrics.QueueSnap
 		Allocated: usage.Allocated, Pending: usage.Pending, Deserved: a.Deserved(q.Name),
 		Capability: q.Spec.Capability, Guarantee: q.Spec.Guarantee.Resource,
 		PendingPods: usage.Pods - usage.Bound, RunningPods: usage.Bound,
-		PodGroups: map[string]int{}, QueueUnits: map[string]int{},
+		PodGroups: map[string]int{}, QueueUnits: map[string]int{}, EffectiveWeights: a.EffectiveWeights(q.Name),
+	}
+	if used, ok := a.RememberedUsage(q.Name); ok {
+		s.Usage = used.ResourceSeconds
 	}
 	for _, pg := range a.PodGroupsOf(q.Name) {
 		phase := pg.Status.Phase

@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,6 +220,7 @@ func (a *Accounting) recomputeShares() {
 			changed = append(changed, name)
 		}
 	}
+	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
 	grew := spareGrew(a.shares.spare, spare)
 	a.shares.deserved, a.shares.spare, a.shares.weights = deserved, spare, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
@@ -235,6 +237,34 @@ func (a *Accounting) recomputeShares() {
 			f()
 		}
 	}
+}
+
+// weightsMoved names the queues whose effective weights differ between before and now, to a
+// thousandth (as they are shown); a weight listed on one side only differs.
+func weightsMoved(before, now fairshare.Weights) []string {
+	var moved []string
+	differ := func(a, b map[v1.ResourceName]float64) bool {
+		if len(a) != len(b) {
+			return true
+		}
+		for name, w := range a {
+			if v, ok := b[name]; !ok || math.Round(w*1000) != math.Round(v*1000) {
+				return true
+			}
+		}
+		return false
+	}
+	for queue, w := range now {
+		if differ(w, before[queue]) {
+			moved = append(moved, queue)
+		}
+	}
+	for queue := range before {
+		if _, ok := now[queue]; !ok {
+			moved = append(moved, queue)
+		}
+	}
+	return moved
 }
 
 // spareGrew says whether some queue holds more above its share in now than in before, in any

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
@@ -104,7 +106,7 @@ func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.Queue
 	if q.Name != schedulingv1beta1.RootQueue {
 		parent = accounting.ParentOf(q)
 	}
-	return visibilityv1beta1.QueueSummary{
+	s := visibilityv1beta1.QueueSummary{
 		ObjectMeta: metav1.ObjectMeta{Name: q.Name, UID: q.UID, CreationTimestamp: q.CreationTimestamp,
 			Labels: q.Labels},
 		Parent:      parent,
@@ -124,6 +126,21 @@ func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.Queue
 		Enqueued: w.enqueued,
 		Dequeued: w.dequeued,
 	}
+	c.summarizeUsage(q.Name, &s)
+	return s
+}
+
+// summarizeUsage sets the summary's usage, at the second (so that summaries taken within one are
+// alike), and its effective weights.
+func (c *Controller) summarizeUsage(queue string, s *visibilityv1beta1.QueueSummary) {
+	used, ok := c.acct.RememberedUsage(queue)
+	if !ok {
+		return
+	}
+	s.Usage = history.Quantities(used.ResourceSeconds)
+	at := metav1.NewTime(used.At.Truncate(time.Second))
+	s.UsageTime = &at
+	s.EffectiveWeight = history.Quantities(c.acct.EffectiveWeights(queue))
 }
 
 // shareString writes a dominant share with three decimals, or +Inf.

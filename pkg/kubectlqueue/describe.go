@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
@@ -89,9 +90,26 @@ func describeSpec(l *textout.Lines, q *schedulingv1beta1.Queue, cluster v1.Resou
 	l.Printf("Allocated:\t%s\n", textout.Resources(s.Allocated))
 	l.Printf("Deserved:\t%s\n", textout.Resources(s.Deserved))
 	l.Printf("Share of the cluster:\t%s\n", shareOf(s.Deserved, cluster))
+	describeUsage(l, q)
 	l.Printf("PodGroups:\t%d pending, %d inqueue, %d running, %d unknown, %d completed\n",
 		s.Pending, s.Inqueue, s.Running, s.Unknown, s.Completed)
 	l.Printf("QueueUnits:\t%d enqueued, %d dequeued\n", s.Enqueued, s.Dequeued)
+}
+
+// describeUsage prints the queue's decayed usage and effective weights, from the live view (the
+// queue's and those below it) or the status's last checkpoint (its own pods'), when there is one.
+func describeUsage(l *textout.Lines, q *schedulingv1beta1.Queue) {
+	u := q.Status.Usage
+	if u == nil {
+		l.Printf("Usage (decayed):\t<none>\n")
+		return
+	}
+	l.Printf("Usage (decayed):\t%s resource-seconds, at %s\n", textout.Resources(u.ResourceSeconds), u.Time.UTC().Format(time.RFC3339))
+	weights := "its weight"
+	if len(u.EffectiveWeight) > 0 {
+		weights = textout.Resources(u.EffectiveWeight) + " (its weight elsewhere)"
+	}
+	l.Printf("Effective weight:\t%s\n", weights)
 }
 
 // shareOf prints deserved as a percentage of the cluster, per resource: "cpu 25%, memory 25%".

@@ -35,6 +35,9 @@ func (o *Options) withLiveStatus(ctx context.Context, queues []*schedulingv1beta
 		st.Completed, st.Unknown = s.PodGroups.Completed, s.PodGroups.Unknown
 		st.RunningPods, st.PendingPods, st.Enqueued, st.Dequeued = s.RunningPods, s.PendingPods, s.Enqueued, s.Dequeued
 		st.Allocated, st.Deserved = s.Allocated, s.Deserved
+		if s.UsageTime != nil {
+			st.Usage = &schedulingv1beta1.UsageCheckpoint{ResourceSeconds: s.Usage, EffectiveWeight: s.EffectiveWeight, Time: *s.UsageTime}
+		}
 	}
 }
 

@@ -171,3 +171,25 @@ func TestDashboardNamesOnlyExistingMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageGauges(t *testing.T) {
+	c := &queueCollector{}
+	defer c.add(func() []QueueSnapshot {
+		return []QueueSnapshot{
+			{Name: "heavy", Usage: map[v1.ResourceName]float64{v1.ResourceCPU: 7200}, EffectiveWeights: map[v1.ResourceName]float64{v1.ResourceCPU: 0.5}},
+			{Name: "idle"},
+		}
+	})()
+	expected := `
+# HELP queue_scheduler_queue_effective_weight [ALPHA] The weight the queue's usage gives it among its siblings for what is left above the guarantees, by resource; absent where it is the queue's own weight.
+# TYPE queue_scheduler_queue_effective_weight gauge
+queue_scheduler_queue_effective_weight{queue="heavy",resource="cpu"} 0.5
+# HELP queue_scheduler_queue_usage_resource_seconds [ALPHA] The queue's decayed usage with the queues below it, by resource: resource-seconds held, each counting half after the usage half-life; absent without a usage history.
+# TYPE queue_scheduler_queue_usage_resource_seconds gauge
+queue_scheduler_queue_usage_resource_seconds{queue="heavy",resource="cpu"} 7200
+`
+	if err := testutil.CustomCollectAndCompare(c, strings.NewReader(expected),
+		"queue_scheduler_queue_effective_weight", "queue_scheduler_queue_usage_resource_seconds"); err != nil {
+		t.Error(err)
+	}
+}

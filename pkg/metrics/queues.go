@@ -21,6 +21,10 @@ type QueueSnapshot struct {
 	PendingPods, RunningPods                            int
 	// PodGroups and QueueUnits count the queue's objects by phase.
 	PodGroups, QueueUnits map[string]int
+	// Usage is the queue's decayed usage (its own and the queues' below it), by resource, in
+	// resource-seconds; EffectiveWeights the weights it gives the queue where they differ from its
+	// own. Both nil without a usage history.
+	Usage, EffectiveWeights map[v1.ResourceName]float64
 }
 
 // QueueSource lists the snapshots of every queue.
@@ -60,6 +64,8 @@ var (
 	runningPods    = queueDesc("running_pods", "The queue's bound pods.")
 	podGroupsDesc  = queueDesc("podgroups", "The queue's PodGroups, by phase.", "phase")
 	unitsDesc      = queueDesc("queueunits", "The queue's QueueUnits, by phase.", "phase")
+	usageDesc      = queueDesc("usage_resource_seconds", "The queue's decayed usage with the queues below it, by resource: resource-seconds held, each counting half after the usage half-life; absent without a usage history.", "resource")
+	effWeightDesc  = queueDesc("effective_weight", "The weight the queue's usage gives it among its siblings for what is left above the guarantees, by resource; absent where it is the queue's own weight.", "resource")
 )
 
 // PodGroupPhases and QueueUnitPhases list the phases the object gauges always report, zeros included.
@@ -98,7 +104,7 @@ func (c *queueCollector) source() QueueSource {
 
 func (c *queueCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	for _, d := range []*metrics.Desc{allocatedDesc, pendingDesc, deservedDesc, capabilityDesc, guaranteeDesc,
-		shareDesc, weightDesc, stateDesc, pendingPods, runningPods, podGroupsDesc, unitsDesc} {
+		shareDesc, weightDesc, stateDesc, pendingPods, runningPods, podGroupsDesc, unitsDesc, usageDesc, effWeightDesc} {
 		ch <- d
 	}
 }
@@ -142,6 +148,12 @@ func collectQueue(ch chan<- metrics.Metric, q QueueSnapshot) {
 	}
 	for _, phase := range QueueUnitPhases {
 		gauge(unitsDesc, float64(q.QueueUnits[phase]), phase)
+	}
+	for name, v := range q.Usage {
+		gauge(usageDesc, v, string(name))
+	}
+	for name, v := range q.EffectiveWeights {
+		gauge(effWeightDesc, v, string(name))
 	}
 }
 

@@ -50,6 +50,17 @@ type QueueSummary struct {
 	// Enqueued and Dequeued count the queue's QueueUnits waiting to be dequeued, and dequeued.
 	Enqueued int32 `json:"enqueued"`
 	Dequeued int32 `json:"dequeued"`
+	// Usage is the queue's decayed usage at UsageTime: what its pods and those of the queues below
+	// it held, in resource-seconds, each counting half after the configured half-life. Absent when
+	// the scheduler keeps no usage history.
+	Usage corev1.ResourceList `json:"usage,omitempty"`
+	// UsageTime is when the queue's usage stood at Usage: when the summary was last computed, at a
+	// change of the queue, its work or its share, and at the latest at each checkpoint of its usage
+	// into the Queue's status.
+	UsageTime *metav1.Time `json:"usageTime,omitempty"`
+	// EffectiveWeight is, per resource, the weight the usage gives the queue among its siblings in
+	// dividing what is left above the guarantees; a resource not listed divides by Weight.
+	EffectiveWeight corev1.ResourceList `json:"effectiveWeight,omitempty"`
 }
 
 // PodGroupCounts counts PodGroups by phase.

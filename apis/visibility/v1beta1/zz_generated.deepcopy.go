@@ -150,6 +150,24 @@ func (in *QueueSummary) DeepCopyInto(out *QueueSummary) {
 		}
 	}
 	out.PodGroups = in.PodGroups
+	if in.Usage != nil {
+		in, out := &in.Usage, &out.Usage
+		*out = make(v1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
+	if in.UsageTime != nil {
+		in, out := &in.UsageTime, &out.UsageTime
+		*out = (*in).DeepCopy()
+	}
+	if in.EffectiveWeight != nil {
+		in, out := &in.EffectiveWeight, &out.EffectiveWeight
+		*out = make(v1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
 	return
 }
 

@@ -467,12 +467,46 @@ func schema_queue_scheduler_apis_visibility_v1beta1_QueueSummary(ref common.Refe
 							Format:  "int32",
 						},
 					},
+					"usage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Usage is the queue's decayed usage at UsageTime: what its pods and those of the queues below it held, in resource-seconds, each counting half after the configured half-life. Absent when the scheduler keeps no usage history.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"usageTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UsageTime is when the queue's usage stood at Usage: when the summary was last computed, at a change of the queue, its work or its share, and at the latest at each checkpoint of its usage into the Queue's status.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"effectiveWeight": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EffectiveWeight is, per resource, the weight the usage gives the queue among its siblings in dividing what is left above the guarantees; a resource not listed divides by Weight.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"weight", "reclaimable", "share", "runningPods", "pendingPods", "podGroups", "enqueued", "dequeued"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PodGroupCounts", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PodGroupCounts", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
 	}
 }
 
