@@ -16,7 +16,9 @@ import (
 type ledger struct {
 	settings history.Settings
 	mu       sync.RWMutex
-	queues   map[string]ledgerEntry
+	queues   map[string]*ledgerEntry
+	// round numbers the advances: an entry not reached by the latest is a deleted queue's.
+	round uint64
 }
 
 // ledgerEntry is one queue's history: its usage at used.At, and what it has held since, which
@@ -27,35 +29,43 @@ type ledgerEntry struct {
 	// entered is the queue's count of requests that started holding (usage.entered) already
 	// charged.
 	entered v1.ResourceList
+	round   uint64
 }
 
 // advance brings the ledger up to now for the queues that exist: a queue whose allocation changed,
 // or whose pods started holding, is advanced over the time since its last advance with what it held
 // then; the others keep their entries, which stay exact as they are. A queue seen for the first time
-// resumes from the checkpoint in its status.
+// resumes from the checkpoint in its status; a queue gone is forgotten.
 func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]QueueUsage, entered map[string]v1.ResourceList, now time.Time) {
 	if !l.settings.Keeps() {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	next := make(map[string]ledgerEntry, len(queues))
+	if l.queues == nil {
+		l.queues = make(map[string]*ledgerEntry, len(queues))
+	}
+	l.round++
 	for _, q := range queues {
-		e, known := l.queues[q.Name]
-		if !known {
-			e = ledgerEntry{used: resumed(q, now), entered: entered[q.Name]}
+		e := l.queues[q.Name]
+		if e == nil {
+			e = &ledgerEntry{used: resumed(q, now), entered: entered[q.Name]}
+			l.queues[q.Name] = e
 		}
+		e.round = l.round
 		// Negative where pods were unreserved since: their charge is taken back.
 		held, charged := usage[q.Name].Allocated, quota.Subtract(entered[q.Name], e.entered)
-		if known && quota.Equals(held, e.allocated) && quota.IsZero(charged) {
-			next[q.Name] = e
+		if quota.Equals(held, e.allocated) && quota.IsZero(charged) {
 			continue
 		}
 		e.used = l.settings.Advance(e.used, e.allocated, quota.RemoveZeros(charged), now)
 		e.allocated, e.entered = held, entered[q.Name]
-		next[q.Name] = e
 	}
-	l.queues = next
+	for name, e := range l.queues {
+		if e.round != l.round {
+			delete(l.queues, name)
+		}
+	}
 }
 
 // resumed is a queue's usage as its status's checkpoint left it, or none.
@@ -87,11 +97,15 @@ func (l *ledger) of(queue string, now time.Time) (history.Usage, bool) {
 	}
 	l.mu.RLock()
 	e, ok := l.queues[queue]
+	var entry ledgerEntry
+	if ok {
+		entry = *e // the entry changes under the write lock; its lists and maps are replaced, never changed
+	}
 	l.mu.RUnlock()
 	if !ok {
 		return history.Usage{}, false
 	}
-	return l.settings.Advance(e.used, e.allocated, nil, now), true
+	return l.settings.Advance(entry.used, entry.allocated, nil, now), true
 }
 
 // UsageHistory is the usage history's settings.

@@ -80,3 +80,23 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("report: %v\n%s", err, report.String())
 	}
 }
+
+// With a usage history, each panel draws a third line, the queue's decayed usage, on a scale of its
+// own labelled in cpu-hours.
+func TestChartDrawsUsage(t *testing.T) {
+	r := sampleResult()
+	for i := range r.Samples {
+		r.Samples[i].Usage = float64(i)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteChart(&buf); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	if n := strings.Count(svg, "<polyline"); n != 6 {
+		t.Errorf("%d lines, want 6 (allocated, deserved and usage for 2 queues)", n)
+	}
+	if !strings.Contains(svg, "13.0 cpu-h") || !strings.Contains(svg, "decayed usage in cpu-hours") {
+		t.Errorf("the usage scale or its legend is missing:\n%s", svg)
+	}
+}

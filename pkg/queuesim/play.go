@@ -40,7 +40,7 @@ type Options struct {
 
 // Run stands up the whole system, plays the scenario on it and returns what happened.
 func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: s.schedulerProfile()})
 	if err != nil {
 		return nil, fmt.Errorf("start the control plane: %w", err)
 	}
@@ -221,21 +221,24 @@ func progressEvery(w io.Writer) (time.Duration, bool) {
 	return 10 * time.Second, false
 }
 
-// sample records each queue's running cpu, pending pods and deserved cpu: the deserved share as the
-// scheduler holds it now (its live view), or as the queue's status last said while the view is not
-// served yet.
+// sample records each queue's running cpu, pending pods, deserved cpu and decayed usage: the
+// deserved share and the usage as the scheduler holds them now (its live view), the deserved share
+// as the queue's status last said while the view is not served yet.
 func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 	list, err := sim.queues.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("sample the queues: %w", err)
 	}
-	deserved := map[string]float64{}
+	deserved, usage := map[string]float64{}, map[string]float64{}
 	for _, q := range list.Items {
 		deserved[q.Name] = q.Status.Deserved.Cpu().AsApproximateFloat64()
 	}
 	if live, err := sim.queues.VisibilityV1beta1().QueueSummaries().List(ctx, metav1.ListOptions{}); err == nil {
 		for _, s := range live.Items {
 			deserved[s.Name] = s.Deserved.Cpu().AsApproximateFloat64()
+			// Real cpu-seconds of a scheduler on the real clock: simulated ones are scale times as
+			// many.
+			usage[s.Name] = s.Usage.Cpu().AsApproximateFloat64() * sim.clock.scale / 3600
 		}
 	}
 	running, pending := sim.recorder.live()
@@ -244,7 +247,7 @@ func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 			continue
 		}
 		sim.samples = append(sim.samples, Sample{At: now, Queue: q.Name, State: string(q.EffectiveState()),
-			Allocated: running[q.Name], Deserved: deserved[q.Name], Pending: pending[q.Name]})
+			Allocated: running[q.Name], Deserved: deserved[q.Name], Pending: pending[q.Name], Usage: usage[q.Name]})
 	}
 	return nil
 }

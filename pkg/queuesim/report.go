@@ -13,14 +13,14 @@ func (r *Result) WriteReport(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	l := &textout.Lines{W: w}
 	l.Printf("Scenario %q: %s simulated on %.0f cpu\n\n", r.Scenario, r.Duration, r.Capacity)
-	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\tGANG WAIT p99\n")
+	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tUSAGE cpu-h\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\tGANG WAIT p99\n")
 	for _, q := range r.Queues {
 		gangWait := "—"
 		if q.GangWaitP99 > 0 {
 			gangWait = round(q.GangWaitP99).String()
 		}
-		l.Printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\t%s\n", q.Name,
-			q.MeanAllocated, q.FinalAllocated, q.MeanDeserved, q.FinalDeserved, 100*q.Deviation,
+		l.Printf("%s\t%.1f / %.1f\t%.1f / %.1f\t%.1f\t%.1f%%\t%s\t%s\t%d\t%d\t%.1f\t%d\t%d\t%d\t%s\n", q.Name,
+			q.MeanAllocated, q.FinalAllocated, q.MeanDeserved, q.FinalDeserved, q.FinalUsage, 100*q.Deviation,
 			round(q.WaitP50), round(q.WaitP99), q.Completed, q.Failed, q.PerMinute, q.Evictions, q.GangsCompleted, q.GangsTimedOut, gangWait)
 	}
 	if l.Err != nil {
@@ -32,6 +32,7 @@ func (r *Result) WriteReport(out io.Writer) error {
 	l = &textout.Lines{W: out}
 	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
 	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
+	l.Printf("Usage: the queue's decayed usage at the end, in simulated cpu-hours (each counting half after the usage half-life)\n")
 	if len(r.Actions) > 0 {
 		l.Printf("Operator actions:\n")
 		for _, a := range r.Actions {

@@ -14,6 +14,8 @@ type Sample struct {
 	Allocated float64       `json:"allocatedCPU"`
 	Deserved  float64       `json:"deservedCPU"`
 	Pending   int           `json:"pendingPods"`
+	// Usage is the queue's decayed usage in simulated cpu-hours, as the live view says.
+	Usage float64 `json:"usageCPUHours"`
 }
 
 // ActionRecord is an operator's action as it was carried out.
@@ -31,6 +33,8 @@ type QueueResult struct {
 	// FinalAllocated and FinalDeserved are cpu at the last sample.
 	FinalAllocated float64 `json:"finalAllocatedCPU"`
 	FinalDeserved  float64 `json:"finalDeservedCPU"`
+	// FinalUsage is the queue's decayed usage at the last sample, in simulated cpu-hours.
+	FinalUsage float64 `json:"finalUsageCPUHours"`
 	// WaitP50 and WaitP99 are from creation to binding, in simulated time.
 	WaitP50 time.Duration `json:"waitP50"`
 	WaitP99 time.Duration `json:"waitP99"`
@@ -117,7 +121,7 @@ func summarize(name string, samples []Sample, capacity float64) QueueResult {
 		q.Deviation /= float64(busy)
 	}
 	last := samples[len(samples)-1]
-	q.FinalAllocated, q.FinalDeserved = last.Allocated, last.Deserved
+	q.FinalAllocated, q.FinalDeserved, q.FinalUsage = last.Allocated, last.Deserved, last.Usage
 	return q
 }
 

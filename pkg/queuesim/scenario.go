@@ -39,6 +39,8 @@ type Scenario struct {
 	Jobs []JobStream `yaml:"jobs"`
 	// Actions are what operators do at given times.
 	Actions []Action `yaml:"actions"`
+	// FairSharing is the scheduler's usage history, in simulated time.
+	FairSharing *FairSharing `yaml:"fairSharing"`
 
 	file string
 }

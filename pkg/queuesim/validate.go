@@ -55,6 +55,7 @@ func (s *Scenario) validate() error {
 	for i := range s.Actions {
 		s.Actions[i].validate(p, fmt.Sprintf("actions[%d]", i), queues, s.Duration.Duration)
 	}
+	s.FairSharing.validate(p)
 	return p.err()
 }
 

@@ -36,14 +36,23 @@ const (
 
 // profile is the shipped profile with the Gang plugin's backoff longer than any wait of this
 // package: a rejected gang here runs again only on the events that can help it (room freed, a queue
-// changed, the shares recomputed), never because its backoff lapsed.
+// changed, the shares recomputed), never because its backoff lapsed. The usage history is the
+// shipped one (shares by weight alone) with an hour's half-life and checkpoints every usageCheckpoint.
 func profile() []byte {
 	return append(append([]byte(nil), manifests.SchedulerConfig...), fmt.Sprintf(`  pluginConfig:
   - name: Gang
     args:
       podGroupBackoffSeconds: %d
-`, int(2*settle/time.Second))...)
+  - name: QueueState
+    args:
+      fairSharing:
+        usageHalfLife: 1h
+        checkpointInterval: %s
+`, int(2*settle/time.Second), usageCheckpoint)...)
 }
+
+// usageCheckpoint is how often the controller writes each queue's usage into its status here.
+const usageCheckpoint = 2 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{SchedulerProfile: profile()}, func(ctx context.Context, c *localcluster.Cluster) error {

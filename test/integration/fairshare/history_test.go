@@ -1,0 +1,116 @@
+package fairshare
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
+	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// settings are the usage history of this package's scheduler (profile).
+var settings = history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute}
+
+// waitCheckpoint waits until queue's status holds a usage checkpoint taken at after or later, and
+// returns it.
+func waitCheckpoint(t *testing.T, queue string, after time.Time) *schedulingv1beta1.UsageCheckpoint {
+	t.Helper()
+	var got *schedulingv1beta1.UsageCheckpoint
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, queue, metav1.GetOptions{})
+		if err != nil || q.Status.Usage == nil {
+			return false, nil
+		}
+		got = q.Status.Usage
+		return !got.Time.Time.Before(after.Truncate(time.Second)), nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s has no usage checkpoint taken after %s: last %+v", queue, after, got)
+	}
+	return got
+}
+
+// A scheduler that starts resumes each queue's usage from the checkpoint in its status, decayed to
+// the present: it misses at most what the queue used in one checkpoint interval.
+func TestUsageResumesFromItsCheckpoint(t *testing.T) {
+	withQueues(t, util.MakeQueue("used").Obj())
+	before := time.Now()
+	last := submit(t, "used", 4, "1")
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{last}, settle, "bound", func(p *v1.Pod) bool { return p.Spec.NodeName != "" }); err != nil {
+		t.Fatal(err)
+	}
+	waitAllocation(t, "4 cpus in used", func(a map[string]int64) bool { return a["used"] == 4 })
+	bound := time.Now()
+	waitCheckpoint(t, "used", bound.Add(4*time.Second))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client, err := queueclient.New(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := informers.NewSharedInformerFactory(cluster.Kube, 0)
+	restarted, err := accounting.Start(ctx, client, kube, accounting.Config{History: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube.Start(ctx.Done())
+	var used history.Usage
+	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		var ok bool
+		used, ok = restarted.RememberedUsage("used")
+		return restarted.Synced() && ok, nil
+	})
+	if err != nil {
+		t.Fatal("the restarted accounting never knew the queue's usage")
+	}
+	now := time.Now()
+	// 4 cpus held since between before and bound, and charged a minute each on entry; an hour's
+	// half-life takes off less than 0.2% over the test's seconds, which the slack covers.
+	lowest := 4*now.Sub(bound).Seconds() + 4*settings.EntryCharge.Seconds()
+	highest := 4*now.Sub(before).Seconds() + 4*settings.EntryCharge.Seconds()
+	got := used.ResourceSeconds[v1.ResourceCPU]
+	if missed := 4*(usageCheckpoint+time.Second).Seconds() + 2; got < lowest-missed || got > highest+2 {
+		t.Errorf("the restarted accounting resumed at %.1f cpu-seconds; the queue used between %.1f and %.1f, and a restart may miss %.1f",
+			got, lowest, highest, missed)
+	}
+}
+
+// Two queues borrow alike; one ran longer. A queue below its share takes back from the one that
+// used more, although its pods started earlier (which otherwise go last).
+func TestReclaimTakesFromTheQueueThatUsedMore(t *testing.T) {
+	withQueues(t, util.MakeQueue("early").Obj(), util.MakeQueue("late").Obj(), util.MakeQueue("owner").Obj())
+	submitNamed := func(queue string, count int) string {
+		return submit(t, queue, count, "5")
+	}
+	last := submitNamed("early", 6)
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{last}, settle, "bound", func(p *v1.Pod) bool { return p.Spec.NodeName != "" }); err != nil {
+		t.Fatal(err)
+	}
+	waitAllocation(t, "30 cpus in early", func(a map[string]int64) bool { return a["early"] == 30 })
+	waitCheckpoint(t, "early", time.Now().Add(3*time.Second))
+	submitNamed("late", 6)
+	waitAllocation(t, "30 cpus in each borrower", func(a map[string]int64) bool { return a["early"] == 30 && a["late"] == 30 })
+	evicted := watchEvictions(t)
+	// The owner asks for its share, 20 cpus, with a pod no node can hold beside its 5-cpu one: each
+	// borrower is then 10 above its share, and one 5-cpu pod is all the owner can take back.
+	huge := util.MakePod(ns, "owner-huge").Label(schedulingv1beta1.QueueLabel, "owner").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "15"}).Obj()
+	createPod(t, huge)
+	submitNamed("owner", 1)
+	waitAllocation(t, "the owner's pod bound", func(a map[string]int64) bool { return a["owner"] == 5 })
+	victims := evicted.drain(t)
+	if len(victims) != 1 {
+		t.Fatalf("evicted %v: want one pod for the owner's one", victims)
+	}
+	wantOnlyVictims(t, victims, "early-", "the pods of early, which used more")
+}
