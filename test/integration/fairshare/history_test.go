@@ -20,9 +20,8 @@ import (
 // settings are the usage history of this package's scheduler (profile).
 var settings = history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute}
 
-// waitCheckpoint waits until queue's status holds a usage checkpoint taken at after or later, and
-// returns it.
-func waitCheckpoint(t *testing.T, queue string, after time.Time) *schedulingv1beta1.UsageCheckpoint {
+// waitCheckpoint waits until queue's status holds a usage checkpoint taken at after or later.
+func waitCheckpoint(t *testing.T, queue string, after time.Time) {
 	t.Helper()
 	var got *schedulingv1beta1.UsageCheckpoint
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
@@ -36,7 +35,6 @@ func waitCheckpoint(t *testing.T, queue string, after time.Time) *schedulingv1be
 	if err != nil {
 		t.Fatalf("queue %s has no usage checkpoint taken after %s: last %+v", queue, after, got)
 	}
-	return got
 }
 
 // A scheduler that starts resumes each queue's usage from the checkpoint in its status, decayed to
