@@ -35,7 +35,8 @@ type ledgerEntry struct {
 // advance brings the ledger up to now for the queues that exist: a queue whose allocation changed,
 // or whose pods started holding, is advanced over the time since its last advance with what it held
 // then; the others keep their entries, which stay exact as they are. A queue seen for the first time
-// resumes from the checkpoint in its status; a queue gone is forgotten.
+// resumes from the checkpoint in its status, holding what it holds now since then; a queue gone is
+// forgotten. The caller advances it once the pods are counted, so that what queues hold is known.
 func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]QueueUsage, entered map[string]v1.ResourceList, now time.Time) {
 	if !l.settings.Keeps() {
 		return
@@ -47,14 +48,17 @@ func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 	}
 	l.round++
 	for _, q := range queues {
+		held := usage[q.Name].Allocated
 		e := l.queues[q.Name]
 		if e == nil {
-			e = &ledgerEntry{used: resumed(q, now), entered: entered[q.Name]}
+			// What the queue holds now counts as held since its checkpoint: the time between the
+			// checkpoint and the start is not lost.
+			e = &ledgerEntry{used: resumed(q, now), allocated: held, entered: entered[q.Name]}
 			l.queues[q.Name] = e
 		}
 		e.round = l.round
 		// Negative where pods were unreserved since: their charge is taken back.
-		held, charged := usage[q.Name].Allocated, quota.Subtract(entered[q.Name], e.entered)
+		charged := quota.Subtract(entered[q.Name], e.entered)
 		if quota.Equals(held, e.allocated) && quota.IsZero(charged) {
 			continue
 		}
@@ -76,7 +80,8 @@ func resumed(q *schedulingv1beta1.Queue, now time.Time) history.Usage {
 	return history.Usage{At: now}
 }
 
-// at is every queue's own usage at now; nil without a history.
+// at is every queue's own usage at now, rounded as a checkpoint stores it (history.Stored), so that
+// the shares computed from it are those a restore from the checkpoint gives; nil without a history.
 func (l *ledger) at(now time.Time) map[string]history.Usage {
 	if !l.settings.Keeps() {
 		return nil
@@ -85,7 +90,11 @@ func (l *ledger) at(now time.Time) map[string]history.Usage {
 	defer l.mu.RUnlock()
 	out := make(map[string]history.Usage, len(l.queues))
 	for name, e := range l.queues {
-		out[name] = l.settings.Advance(e.used, e.allocated, nil, now)
+		u := l.settings.Advance(e.used, e.allocated, nil, now)
+		for res, v := range u.ResourceSeconds {
+			u.ResourceSeconds[res] = history.Stored(v)
+		}
+		out[name] = u
 	}
 	return out
 }

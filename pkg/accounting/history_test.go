@@ -35,14 +35,16 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 		}
 		return u.ResourceSeconds[v1.ResourceCPU]
 	}
-	// Checkpointed an hour ago at 3,600 cpu-seconds: half of it now. The running pod was bound
-	// before the ledger saw it: no entry charge.
-	if got := cpuSeconds("a"); math.Abs(got-1800) > 1e-6 {
-		t.Errorf("a resumed at %v cpu-seconds, want 1800 (3600 checkpointed one half-life ago)", got)
+	// Checkpointed an hour ago at 3,600 cpu-seconds: half of it now, and the 2 cpus a holds counted
+	// as held since the checkpoint. The running pod was bound before the ledger saw it: no entry
+	// charge.
+	resumed := 1800 + 2*0.5*3600/math.Ln2
+	if got := cpuSeconds("a"); math.Abs(got-resumed) > 1e-6 {
+		t.Errorf("a resumed at %v cpu-seconds, want %v (3600 checkpointed one half-life ago, 2 cpus held since)", got, resumed)
 	}
 	clk.Step(30 * time.Minute)
 	a.recomputeShares()
-	want := 1800*math.Sqrt(0.5) + 2*(1-math.Sqrt(0.5))*3600/math.Ln2
+	want := resumed*math.Sqrt(0.5) + 2*(1-math.Sqrt(0.5))*3600/math.Ln2
 	if got := cpuSeconds("a"); math.Abs(got-want) > 1e-6*want {
 		t.Errorf("after 2 cpus for half an hour a used %v cpu-seconds, want %v", got, want)
 	}

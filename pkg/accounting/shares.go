@@ -153,6 +153,11 @@ func (a *Accounting) runShares(ctx context.Context) {
 		}
 		start := a.clock.Now()
 		a.recomputeShares()
+		if !a.Synced() {
+			// Computed before every pod was counted: the usage history starts at the next, once
+			// they are.
+			a.shares.markDirty()
+		}
 		took := a.clock.Since(start)
 		metrics.ShareComputations.Inc()
 		metrics.ShareComputationDuration.Observe(took.Seconds())
@@ -191,14 +196,16 @@ func (a *Accounting) recomputeShares() {
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
 	now := a.clock.Now()
-	a.ledger.advance(a.AllQueues(), usage, a.enteredSnapshot(), now)
+	if a.Synced() {
+		a.ledger.advance(a.AllQueues(), usage, a.enteredSnapshot(), now)
+	}
 	factor := a.ledger.settings.Factor
 	var used map[string]history.Usage
 	if factor > 0 {
 		used = a.ledger.at(now)
 	}
 	root, demands, unitDemand := a.shareTree(usage, used)
-	deserved, weights := fairshare.ComputeRemembering(root, capacity, factor)
+	deserved, weights := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
 	allocated := make(map[string]v1.ResourceList, len(usage))

@@ -3,15 +3,31 @@ package accounting
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // BenchmarkRecomputeShares computes the shares of 1,000 queues, each holding 5 pods and asking for
-// 5 more, on 100 nodes: the memory and scale cases of make bench, in miniature.
+// 5 more, on 100 nodes: the memory and scale cases of make bench, in miniature. It runs without a
+// usage history, with one kept (the default: shares by weight), and with one moving the shares.
 func BenchmarkRecomputeShares(b *testing.B) {
+	for _, h := range []struct {
+		name     string
+		settings history.Settings
+	}{
+		{"history-off", history.Settings{}},
+		{"history-kept", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute}},
+		{"history-factor-1", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute, Factor: 1}},
+	} {
+		b.Run(h.name, func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}) })
+	}
+}
+
+func benchmarkRecomputeShares(b *testing.B, cfg Config) {
 	const queues, podsEach = 1000, 10
 	objs := []runtime.Object{util.MakeQueue("root").Obj()}
 	var kube []runtime.Object
@@ -29,7 +45,7 @@ func BenchmarkRecomputeShares(b *testing.B) {
 			kube = append(kube, pod(name, fmt.Sprintf("%s-%d", name, p), "1", node))
 		}
 	}
-	a := newTestAccounting(b, objs, kube...)
+	a := newTestAccountingWith(b, cfg, objs, kube...)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

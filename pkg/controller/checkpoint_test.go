@@ -33,24 +33,33 @@ func TestUsageCheckpoint(t *testing.T) {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	// The history starts once the accounting is synced, at the computation of the shares after; the
+	// fake clock lets the computations' spacing pass.
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		_, ok := acct.OwnUsage("used")
+		if !ok && clk.Since(now) < 900*time.Millisecond {
+			clk.Step(100 * time.Millisecond)
+		}
 		return ok, nil
 	})
 	if err != nil {
 		t.Fatal("the history never counted the queue")
 	}
 	c := &Controller{acct: acct, clock: clk, checkpoints: 5 * time.Minute}
+	interval := c.checkpointInterval("used")
+	if interval < 5*time.Minute || interval > 5*time.Minute+30*time.Second {
+		t.Errorf("used's checkpoint interval is %s, want 5m and up to a tenth more", interval)
+	}
 	used, _ := acct.Queue("used")
 	checkpoint, due := c.usageCheckpoint(used)
-	if checkpoint == nil || !checkpoint.Time.Time.Equal(now) || checkpoint.ResourceSeconds.Cpu().Value() != 3600 || due != 5*time.Minute {
-		t.Fatalf("an hour-old checkpoint of 7200 cpu-seconds, half-life one hour: got %+v due in %s; want 3600 now, next in 5m", checkpoint, due)
+	if checkpoint == nil || !checkpoint.Time.Time.Equal(now) || checkpoint.ResourceSeconds.Cpu().Value() != 3600 || due != interval {
+		t.Fatalf("an hour-old checkpoint of 7200 cpu-seconds, half-life one hour: got %+v due in %s; want 3600 now, next in %s", checkpoint, due, interval)
 	}
 	clk.Step(2 * time.Minute)
 	fresh := used.DeepCopy()
 	fresh.Status.Usage = checkpoint
-	if kept, due := c.usageCheckpoint(fresh); kept != checkpoint || due != 3*time.Minute {
-		t.Errorf("a two-minute-old checkpoint was replaced (%+v) or comes due in %s, want kept for 3m", kept, due)
+	if kept, due := c.usageCheckpoint(fresh); kept != checkpoint || due != interval-2*time.Minute {
+		t.Errorf("a two-minute-old checkpoint was replaced (%+v) or comes due in %s, want kept for %s", kept, due, interval-2*time.Minute)
 	}
 	idle, _ := acct.Queue("idle")
 	if got, _ := c.usageCheckpoint(idle); got != nil {

@@ -10,16 +10,18 @@
 // is what its children share. The sum of what children deserve never exceeds what their parent has,
 // and without contention every queue deserves at least its demand.
 //
-// With a usage history (ComputeRemembering, factor k > 0), the rest above the guarantees is split by
-// effective weights instead, level by level and resource by resource. Among the children of one
-// parent, with W the child's weight over its siblings' together and U its usage (its own and its
-// descendants', decayed) over theirs together, the child's part is max(0, W + k·(W − U)): a child
-// that used more than its weight's part of what its parent's children used gets less than its
-// weight's part of the rest, one that used less gets more. The usage is normalised among siblings,
-// so the correction holds as strongly at any depth. Guarantees, capabilities and demand bound
-// every child as before, and what a child with no part left cannot take goes to it once the others
-// are satisfied: the split remembers, it never leaves room idle. Children that used nothing
-// together are split by weight alone, and k = 0 gives the split by weight exactly.
+// With a usage history (ComputeRemembering), the rest above the guarantees is split by effective
+// weights instead, level by level and resource by resource. Among the children of one parent, with W
+// the child's weight over its siblings' together and U its usage (its own and its descendants',
+// decayed, in resource-seconds) over what the parent's share would amount to if held over the
+// history's horizon (the parent's share times half-life / ln 2: the usage of a queue that held its
+// parent's whole share all along), the child's part is max(0, W + k·(W − U)). A child that used
+// more than its weight's part of its parent's share gets less than its weight's part of the rest, one
+// that used less gets more; a few resource-seconds move nothing. Usage is measured against the
+// parent's share, not the cluster, so the correction holds as strongly at any depth. Guarantees,
+// capabilities and demand bound every child as before, and what a child with no part left cannot take
+// goes to it once the others are satisfied: the split remembers, it never leaves room idle. k = 0
+// gives the split by weight exactly.
 package fairshare
 
 import (
@@ -52,16 +54,24 @@ type Weights map[string]map[v1.ResourceName]float64
 // Compute returns what every queue below root deserves, by name, sharing capacity among root's
 // children. Only the resources of capacity are shared.
 func Compute(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {
-	deserved, _ := ComputeRemembering(root, capacity, 0)
+	deserved, _ := ComputeRemembering(root, capacity, History{})
 	return deserved
 }
 
-// ComputeRemembering is Compute with the rest above the guarantees split by effective weights of
-// strength factor (see the package's doc), and returns the effective weights that differ from the
-// queues' own.
-func ComputeRemembering(root *Queue, capacity v1.ResourceList, factor float64) (map[string]v1.ResourceList, Weights) {
-	c := computation{out: map[string]v1.ResourceList{}, demand: map[*Queue]float64{}, factor: factor}
-	if factor > 0 {
+// History is how ComputeRemembering reads the queues' usage.
+type History struct {
+	// Factor is the strength of the correction, k; 0 splits by weight alone.
+	Factor float64
+	// Horizon is the history's half-life over ln 2, in seconds: what one unit held all along amounts
+	// to, in unit-seconds.
+	Horizon float64
+}
+
+// ComputeRemembering is Compute with the rest above the guarantees split by effective weights (see
+// the package's doc), and returns the effective weights that differ from the queues' own.
+func ComputeRemembering(root *Queue, capacity v1.ResourceList, h History) (map[string]v1.ResourceList, Weights) {
+	c := computation{out: map[string]v1.ResourceList{}, demand: map[*Queue]float64{}, history: h}
+	if h.Factor > 0 && h.Horizon > 0 {
 		c.used, c.weights = map[*Queue]float64{}, Weights{}
 	}
 	for name, total := range capacity {
@@ -79,7 +89,7 @@ func ComputeRemembering(root *Queue, capacity v1.ResourceList, factor float64) (
 type computation struct {
 	out          map[string]v1.ResourceList
 	demand, used map[*Queue]float64
-	factor       float64
+	history      History
 	weights      Weights
 }
 
@@ -98,7 +108,7 @@ func (c *computation) share(q *Queue, name v1.ResourceName, amount float64) {
 	if len(q.Children) == 0 {
 		return
 	}
-	given := waterFill(q.Children, name, amount, c.demand, c.childWeights(q.Children, name))
+	given := waterFill(q.Children, name, amount, c.demand, c.childWeights(q.Children, name, amount))
 	for i, child := range q.Children {
 		if c.out[child.Name] == nil {
 			c.out[child.Name] = v1.ResourceList{}
@@ -109,26 +119,42 @@ func (c *computation) share(q *Queue, name v1.ResourceName, amount float64) {
 }
 
 // childWeights are the weights children split the rest above their guarantees by: their own, or
-// with a usage history their effective ones (recorded in c.weights where they differ).
-func (c *computation) childWeights(children []*Queue, name v1.ResourceName) []float64 {
+// with a usage history their effective ones (recorded in c.weights where they differ), their usage
+// measured against amount, their parent's share in milli-units.
+func (c *computation) childWeights(children []*Queue, name v1.ResourceName, amount float64) []float64 {
 	weights := ownWeights(children)
-	total, used := 0.0, 0.0
-	for i, child := range children {
-		total += weights[i]
-		used += c.used[child]
-	}
-	if c.factor <= 0 || !(used > 0) {
+	if c.used == nil || amount <= 0 {
 		return weights
 	}
+	total, used := 0.0, 0.0
+	for i, w := range weights {
+		total += w
+		used += c.used[children[i]]
+	}
+	if !(used > 0) {
+		return weights // nothing used: the split by weight, exactly
+	}
+	horizon := amount / 1000 * c.history.Horizon
+	parts, sum := make([]float64, len(children)), 0.0
 	for i, child := range children {
 		part := weights[i] / total
-		effective := math.Max(0, part+c.factor*(part-c.used[child]/used)) * total
-		if effective != weights[i] {
-			if c.weights[child.Name] == nil {
-				c.weights[child.Name] = map[v1.ResourceName]float64{}
-			}
-			c.weights[child.Name][name] = effective
+		parts[i] = math.Max(0, part+c.history.Factor*(part-c.used[child]/horizon))
+		sum += parts[i]
+	}
+	if !(sum > 0) {
+		return weights
+	}
+	// Scaled so that the effective weights add up to the weights: siblings that used alike keep
+	// their own.
+	for i, child := range children {
+		effective := parts[i] / sum * total
+		if math.Abs(effective-weights[i]) <= 1e-9*total {
+			continue // its own, to the arithmetic's last digits
 		}
+		if c.weights[child.Name] == nil {
+			c.weights[child.Name] = map[v1.ResourceName]float64{}
+		}
+		c.weights[child.Name][name] = effective
 		weights[i] = effective
 	}
 	return weights
@@ -236,14 +262,12 @@ func millis(q resource.Quantity) float64 { return q.AsApproximateFloat64() * 100
 // maxExact is the largest float64 below 2^63 that converts to int64 exactly and safely.
 const maxExact = float64(1<<63 - 1024)
 
-// quantity rounds a milli amount down to a quantity, an amount a rounding error of the arithmetic
-// short of a whole milli-unit counting as that unit (so that inputs equal to their last digits give
-// equal shares): whole units for resources counted in units
+// quantity rounds a milli amount down to a quantity: whole units for resources counted in units
 // (memory, pods, devices), milli-units for CPU while they fit int64 (whole cores beyond), saturating
 // at the largest int64. The quantity is built in place: a computation makes one per queue and
 // resource.
 func quantity(name v1.ResourceName, m float64) resource.Quantity {
-	m = math.Max(0, math.Floor(m+math.Max(1e-6, m*1e-12)))
+	m = math.Max(0, math.Floor(m))
 	if name == v1.ResourceCPU && m <= maxExact {
 		q := resource.Quantity{Format: resource.DecimalSI}
 		q.SetMilli(int64(m))

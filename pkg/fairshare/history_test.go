@@ -82,9 +82,9 @@ func TestFactorZeroIsTheSplitByWeight(t *testing.T) {
 		root := &Queue{Name: "root", Children: randomTree(r, 2, "q")}
 		capacity := cpu(fmt.Sprint(20 + r.IntN(200)))
 		want := released(root, capacity)
-		unused, _ := ComputeRemembering(root, capacity, 1)
+		unused, _ := ComputeRemembering(root, capacity, History{Factor: 1, Horizon: 3600})
 		withUsage(r, root.Children)
-		got, weights := ComputeRemembering(root, capacity, 0)
+		got, weights := ComputeRemembering(root, capacity, History{Horizon: 3600})
 		for name, w := range want {
 			if !quota.Equals(got[name], w) {
 				t.Errorf("seed %d: factor 0 gives %s %v, the split by weight %v", seed, name, got[name], w)
@@ -104,6 +104,10 @@ func used(q *Queue, cpuSeconds float64) *Queue {
 	return q
 }
 
+// horizon is the tests' history horizon, in seconds: 60 cpus held all along amount to 6,000
+// cpu-seconds.
+const horizon = 100
+
 func TestUsageMovesTheRestAboveGuarantees(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -112,16 +116,19 @@ func TestUsageMovesTheRestAboveGuarantees(t *testing.T) {
 		want     map[string]float64
 		weights  map[string]float64
 	}{
-		{name: "equal weights, a used three times what b did, factor 1", factor: 1,
+		{name: "equal weights, a used half the parent's share over the horizon, b a sixth; factor 1", factor: 1,
 			children: []*Queue{used(leaf("a", 1, "100"), 3000), used(leaf("b", 1, "100"), 1000)},
-			// parts 0.5 + (0.5 − 0.75) = 0.25 and 0.5 + (0.5 − 0.25) = 0.75
-			want: map[string]float64{"a": 15, "b": 45}, weights: map[string]float64{"a": 0.5, "b": 1.5}},
+			// parts 0.5 + (0.5 − 0.5) = 0.5 and 0.5 + (0.5 − 1/6) = 5/6: 3 to 5
+			want: map[string]float64{"a": 22.5, "b": 37.5}, weights: map[string]float64{"a": 0.75, "b": 1.25}},
 		{name: "half the strength", factor: 0.5,
 			children: []*Queue{used(leaf("a", 1, "100"), 3000), used(leaf("b", 1, "100"), 1000)},
-			want:     map[string]float64{"a": 22.5, "b": 37.5}},
+			want:     map[string]float64{"a": 25.714, "b": 34.286}},
 		{name: "a queue with no part left still takes what the others leave", factor: 1,
-			children: []*Queue{used(leaf("a", 1, "100"), 1000), leaf("b", 1, "20")},
+			children: []*Queue{used(leaf("a", 1, "100"), 6000), leaf("b", 1, "20")},
 			want:     map[string]float64{"a": 40, "b": 20}, weights: map[string]float64{"a": 0, "b": 2}},
+		{name: "a few resource-seconds move nothing", factor: 1,
+			children: []*Queue{used(leaf("a", 1, "100"), 0.001), leaf("b", 1, "100")},
+			want:     map[string]float64{"a": 30, "b": 30}},
 		{name: "guarantees are never reduced", factor: 4,
 			children: []*Queue{{Name: "a", Weight: 1, Demand: cpu("100"), Guarantee: cpu("30"), Usage: map[v1.ResourceName]float64{v1.ResourceCPU: 1e6}},
 				leaf("b", 1, "100")},
@@ -132,7 +139,7 @@ func TestUsageMovesTheRestAboveGuarantees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, weights := ComputeRemembering(&Queue{Name: "root", Children: tt.children}, cpu("60"), tt.factor)
+			got, weights := ComputeRemembering(&Queue{Name: "root", Children: tt.children}, cpu("60"), History{Factor: tt.factor, Horizon: horizon})
 			for name, want := range tt.want {
 				if g := cpuOf(got[name]); math.Abs(g-want) > 0.002 {
 					t.Errorf("%s deserves %.3f, want %.3f", name, g, want)
@@ -147,32 +154,28 @@ func TestUsageMovesTheRestAboveGuarantees(t *testing.T) {
 	}
 }
 
-// The correction holds at the deepest level as at the top: usage is compared among siblings, so two
-// teams deep in a subtree that used a sliver of the cluster are corrected as strongly as two
-// top-level queues.
+// The correction holds at the deepest level as at the top: usage is measured against the parent's
+// share, so two teams in a department of 8 cpus, three levels down, that used a tenth of what two
+// top-level queues of an 80-cpu cluster used are split alike.
 func TestCorrectionAtTheDeepestLevel(t *testing.T) {
-	deep := func(aUsed, bUsed float64) map[string]v1.ResourceList {
-		root := &Queue{Name: "root", Children: []*Queue{
-			used(leaf("big", 1, "1000"), 1e9),
-			{Name: "org", Weight: 1, Children: []*Queue{
-				{Name: "dept", Weight: 1, Children: []*Queue{
-					used(leaf("a", 1, "1000"), aUsed), used(leaf("b", 1, "1000"), bUsed),
-				}},
+	root := &Queue{Name: "root", Children: []*Queue{
+		{Name: "big", Weight: 1, Demand: cpu("1000"), Guarantee: cpu("72")},
+		{Name: "org", Weight: 1, Guarantee: cpu("8"), Children: []*Queue{
+			{Name: "dept", Weight: 1, Children: []*Queue{
+				used(leaf("a", 1, "1000"), 300), used(leaf("b", 1, "1000"), 100),
 			}},
-		}}
-		got, _ := ComputeRemembering(root, cpu("80"), 1)
-		return got
-	}
-	got := deep(3000, 1000)
-	// Beside big, org used next to nothing and takes the larger part at the top; inside dept, a and b
-	// split dept's share 1:3, as two top-level queues with their usage would.
-	a, b := cpuOf(got["a"]), cpuOf(got["b"])
-	if math.Abs(b-3*a) > 0.01 {
-		t.Errorf("deep a and b deserve %.3f and %.3f, want 1:3 (a used three times as much)", a, b)
-	}
+		}},
+	}}
+	deep, _ := ComputeRemembering(root, cpu("80"), History{Factor: 1, Horizon: horizon})
 	top := &Queue{Name: "root", Children: []*Queue{used(leaf("a", 1, "1000"), 3000), used(leaf("b", 1, "1000"), 1000)}}
-	flat, _ := ComputeRemembering(top, cpu("80"), 1)
-	if ra, rb := cpuOf(flat["a"]), cpuOf(flat["b"]); math.Abs(rb-3*ra) > 0.01 {
-		t.Errorf("top-level a and b deserve %.3f and %.3f, want 1:3", ra, rb)
+	flat, _ := ComputeRemembering(top, cpu("80"), History{Factor: 1, Horizon: horizon})
+	// parts 0.5 + (0.5 − 0.375) and 0.5 + (0.5 − 0.125): 5 to 7, at either depth.
+	for what, got := range map[string]map[string]v1.ResourceList{"three levels down": deep, "at the top": flat} {
+		if a, b := cpuOf(got["a"]), cpuOf(got["b"]); math.Abs(b/a-1.4) > 0.01 {
+			t.Errorf("%s, a and b deserve %.3f and %.3f, want 5:7", what, a, b)
+		}
+	}
+	if d := cpuOf(deep["dept"]); d != 8 {
+		t.Errorf("dept deserves %.3f, want org's guarantee, 8", d)
 	}
 }

@@ -45,6 +45,13 @@ func Quantity(used float64) resource.Quantity {
 	}
 }
 
+// Stored is used as a checkpoint keeps it and Restore reads it back: the shares computed from usage
+// so rounded are the same before a checkpoint and after its restore.
+func Stored(used float64) float64 {
+	q := Quantity(used)
+	return q.AsApproximateFloat64()
+}
+
 // Restore reads a checkpoint back: what quantities say, at when. Negative amounts are left out,
 // and a checkpoint from the future is taken as of now, so a wrong clock or a hand-edited status
 // can neither give a queue credit nor stop its usage from decaying.

@@ -37,8 +37,15 @@ type Settings struct {
 	Factor float64
 }
 
+// Least is the least usage remembered, half of what a checkpoint writes (a thousandth): a queue's
+// usage decays to nothing, not for ever.
+const Least = 0.0005
+
 // Keeps says whether usage is remembered at all.
 func (s Settings) Keeps() bool { return s.HalfLife > 0 }
+
+// Horizon is what one unit held all along amounts to, in unit-seconds: the half-life over ln 2.
+func (s Settings) Horizon() float64 { return s.HalfLife.Seconds() / math.Ln2 }
 
 // Usage is one queue's decayed usage at a moment, in resource-seconds (milli-units of CPU count a
 // thousandth: 2 cores held for 10 s are 20 cpu-seconds; 1 GiB of memory for 1 s, 1 Gi-second).
@@ -57,7 +64,11 @@ func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.
 	if from.IsZero() || now.Before(from) {
 		from = now
 	}
-	out := Usage{ResourceSeconds: make(map[v1.ResourceName]float64, len(u.ResourceSeconds)+len(allocated)), At: now}
+	at := now
+	if now.Before(u.At) {
+		at = u.At // never backwards: the time since u.At would be counted twice
+	}
+	out := Usage{ResourceSeconds: make(map[v1.ResourceName]float64, len(u.ResourceSeconds)+len(allocated)), At: at}
 	if b := s.lastReset(now); !b.IsZero() && b.After(from) {
 		from = b
 	} else {
@@ -75,7 +86,7 @@ func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.
 		out.ResourceSeconds[name] += amount(q) * charge
 	}
 	for name, used := range out.ResourceSeconds {
-		if !(used > 0) { // zero, negative or NaN: nothing remembered
+		if !(used >= Least) { // below what a checkpoint keeps, negative or NaN: nothing remembered
 			delete(out.ResourceSeconds, name)
 		}
 	}

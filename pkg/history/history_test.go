@@ -76,8 +76,12 @@ func TestEntryChargeResetAndTime(t *testing.T) {
 	if got := u.ResourceSeconds["nvidia.com/gpu"]; got != 120 {
 		t.Errorf("two GPUs entering with a one-minute charge: %v GPU-seconds, want 120", got)
 	}
-	if back := s.Advance(u, cpu("1"), nil, start.Add(-time.Hour)); !back.At.Equal(start.Add(-time.Hour)) || back.ResourceSeconds["nvidia.com/gpu"] != 120 || cpuSeconds(back) != 0 {
+	if back := s.Advance(u, cpu("1"), nil, start.Add(-time.Hour)); !back.At.Equal(start) || back.ResourceSeconds["nvidia.com/gpu"] != 120 || cpuSeconds(back) != 0 {
 		t.Errorf("a clock that ran backwards changed the usage: %v", back)
+	}
+	tiny := s.Advance(Usage{ResourceSeconds: map[v1.ResourceName]float64{v1.ResourceCPU: 0.0009}, At: start}, nil, nil, start.Add(time.Hour))
+	if _, ok := tiny.ResourceSeconds[v1.ResourceCPU]; ok {
+		t.Errorf("0.0009 cpu-seconds a half-life ago are still remembered: %v; want them gone below %v", tiny.ResourceSeconds, Least)
 	}
 	daily := Settings{HalfLife: 24 * time.Hour, ResetPeriod: 24 * time.Hour}
 	late := daily.Advance(Usage{}, cpu("1"), nil, start)
@@ -91,7 +95,8 @@ func TestEntryChargeResetAndTime(t *testing.T) {
 	}
 }
 
-// A checkpoint read back gives the same usage, to the milli-unit, and the same shares.
+// A checkpoint read back gives the same usage, to the milli-unit (15 digits when larger), and the
+// same shares.
 func TestCheckpointRestoresTheShares(t *testing.T) {
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 5))
@@ -109,12 +114,17 @@ func TestCheckpointRestoresTheShares(t *testing.T) {
 			}
 			demand := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1k"), v1.ResourceMemory: resource.MustParse("1Pi"), "nvidia.com/gpu": resource.MustParse("64")}
 			weight := int32(1 + r.IntN(5))
-			live = append(live, &fairshare.Queue{Name: name, Weight: weight, Demand: demand, Usage: u.ResourceSeconds})
+			// The accounting hands the shares its usage as stored (Stored), as a restore reads it.
+			stored := map[v1.ResourceName]float64{}
+			for res, v := range u.ResourceSeconds {
+				stored[res] = Stored(v)
+			}
+			live = append(live, &fairshare.Queue{Name: name, Weight: weight, Demand: demand, Usage: stored})
 			restored = append(restored, &fairshare.Queue{Name: name, Weight: weight, Demand: demand, Usage: back.ResourceSeconds})
 		}
 		capacity := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100"), v1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("16")}
-		want, _ := fairshare.ComputeRemembering(&fairshare.Queue{Name: "root", Children: live}, capacity, 1)
-		got, _ := fairshare.ComputeRemembering(&fairshare.Queue{Name: "root", Children: restored}, capacity, 1)
+		want, _ := fairshare.ComputeRemembering(&fairshare.Queue{Name: "root", Children: live}, capacity, fairshare.History{Factor: 1, Horizon: Settings{HalfLife: time.Hour}.Horizon()})
+		got, _ := fairshare.ComputeRemembering(&fairshare.Queue{Name: "root", Children: restored}, capacity, fairshare.History{Factor: 1, Horizon: Settings{HalfLife: time.Hour}.Horizon()})
 		for name := range want {
 			if !quota.Equals(want[name], got[name]) {
 				t.Errorf("seed %d: %s deserves %v live and %v restored", seed, name, want[name], got[name])

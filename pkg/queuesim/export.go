@@ -53,15 +53,16 @@ func writeFile(path string, write func(*os.File) error) error {
 }
 
 // writeSeries writes one row a sample: seconds since the start, queue, state, cpu allocated and
-// deserved, pending pods.
+// deserved, pending pods, decayed usage in cpu-hours.
 func (r *Result) writeSeries(f *os.File) error {
 	w := csv.NewWriter(f)
-	if err := w.Write([]string{"seconds", "queue", "state", "allocated_cpu", "deserved_cpu", "pending_pods"}); err != nil {
+	if err := w.Write([]string{"seconds", "queue", "state", "allocated_cpu", "deserved_cpu", "pending_pods", "usage_cpu_hours"}); err != nil {
 		return err
 	}
 	for _, s := range r.Samples {
 		row := []string{strconv.FormatFloat(s.At.Seconds(), 'f', 1, 64), s.Queue, s.State,
-			strconv.FormatFloat(s.Allocated, 'f', 3, 64), strconv.FormatFloat(s.Deserved, 'f', 3, 64), strconv.Itoa(s.Pending)}
+			strconv.FormatFloat(s.Allocated, 'f', 3, 64), strconv.FormatFloat(s.Deserved, 'f', 3, 64), strconv.Itoa(s.Pending),
+			strconv.FormatFloat(s.Usage, 'f', 3, 64)}
 		if err := w.Write(row); err != nil {
 			return err
 		}

@@ -232,8 +232,18 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	return nil, fmt.Sprintf("queue %q has no lower-priority pods to preempt, and no reclaimable queue holds more than its share that it could take back", queue)
 }
 
-// rememberedShare is queue's policy.RememberedShare now; 0 without a usage history.
+// remembers says whether usage moves the shares (fairSharing.usageFactor above 0), and so which
+// queue reclaim takes from first: with the factor at 0, reclaim is as it was without a history.
+func (r *Reclaim) remembers() bool {
+	h := r.acct.UsageHistory()
+	return h.Keeps() && h.Factor > 0
+}
+
+// rememberedShare is queue's policy.RememberedShare now; 0 unless usage moves the shares.
 func (r *Reclaim) rememberedShare(snap *policy.Snapshot, queue string) float64 {
+	if !r.remembers() {
+		return 0
+	}
 	used, ok := r.acct.RememberedUsage(queue)
 	q, exists := r.acct.Queue(queue)
 	if !ok || !exists {

@@ -11,8 +11,9 @@ import (
 // OrderedScoreFuncs chooses among the candidate nodes of a single pod: first the node whose victims
 // take no gang whole (surplus members of any gang go before a gang is taken whole, whatever the
 // priorities), then as the Evaluator does by default: fewest PDB violations, the lowest highest
-// victim priority, the smallest sum of priorities; then the node whose victims' queues used the most
-// as the usage history remembers it; then the fewest pods, the latest earliest start.
+// victim priority, the smallest sum of priorities, the fewest pods; then, when usage moves the
+// shares, the node whose victims' queues used the most as the usage history remembers it; then the
+// latest earliest start.
 func (r *Reclaim) OrderedScoreFuncs(_ context.Context, victims map[string]*extenderv1.Victims) []func(string) int64 {
 	remembered := r.rememberedOfVictims()
 	return []func(string) int64{
@@ -32,8 +33,8 @@ func (r *Reclaim) OrderedScoreFuncs(_ context.Context, victims map[string]*exten
 			}
 			return -sum
 		},
-		func(node string) int64 { return remembered(victims[node]) },
 		func(node string) int64 { return -int64(len(victims[node].Pods)) },
+		func(node string) int64 { return remembered(victims[node]) },
 		func(node string) int64 {
 			earliest := int64(math.MaxInt64)
 			for _, p := range victims[node].Pods {
@@ -48,7 +49,7 @@ func (r *Reclaim) OrderedScoreFuncs(_ context.Context, victims map[string]*exten
 // take from (policy.RememberedShare, in millionths): the node that spares the queues that used less
 // scores higher. Each queue's share is read once per call.
 func (r *Reclaim) rememberedOfVictims() func(*extenderv1.Victims) int64 {
-	if !r.acct.UsageHistory().Keeps() {
+	if !r.remembers() {
 		return func(*extenderv1.Victims) int64 { return 0 }
 	}
 	snap := r.acct.Snapshot()

@@ -1,7 +1,9 @@
-package fairshare
+package history
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +18,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
-
-// settings are the usage history of this package's scheduler (profile).
-var settings = history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute}
 
 // waitCheckpoint waits until queue's status holds a usage checkpoint taken at after or later.
 func waitCheckpoint(t *testing.T, queue string, after time.Time) {
@@ -38,15 +37,13 @@ func waitCheckpoint(t *testing.T, queue string, after time.Time) {
 }
 
 // A scheduler that starts resumes each queue's usage from the checkpoint in its status, decayed to
-// the present: it misses at most what the queue used in one checkpoint interval.
+// the present, with what the queue holds counted as held since: within one checkpoint interval of
+// what the running scheduler counts.
 func TestUsageResumesFromItsCheckpoint(t *testing.T) {
-	withQueues(t, util.MakeQueue("used").Obj())
+	withQueues(t, "used")
 	before := time.Now()
-	last := submit(t, "used", 4, "1")
-	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{last}, settle, "bound", func(p *v1.Pod) bool { return p.Spec.NodeName != "" }); err != nil {
-		t.Fatal(err)
-	}
-	waitAllocation(t, "4 cpus in used", func(a map[string]int64) bool { return a["used"] == 4 })
+	submit(t, "used", 0, 4, "1")
+	waitBound(t, "4 cpus in used", names("used", 4)...)
 	bound := time.Now()
 	waitCheckpoint(t, "used", bound.Add(4*time.Second))
 
@@ -66,7 +63,7 @@ func TestUsageResumesFromItsCheckpoint(t *testing.T) {
 	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
 		var ok bool
 		used, ok = restarted.RememberedUsage("used")
-		return restarted.Synced() && ok, nil
+		return ok, nil
 	})
 	if err != nil {
 		t.Fatal("the restarted accounting never knew the queue's usage")
@@ -86,29 +83,27 @@ func TestUsageResumesFromItsCheckpoint(t *testing.T) {
 // Two queues borrow alike; one ran longer. A queue below its share takes back from the one that
 // used more, although its pods started earlier (which otherwise go last).
 func TestReclaimTakesFromTheQueueThatUsedMore(t *testing.T) {
-	withQueues(t, util.MakeQueue("early").Obj(), util.MakeQueue("late").Obj(), util.MakeQueue("owner").Obj())
-	submitNamed := func(queue string, count int) string {
-		return submit(t, queue, count, "5")
-	}
-	last := submitNamed("early", 6)
-	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{last}, settle, "bound", func(p *v1.Pod) bool { return p.Spec.NodeName != "" }); err != nil {
-		t.Fatal(err)
-	}
-	waitAllocation(t, "30 cpus in early", func(a map[string]int64) bool { return a["early"] == 30 })
+	withQueues(t, "early", "late", "owner")
+	submit(t, "early", 0, 6, "5")
+	waitBound(t, "30 cpus in early", names("early", 6)...)
 	waitCheckpoint(t, "early", time.Now().Add(3*time.Second))
-	submitNamed("late", 6)
-	waitAllocation(t, "30 cpus in each borrower", func(a map[string]int64) bool { return a["early"] == 30 && a["late"] == 30 })
-	evicted := watchEvictions(t)
+	submit(t, "late", 0, 6, "5")
+	waitBound(t, "30 cpus in late", names("late", 6)...)
+	borrowers := livePods(t)
 	// The owner asks for its share, 20 cpus, with a pod no node can hold beside its 5-cpu one: each
-	// borrower is then 10 above its share, and one 5-cpu pod is all the owner can take back.
-	huge := util.MakePod(ns, "owner-huge").Label(schedulingv1beta1.QueueLabel, "owner").
-		Req(map[v1.ResourceName]string{v1.ResourceCPU: "15"}).Obj()
-	createPod(t, huge)
-	submitNamed("owner", 1)
-	waitAllocation(t, "the owner's pod bound", func(a map[string]int64) bool { return a["owner"] == 5 })
-	victims := evicted.drain(t)
-	if len(victims) != 1 {
-		t.Fatalf("evicted %v: want one pod for the owner's one", victims)
+	// borrower is then about 10 above its share (early, which used more, a little more), and one
+	// 5-cpu pod is all the owner can take back.
+	submit(t, "owner", 0, 1, "5")
+	submit(t, "owner", 1, 1, "15")
+	waitBound(t, "the owner's 5-cpu pod", "owner-0")
+	var victims []string
+	for name := range borrowers {
+		if _, live := livePods(t)[name]; !live {
+			victims = append(victims, name)
+		}
 	}
-	wantOnlyVictims(t, victims, "early-", "the pods of early, which used more")
+	slices.Sort(victims)
+	if len(victims) != 1 || !strings.HasPrefix(victims[0], "early-") {
+		t.Errorf("evicted %v: want one pod of early, which used more", victims)
+	}
 }
