@@ -11,17 +11,17 @@
 // and without contention every queue deserves at least its demand.
 //
 // With a usage history (ComputeRemembering), the rest above the guarantees is split by effective
-// weights instead, level by level and resource by resource. Among the children of one parent, with W
-// the child's weight over its siblings' together and U its usage (its own and its descendants',
-// decayed, in resource-seconds) over what the parent's share would amount to if held over the
-// history's horizon (the parent's share times half-life / ln 2: the usage of a queue that held its
-// parent's whole share all along), the child's part is max(0, W + k·(W − U)). A child that used
-// more than its weight's part of its parent's share gets less than its weight's part of the rest, one
-// that used less gets more; a few resource-seconds move nothing. Usage is measured against the
-// parent's share, not the cluster, so the correction holds as strongly at any depth. Guarantees,
-// capabilities and demand bound every child as before, and what a child with no part left cannot take
-// goes to it once the others are satisfied: the split remembers, it never leaves room idle. k = 0
-// gives the split by weight exactly.
+// weights instead, level by level and resource by resource. Among the children of one parent that
+// ask for the resource, with W the child's weight over theirs together and U its usage (its own and
+// its descendants', decayed, in resource-seconds) over what the parent's share would amount to if
+// held over the history's horizon (the parent's share times half-life / ln 2: the usage of a queue
+// that held its parent's whole share all along), the child's part is max(0, W + k·(W − U)). A child
+// that used more than its weight's part of its parent's share gets less than its weight's part of
+// the rest, one that used less gets more; a few resource-seconds move nothing. Usage is measured
+// against the parent's share, not the cluster, so the correction holds as strongly at any depth.
+// Guarantees, capabilities and demand bound every child as before, and what a child with no part
+// left cannot take goes to it once the others are satisfied: the split remembers, it never leaves
+// room idle. k = 0 gives the split by weight exactly.
 package fairshare
 
 import (
@@ -126,10 +126,14 @@ func (c *computation) childWeights(children []*Queue, name v1.ResourceName, amou
 	if c.used == nil || amount <= 0 {
 		return weights
 	}
+	// Only the children that ask for the resource share what is left: an idle sibling's weight
+	// takes no part from the others.
 	total, used := 0.0, 0.0
-	for i, w := range weights {
-		total += w
-		used += c.used[children[i]]
+	for i, child := range children {
+		if c.demand[child] > 0 {
+			total += weights[i]
+			used += c.used[child]
+		}
 	}
 	if !(used > 0) {
 		return weights // nothing used: the split by weight, exactly
@@ -137,6 +141,9 @@ func (c *computation) childWeights(children []*Queue, name v1.ResourceName, amou
 	horizon := amount / 1000 * c.history.Horizon
 	parts, sum := make([]float64, len(children)), 0.0
 	for i, child := range children {
+		if c.demand[child] <= 0 {
+			continue
+		}
 		part := weights[i] / total
 		parts[i] = math.Max(0, part+c.history.Factor*(part-c.used[child]/horizon))
 		sum += parts[i]
@@ -147,6 +154,9 @@ func (c *computation) childWeights(children []*Queue, name v1.ResourceName, amou
 	// Scaled so that the effective weights add up to the weights: siblings that used alike keep
 	// their own.
 	for i, child := range children {
+		if c.demand[child] <= 0 {
+			continue
+		}
 		effective := parts[i] / sum * total
 		if math.Abs(effective-weights[i]) <= 1e-9*total {
 			continue // its own, to the arithmetic's last digits

@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,26 @@ func TestShippedScenariosParse(t *testing.T) {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// The scenario the README shows, every field of the format in it, parses.
+func TestReadmeScenarioParses(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, found := strings.Cut(string(readme), "A scenario (all times are simulated")
+	_, block, fenced := strings.Cut(after, "```yaml\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !found || !fenced || !closed {
+		t.Fatal("the README shows no scenario")
+	}
+	s, err := Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.FairSharing == nil || s.FairSharing.UsageFactor != 1 {
+		t.Errorf("the README's scenario has no usage history: %+v", s.FairSharing)
 	}
 }

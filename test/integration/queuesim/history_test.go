@@ -37,7 +37,7 @@ func playHistory(t *testing.T, name string, factor float64) map[string]map[int]q
 // sharesOf prints a queue's deserved cpu and usage minute by minute, for a failure's message.
 func sharesOf(samples map[int]queuesim.Sample) string {
 	out := ""
-	for m := 14; m < 28; m++ {
+	for m := 14; m < 32; m++ {
 		s := samples[m]
 		out += fmt.Sprintf(" %dm:%.1f/%.2fh", m, s.Deserved, s.Usage)
 	}
@@ -46,7 +46,7 @@ func sharesOf(samples map[int]queuesim.Sample) string {
 
 // checkRemembered asserts what the history scenarios show: the team that ran alone in the first
 // half deserves less than the other once both ask (minutes 17 and 18), the two converge to equal
-// shares (within 2 cpu at minute 27), and the first team's usage is the larger when both start.
+// shares (within 2 cpu at minute 31), and the first team's usage is the larger when both start.
 func checkRemembered(t *testing.T, runs map[string]map[int]queuesim.Sample, total float64) {
 	t.Helper()
 	a, b := runs["team-a"], runs["team-b"]
@@ -56,9 +56,9 @@ func checkRemembered(t *testing.T, runs map[string]map[int]queuesim.Sample, tota
 				m, a[m].Deserved, b[m].Deserved, sharesOf(a), sharesOf(b))
 		}
 	}
-	if d := math.Abs(a[27].Deserved - b[27].Deserved); d > 2 || a[27].Deserved+b[27].Deserved < total-1 {
-		t.Errorf("minute 27: team-a deserves %.1f, team-b %.1f: want them converged to %.0f each\nteam-a%s\nteam-b%s",
-			a[27].Deserved, b[27].Deserved, total/2, sharesOf(a), sharesOf(b))
+	if d := math.Abs(a[31].Deserved - b[31].Deserved); d > 2 || a[31].Deserved+b[31].Deserved < total-1 {
+		t.Errorf("minute 31: team-a deserves %.1f, team-b %.1f: want them converged to %.0f each\nteam-a%s\nteam-b%s",
+			a[31].Deserved, b[31].Deserved, total/2, sharesOf(a), sharesOf(b))
 	}
 	if a[16].Usage <= b[16].Usage || a[16].Usage < 1 {
 		t.Errorf("minute 16: team-a used %.2f cpu-hours, team-b %.2f: want team-a's the larger", a[16].Usage, b[16].Usage)
@@ -72,7 +72,7 @@ func TestHistoryShiftsTheSharesAndConverges(t *testing.T) {
 // The same scenario without the history's effect: equal shares as soon as both ask.
 func TestWithoutHistoryTheSharesAreEqualAtOnce(t *testing.T) {
 	runs := playHistory(t, "history", 0)
-	for m := 17; m < 28; m++ {
+	for m := 17; m < 32; m++ {
 		a, b := runs["team-a"][m], runs["team-b"][m]
 		if math.Abs(a.Deserved-24) > 0.5 || math.Abs(b.Deserved-24) > 0.5 {
 			t.Errorf("minute %d: team-a deserves %.1f, team-b %.1f: want 24 each, usage aside", m, a.Deserved, b.Deserved)
@@ -85,7 +85,7 @@ func TestWithoutHistoryTheSharesAreEqualAtOnce(t *testing.T) {
 func TestHistoryCorrectsAtTheDeepestLevel(t *testing.T) {
 	runs := playHistory(t, "history-deep", 1)
 	checkRemembered(t, runs, 24)
-	for m := 17; m < 28; m++ {
+	for m := 17; m < 32; m++ {
 		if org, other := runs["org"][m].Deserved, runs["other"][m].Deserved; math.Abs(org-24) > 1 || math.Abs(other-24) > 1 {
 			t.Errorf("minute %d: org deserves %.1f, other %.1f: want the 24 each is guaranteed", m, org, other)
 		}
