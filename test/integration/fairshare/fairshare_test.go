@@ -11,7 +11,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -56,14 +55,8 @@ const usageCheckpoint = 2 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{SchedulerProfile: profile()}, func(ctx context.Context, c *localcluster.Cluster) error {
-		for i := range nodes {
-			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("node-%d", i), fmt.Sprint(nodeCPU), "64Gi"), metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		}
-		_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		cluster = c
-		return err
+		return clustertest.NodesAndNamespace(ctx, c, nodes, fmt.Sprint(nodeCPU), ns)
 	}))
 }
 
@@ -111,20 +104,7 @@ func deleteAllPods(t *testing.T) {
 	}
 }
 
-func closeAndDelete(t *testing.T, name string) {
-	api := cluster.Queues.SchedulingV1beta1().Queues()
-	if _, err := api.Patch(context.Background(), name, types.MergePatchType, []byte(`{"spec":{"state":"Closed"}}`), metav1.PatchOptions{}); err != nil {
-		t.Errorf("close queue %s: %v", name, err)
-		return
-	}
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		err := api.Delete(ctx, name, metav1.DeleteOptions{})
-		return err == nil || apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		t.Errorf("queue %s could not be deleted within %s", name, settle)
-	}
-}
+func closeAndDelete(t *testing.T, name string) { clustertest.CloseAndDelete(t, cluster, name, settle) }
 
 // submit creates count pods of cpu CPUs each in queue and returns the name of the last.
 func submit(t *testing.T, queue string, count int, cpu string) string {

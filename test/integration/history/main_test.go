@@ -11,9 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
@@ -53,14 +51,8 @@ func profile() []byte {
 
 func TestMain(m *testing.M) {
 	os.Exit(clustertest.RunWithCluster(m, localcluster.Options{SchedulerProfile: profile()}, func(ctx context.Context, c *localcluster.Cluster) error {
-		for i := range nodes {
-			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, util.MakeNode(fmt.Sprintf("node-%d", i), "10", "64Gi"), metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		}
-		_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		cluster = c
-		return err
+		return clustertest.NodesAndNamespace(ctx, c, nodes, "10", ns)
 	}))
 }
 
@@ -88,16 +80,7 @@ func withQueues(t *testing.T, names ...string) {
 			t.Errorf("delete pods: %v", err)
 		}
 		for _, name := range names {
-			if _, err := api.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"state":"Closed"}}`), metav1.PatchOptions{}); err != nil {
-				t.Errorf("close queue %s: %v", name, err)
-			}
-			err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-				err := api.Delete(ctx, name, metav1.DeleteOptions{})
-				return err == nil || apierrors.IsNotFound(err), nil
-			})
-			if err != nil {
-				t.Errorf("queue %s could not be deleted within %s", name, settle)
-			}
+			clustertest.CloseAndDelete(t, cluster, name, settle)
 		}
 	})
 }
