@@ -107,7 +107,12 @@ func describeUsage(l *textout.Lines, q *schedulingv1beta1.Queue) {
 	l.Printf("Usage (decayed):\t%s resource-seconds, at %s\n", textout.Resources(u.ResourceSeconds), u.Time.UTC().Format(time.RFC3339))
 	weights := "its weight"
 	if len(u.EffectiveWeight) > 0 {
-		weights = textout.Resources(u.EffectiveWeight) + " (its weight elsewhere)"
+		var parts []string
+		for _, name := range sortedNames(u.EffectiveWeight) {
+			w := u.EffectiveWeight[name]
+			parts = append(parts, fmt.Sprintf("%s %.3g", name, w.AsApproximateFloat64()))
+		}
+		weights = strings.Join(parts, ", ") + " (its weight elsewhere)"
 	}
 	l.Printf("Effective weight:\t%s\n", weights)
 }
