@@ -51,6 +51,13 @@ func newTestAccountingWith(t testing.TB, cfg Config, queues []runtime.Object, ku
 	if err != nil {
 		t.Fatal("pods never counted")
 	}
+	// Synced, the accounting's usage history starts at the next computation.
+	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return a.Synced(), nil
+	})
+	if err != nil {
+		t.Fatal("the accounting never synced")
+	}
 	// An informer's event delivered after a computation makes the shares stale again: compute until
 	// they include every change.
 	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
