@@ -28,6 +28,8 @@ var (
 		{Name: "Running", Type: "integer", Description: "bound pods"},
 		{Name: "Pending", Type: "integer", Description: "pods not bound yet"},
 		{Name: "Age", Type: "string"},
+		{Name: "Usage", Type: "string", Priority: 1, Description: "decayed usage, in resource-seconds"},
+		{Name: "Effective Weight", Type: "string", Priority: 1, Description: "the weight usage gives the queue, where it is not its own"},
 	}
 	pendingWorkloadColumns = []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name"},
@@ -57,7 +59,7 @@ func queueSummaryTable(obj runtime.Object) (*metav1.Table, error) {
 		q := &items[i]
 		table.Rows = append(table.Rows, metav1.TableRow{Object: runtime.RawExtension{Object: q}, Cells: []any{
 			q.Name, string(q.State), q.Parent, q.Weight, q.Share, resources(q.Allocated), resources(q.Deserved),
-			q.RunningPods, q.PendingPods, age(q.CreationTimestamp)}})
+			q.RunningPods, q.PendingPods, age(q.CreationTimestamp), resources(q.Usage), resources(q.EffectiveWeight)}})
 	}
 	return table, listMeta(obj, table)
 }
