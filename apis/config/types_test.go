@@ -109,15 +109,8 @@ func TestDecodeStatusPacing(t *testing.T) {
 		{name: "not a duration", raw: `{"controller": {"statusWriteInterval": "soon"}}`, wantErr: `QueueState args:`},
 	}
 	for _, tt := range tests {
-		var obj runtime.Object
-		if tt.raw != "" {
-			obj = &runtime.Unknown{Raw: []byte(tt.raw)}
-		}
-		args, err := Decode(obj, "ns")
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: got error %v, want %q", tt.name, err, tt.wantErr)
-			}
+		args, done, err := decodeCase(t, tt.name, tt.raw, tt.wantErr)
+		if done {
 			continue
 		}
 		if err != nil || args.Controller.StatusWriteInterval.Duration != tt.wantInterval || args.Controller.StatusWritesPerSecond != tt.wantRate {
@@ -152,19 +145,29 @@ func TestDecodeFairSharing(t *testing.T) {
 			wantErr: `fairSharing.checkpointInterval: Invalid value: "10ms": must be at least 1s`},
 	}
 	for _, tt := range tests {
-		var obj runtime.Object
-		if tt.raw != "" {
-			obj = &runtime.Unknown{Raw: []byte(tt.raw)}
-		}
-		args, err := Decode(obj, "ns")
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: got error %v, want %q", tt.name, err, tt.wantErr)
-			}
+		args, done, err := decodeCase(t, tt.name, tt.raw, tt.wantErr)
+		if done {
 			continue
 		}
 		if err != nil || !reflect.DeepEqual(args.FairSharing, tt.want) {
 			t.Errorf("%s: got %+v, %v; want %+v", tt.name, args.FairSharing, err, tt.want)
 		}
 	}
+}
+
+// decodeCase decodes raw ("" for no args); a case that wants an error is checked here and done.
+func decodeCase(t *testing.T, name, raw, wantErr string) (args *QueueStateArgs, done bool, err error) {
+	t.Helper()
+	var obj runtime.Object
+	if raw != "" {
+		obj = &runtime.Unknown{Raw: []byte(raw)}
+	}
+	args, err = Decode(obj, "ns")
+	if wantErr == "" {
+		return args, false, err
+	}
+	if err == nil || !strings.Contains(err.Error(), wantErr) {
+		t.Errorf("%s: got error %v, want %q", name, err, wantErr)
+	}
+	return nil, true, nil
 }

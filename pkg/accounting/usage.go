@@ -196,6 +196,21 @@ func (a *Accounting) PodCount(queue string) int {
 // usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
 // shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
 // place: they are read, never changed.
+// enter counts requests that started holding in queue, for the usage history's entry charge;
+// nothing when no history is kept (Reserve calls it). Call with u.mu held.
+func (u *usage) enter(queue string, requests v1.ResourceList) {
+	if u.acct.ledger.settings.Keeps() {
+		u.entered[queue] = quota.Add(u.entered[queue], requests)
+	}
+}
+
+// leave takes back what enter counted for a pod unreserved before it was bound. Call with u.mu held.
+func (u *usage) leave(queue string, requests v1.ResourceList) {
+	if u.acct.ledger.settings.Keeps() {
+		u.entered[queue] = quota.SubtractWithNonNegativeResult(u.entered[queue], requests)
+	}
+}
+
 // enteredSnapshot is usage.entered as it stands; its lists are replaced, never changed in place.
 func (a *Accounting) enteredSnapshot() map[string]v1.ResourceList {
 	a.usage.mu.RLock()
@@ -317,7 +332,7 @@ func (u *usage) upsert(pod *v1.Pod) {
 	}
 	u.add(entry)
 	if existed && !old.holds() && entry.holds() {
-		u.entered[entry.queue] = quota.Add(u.entered[entry.queue], entry.requests)
+		u.enter(entry.queue, entry.requests)
 	}
 	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
 		!quota.Equals(old.requests, entry.requests) || old.queue != entry.queue
@@ -547,7 +562,7 @@ func (u *usage) assume(pod *v1.Pod) {
 	entry.assumed, entry.settled = true, true
 	u.put(pod.UID, entry)
 	u.add(entry)
-	u.entered[entry.queue] = quota.Add(u.entered[entry.queue], entry.requests)
+	u.enter(entry.queue, entry.requests)
 	u.sharesDirty()
 	u.mu.Unlock()
 	u.onChange.notify(entry.queue)
@@ -564,7 +579,7 @@ func (u *usage) forget(uid types.UID) {
 		return
 	}
 	u.subtract(old)
-	u.entered[old.queue] = quota.SubtractWithNonNegativeResult(u.entered[old.queue], old.requests)
+	u.leave(old.queue, old.requests)
 	if old.informed {
 		old.assumed = false
 		u.put(uid, old)

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Settings say how usage is remembered.
@@ -79,11 +78,11 @@ func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.
 	}
 	held := s.heldFor(now.Sub(from))
 	for name, q := range allocated {
-		out.ResourceSeconds[name] += amount(q) * held
+		out.ResourceSeconds[name] += q.AsApproximateFloat64() * held
 	}
 	charge := s.EntryCharge.Seconds()
 	for name, q := range entered {
-		out.ResourceSeconds[name] += amount(q) * charge
+		out.ResourceSeconds[name] += q.AsApproximateFloat64() * charge
 	}
 	for name, used := range out.ResourceSeconds {
 		if !(used >= Least) { // below what a checkpoint keeps, negative or NaN: nothing remembered
@@ -118,6 +117,3 @@ func (s Settings) lastReset(now time.Time) time.Time {
 	}
 	return now.UTC().Truncate(s.ResetPeriod)
 }
-
-// amount is a quantity as a float in its units (cores for CPU, bytes for memory).
-func amount(q resource.Quantity) float64 { return q.AsApproximateFloat64() }
