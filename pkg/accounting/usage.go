@@ -193,9 +193,6 @@ func (a *Accounting) PodCount(queue string) int {
 	return 0
 }
 
-// usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
-// shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
-// place: they are read, never changed.
 // enter counts requests that started holding in queue, for the usage history's entry charge;
 // nothing when no history is kept (Reserve calls it). Call with u.mu held.
 func (u *usage) enter(queue string, requests v1.ResourceList) {
@@ -218,6 +215,9 @@ func (a *Accounting) enteredSnapshot() map[string]v1.ResourceList {
 	return maps.Clone(a.usage.entered)
 }
 
+// usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
+// shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
+// place: they are read, never changed.
 func (a *Accounting) usageSnapshot() map[string]QueueUsage {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
