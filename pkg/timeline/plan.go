@@ -1,0 +1,111 @@
+package timeline
+
+import (
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Plan is the reservations of the first waiting gangs, made at one time, and the guards that keep
+// other pods out of their room. It is built by Compute and then read; only Take changes it, one
+// caller at a time, while any number read (see guards).
+type Plan struct {
+	// Dims names the resources of every vector in the plan.
+	Dims []v1.ResourceName
+	// At is when the plan was made.
+	At time.Time
+	// Reservations are in the gangs' order.
+	Reservations []Reservation
+	// Unplaced are the gangs considered that cannot start within the window, in order.
+	Unplaced []string
+	guards   map[string]*guards
+}
+
+// Compute plans, gang after gang in the order given, the earliest time within the window at which
+// the gang's members fit on the nodes beside the pods still running then and the reservations of
+// the gangs before it, and where. A gang that cannot start within the window gets no reservation
+// and does not hold back the ones after it.
+func Compute(dims []v1.ResourceName, nodes []Node, gangs []Gang, s Settings) *Plan {
+	p := &Plan{Dims: dims, At: s.Now, guards: map[string]*guards{}}
+	if len(gangs) == 0 {
+		return p
+	}
+	t := newTimes(dims, nodes, s)
+	for i := range gangs {
+		r, ok := t.place(&gangs[i])
+		if !ok {
+			p.Unplaced = append(p.Unplaced, gangs[i].Key)
+			continue
+		}
+		t.hold(r)
+		p.Reservations = append(p.Reservations, r.reservation(nodes))
+	}
+	p.guard(t)
+	return p
+}
+
+// Reservation returns the reservation of gang, or nil.
+func (p *Plan) Reservation(gang string) *Reservation {
+	if p == nil {
+		return nil
+	}
+	for i := range p.Reservations {
+		if p.Reservations[i].Gang == gang {
+			return &p.Reservations[i]
+		}
+	}
+	return nil
+}
+
+// Empty says whether the plan holds no reservation: nothing is guarded.
+func (p *Plan) Empty() bool { return p == nil || len(p.Reservations) == 0 }
+
+// Reserved is the room the reservations hold, summed, by resource.
+func (p *Plan) Reserved() map[v1.ResourceName]int64 {
+	out := map[v1.ResourceName]int64{}
+	if p == nil {
+		return out
+	}
+	for _, r := range p.Reservations {
+		for _, share := range r.Nodes {
+			for i, x := range share.Amount {
+				out[p.Dims[i]] += x
+			}
+		}
+	}
+	return out
+}
+
+// held is a reservation being placed: its start, end and room by node index.
+type held struct {
+	gang     *Gang
+	start    time.Time
+	end      time.Time // zero: open-ended
+	amount   map[int]Vector
+	priority int32
+}
+
+// overlaps says whether h holds its room at some moment of [from, to) (to zero: open-ended).
+func (h *held) overlaps(from, to time.Time) bool {
+	endsAfter := h.end.IsZero() || h.end.After(from)
+	startsBefore := to.IsZero() || h.start.Before(to)
+	return endsAfter && startsBefore
+}
+
+func (h *held) reservation(nodes []Node) Reservation {
+	r := Reservation{Gang: h.gang.Key, Priority: h.priority, Start: h.start, End: h.end}
+	for i, amount := range h.amount {
+		r.Nodes = append(r.Nodes, Share{Node: nodes[i].Name, Amount: amount})
+	}
+	slices.SortFunc(r.Nodes, func(a, b Share) int {
+		switch {
+		case a.Node < b.Node:
+			return -1
+		case a.Node > b.Node:
+			return 1
+		}
+		return 0
+	})
+	return r
+}

@@ -1,0 +1,159 @@
+// Package timeline plans when the first waiting gangs can start, from when the running pods end at
+// the latest (their runtime bounds), and guards the room it sets aside for them: a pod may take
+// room a reservation needs only if its own bound ends before the reservation starts. It is pure:
+// no informer, lock on shared state, client or clock; the caller hands it the nodes, the gangs in
+// the scheduler's order and the time.
+package timeline
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Vector is an amount of each resource a plan looks at, in the order of the plan's Dims, in the
+// units of the scheduler's NodeInfo: milli-cpu, bytes, and whole units of every other resource.
+type Vector []int64
+
+// fits says whether v fits in room.
+func (v Vector) fits(room Vector) bool {
+	for i, x := range v {
+		if x > room[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// add adds o times sign to v in place.
+func (v Vector) add(o Vector, sign int64) {
+	for i, x := range o {
+		v[i] += sign * x
+	}
+}
+
+func (v Vector) clone() Vector { return append(Vector(nil), v...) }
+
+// Release is a running pod's end at the latest: when its runtime bound ends, and the room it gives
+// back then.
+type Release struct {
+	At    time.Time
+	Gives Vector
+}
+
+// Node is one node as the plan reads it.
+type Node struct {
+	Name string
+	// Free is the node's allocatable room less what every pod on it requests, assumed pods included.
+	Free Vector
+	// Releases are the node's pods with a runtime bound. A pod without one holds its room for ever.
+	Releases []Release
+}
+
+// Member is one member of a gang still to be placed.
+type Member struct {
+	Requests Vector
+	// Eligible says, by index in the nodes handed to Compute, where the member may run (node
+	// selector, required affinity, taints); nil is everywhere.
+	Eligible []bool
+}
+
+// Bound is a runtime bound: a limit counted from the start, an end fixed in time, or both (the
+// earlier wins). The zero Bound is none: the work may run for ever.
+type Bound struct {
+	// After is a limit counted from the start (activeDeadlineSeconds); 0 is none.
+	After time.Duration
+	// By is an end fixed in time (a Job's deadline counted from its own start); zero is none.
+	By time.Time
+}
+
+// End is when work bounded by b that starts at start ends at the latest; zero when never.
+func (b Bound) End(start time.Time) time.Time {
+	var end time.Time
+	if b.After > 0 {
+		end = start.Add(b.After)
+	}
+	if !b.By.IsZero() && (end.IsZero() || b.By.Before(end)) {
+		end = b.By
+	}
+	if !end.IsZero() && end.Before(start) {
+		return start
+	}
+	return end
+}
+
+// Gang is a waiting gang, as the plan reads it.
+type Gang struct {
+	// Key names the gang ("namespace/podgroup").
+	Key      string
+	Priority int32
+	// Members are the members that must still be placed for the gang to run.
+	Members []Member
+	// Bound is the gang's runtime bound: its members' latest end. The zero Bound is none.
+	Bound Bound
+}
+
+// Settings bound the planning.
+type Settings struct {
+	// Now is the time the plan is made at.
+	Now time.Time
+	// Window is how far ahead a start is looked for; a gang that cannot start within it gets no
+	// reservation.
+	Window time.Duration
+	// Resolution is the step the ends are rounded up to, so that a plan made a moment later (or by
+	// a restarted scheduler) gives the same starts.
+	Resolution time.Duration
+}
+
+// Share is a reservation's room on one node.
+type Share struct {
+	Node   string
+	Amount Vector
+}
+
+// Reservation is the room a gang is promised: from Start, on Nodes, until End (zero: open-ended,
+// the gang has no runtime bound).
+type Reservation struct {
+	Gang     string
+	Priority int32
+	Start    time.Time
+	End      time.Time
+	// Nodes are sorted by name.
+	Nodes []Share
+}
+
+// Open says whether the reservation's room is never given back by a bound.
+func (r *Reservation) Open() bool { return r.End.IsZero() }
+
+// ceil rounds t up to the next multiple of step since the Unix epoch.
+func ceil(t time.Time, step time.Duration) time.Time {
+	if step <= 0 {
+		return t
+	}
+	rounded := t.Truncate(step)
+	if rounded.Before(t) {
+		rounded = rounded.Add(step)
+	}
+	return rounded
+}
+
+// Dims names the resources of a plan's vectors: cpu, memory and pods always, then the others
+// requested, sorted.
+func Dims(names []v1.ResourceName) []v1.ResourceName {
+	out := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods}
+	for _, name := range names {
+		if !containsName(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func containsName(names []v1.ResourceName, name v1.ResourceName) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

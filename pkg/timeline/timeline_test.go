@@ -1,0 +1,245 @@
+package timeline
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+var (
+	dims = Dims(nil) // cpu, memory, pods
+	now  = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	step = 10 * time.Second
+)
+
+func cpu(milli int64) Vector { return Vector{milli, 0, 1} }
+
+func settings() Settings { return Settings{Now: now, Window: time.Hour, Resolution: step} }
+
+// node is a node of 8 cpu and 110 pods, with pods of 1 cpu ending at the given offsets from now (0:
+// never).
+func node(name string, ends ...time.Duration) Node {
+	n := Node{Name: name, Free: Vector{8000, 1 << 40, 110}}
+	for _, e := range ends {
+		n.Free.add(cpu(1000), -1)
+		if e > 0 {
+			n.Releases = append(n.Releases, Release{At: now.Add(e), Gives: cpu(1000)})
+		}
+	}
+	return n
+}
+
+func gang(key string, members int, milli int64, bound time.Duration) Gang {
+	g := Gang{Key: key, Bound: Bound{After: bound}}
+	for range members {
+		g.Members = append(g.Members, Member{Requests: cpu(milli)})
+	}
+	return g
+}
+
+// full is the ends of a full node's eight pods, all at d.
+func full(d time.Duration) []time.Duration {
+	out := make([]time.Duration, 8)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+func TestGangThatFitsStartsNow(t *testing.T) {
+	p := Compute(dims, []Node{node("a"), node("b", full(0)...)}, []Gang{gang("ns/g", 2, 4000, 0)}, settings())
+	r := p.Reservation("ns/g")
+	if r == nil || !r.Start.Equal(now) || len(r.Nodes) != 1 || r.Nodes[0].Node != "a" || !r.Open() {
+		t.Fatalf("reservation %+v, want one from now on node a, open-ended", r)
+	}
+}
+
+func TestGangStartsWhenTheBoundsFreeItsRoom(t *testing.T) {
+	// a frees all 8 cpu by 7m (rounded up to 7m10s), b frees 4 at 2m and the rest never.
+	a := node("a", 3*time.Minute, 5*time.Minute, 7*time.Minute+time.Second, time.Minute, time.Minute, time.Minute, time.Minute, time.Minute)
+	b := node("b", 2*time.Minute, 2*time.Minute, 2*time.Minute, 2*time.Minute, 0, 0, 0, 0)
+	p := Compute(dims, []Node{a, b}, []Gang{gang("ns/big", 1, 8000, 10*time.Minute), gang("ns/small", 1, 4000, 0)}, settings())
+	big := p.Reservation("ns/big")
+	want := now.Add(7*time.Minute + step)
+	if big == nil || !big.Start.Equal(want) || !big.End.Equal(want.Add(10*time.Minute)) || big.Nodes[0].Node != "a" {
+		t.Fatalf("big %+v, want a from %v for 10m", big, want)
+	}
+	small := p.Reservation("ns/small")
+	if small == nil || !small.Start.Equal(now.Add(2*time.Minute)) || small.Nodes[0].Node != "b" {
+		t.Fatalf("small %+v, want b from 2m", small)
+	}
+	// A pod on a ending before big's start may take its room; one ending after may not, nor one
+	// without a bound; its own gang and a pod of higher priority may.
+	if g := p.Blocking("a", cpu(1000), want, "", 0); g != nil {
+		t.Errorf("a pod ending at the start was refused by %+v", g)
+	}
+	if g := p.Blocking("a", cpu(1000), want.Add(time.Second), "", 0); g == nil || g.Gang != "ns/big" {
+		t.Errorf("a pod ending after the start was let in (%+v)", g)
+	}
+	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+		t.Error("a pod without a bound was let in")
+	}
+	if g := p.Blocking("a", cpu(8000), time.Time{}, "ns/big", 0); g != nil {
+		t.Errorf("the gang's own pod was refused by %+v", g)
+	}
+	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 1); g != nil {
+		t.Errorf("a pod of higher priority was refused by %+v", g)
+	}
+	if g := p.Blocking("c", cpu(1000), time.Time{}, "", 0); g != nil {
+		t.Errorf("a node without reservations refused a pod: %+v", g)
+	}
+}
+
+func TestRoomBeyondTheReservationIsFree(t *testing.T) {
+	// The gang needs 4 of a's 8 cpu from 1m: a pod without a bound fits in the other 4, not in 5.
+	a := node("a", full(time.Minute)...)
+	p := Compute(dims, []Node{a}, []Gang{gang("ns/g", 1, 4000, 0)}, settings())
+	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+		t.Fatalf("4 cpu beyond the reservation refused: %+v", g)
+	}
+	if g := p.Blocking("a", cpu(5000), time.Time{}, "", 0); g == nil {
+		t.Fatal("5 cpu let in where 4 are spare")
+	}
+	p.Take("a", cpu(3000), time.Time{}, 1)
+	if g := p.Blocking("a", cpu(2000), time.Time{}, "", 0); g == nil {
+		t.Fatal("2 cpu let in once 3 of the 4 spare were taken")
+	}
+	p.Take("a", cpu(3000), time.Time{}, -1)
+	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+		t.Fatalf("4 cpu refused once the taken 3 were given back: %+v", g)
+	}
+	// A pod that ends before the start takes nothing from the guard.
+	p.Take("a", cpu(8000), now.Add(30*time.Second), 1)
+	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+		t.Fatalf("a pod ending before the start counted against the guard: %+v", g)
+	}
+}
+
+func TestGangBeyondTheWindowHoldsNothing(t *testing.T) {
+	a := node("a", full(2*time.Hour)...)
+	p := Compute(dims, []Node{a, node("b")}, []Gang{gang("ns/late", 2, 8000, 0), gang("ns/next", 1, 8000, 0)}, settings())
+	if p.Reservation("ns/late") != nil || len(p.Unplaced) != 1 || p.Unplaced[0] != "ns/late" {
+		t.Fatalf("reservations %+v, unplaced %v: want ns/late unplaced", p.Reservations, p.Unplaced)
+	}
+	if r := p.Reservation("ns/next"); r == nil || !r.Start.Equal(now) {
+		t.Fatalf("the gang after an unplaced one got %+v, want a start now", r)
+	}
+}
+
+func TestLaterGangsPlanAroundEarlierOnes(t *testing.T) {
+	// One node, free from 1m. The first gang holds all of it for 10m; the second starts after it.
+	a := node("a", full(time.Minute)...)
+	p := Compute(dims, []Node{a}, []Gang{gang("ns/one", 1, 8000, 10*time.Minute), gang("ns/two", 1, 8000, time.Minute)}, settings())
+	one, two := p.Reservation("ns/one"), p.Reservation("ns/two")
+	if one == nil || two == nil || !two.Start.Equal(one.End) {
+		t.Fatalf("one %+v two %+v: want two to start when one ends", one, two)
+	}
+	// An open-ended first gang leaves nothing after it.
+	p = Compute(dims, []Node{a}, []Gang{gang("ns/one", 1, 8000, 0), gang("ns/two", 1, 8000, time.Minute)}, settings())
+	if p.Reservation("ns/two") != nil {
+		t.Fatalf("a gang planned after an open-ended one on the same room: %+v", p.Reservations)
+	}
+}
+
+func TestMembersGoOnlyWhereEligible(t *testing.T) {
+	g := gang("ns/g", 1, 1000, 0)
+	g.Members[0].Eligible = []bool{false, true}
+	p := Compute(dims, []Node{node("a"), node("b", full(5*time.Minute)...)}, []Gang{g}, settings())
+	if r := p.Reservation("ns/g"); r == nil || r.Nodes[0].Node != "b" || !r.Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("reservation %+v, want b from 5m", r)
+	}
+}
+
+func TestBoundEnd(t *testing.T) {
+	by := now.Add(time.Hour)
+	for _, c := range []struct {
+		b    Bound
+		want time.Time
+	}{
+		{Bound{}, time.Time{}},
+		{Bound{After: time.Minute}, now.Add(time.Minute)},
+		{Bound{By: by}, by},
+		{Bound{After: 2 * time.Hour, By: by}, by},
+		{Bound{After: time.Minute, By: by}, now.Add(time.Minute)},
+		{Bound{By: now.Add(-time.Minute)}, now},
+	} {
+		if got := c.b.End(now); !got.Equal(c.want) {
+			t.Errorf("%+v.End(now) = %v, want %v", c.b, got, c.want)
+		}
+	}
+}
+
+// TestNothingLetInDelaysAReservation plays random clusters, gangs and pods: every pod Blocking lets
+// in is taken, and then at every reservation's start, on each of its nodes, the pods still running
+// and the reservations holding room then fit in the node. A plan made again with those pods gives
+// no later starts.
+func TestNothingLetInDelaysAReservation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 33))
+	for c := range 300 {
+		nodes := make([]Node, 2+rng.IntN(6))
+		for i := range nodes {
+			var ends []time.Duration
+			for range rng.IntN(9) {
+				ends = append(ends, time.Duration(rng.IntN(40))*time.Minute) // 0: never
+			}
+			nodes[i] = node(fmt.Sprintf("n%d", i), ends...)
+		}
+		var gangs []Gang
+		for g := range 1 + rng.IntN(3) {
+			gangs = append(gangs, gang(fmt.Sprintf("ns/g%d", g), 1+rng.IntN(4), int64(1+rng.IntN(6))*1000, time.Duration(rng.IntN(30))*time.Minute))
+		}
+		p := Compute(dims, nodes, gangs, settings())
+		type pod struct {
+			node string
+			req  Vector
+			end  time.Time
+		}
+		var taken []pod
+		for range 40 {
+			n := nodes[rng.IntN(len(nodes))].Name
+			req := cpu(int64(1+rng.IntN(4)) * 1000)
+			var end time.Time
+			if rng.IntN(3) > 0 {
+				end = now.Add(time.Duration(rng.IntN(50)) * time.Minute)
+			}
+			if p.Blocking(n, req, end, "", 0) == nil {
+				p.Take(n, req, end, 1)
+				taken = append(taken, pod{n, req, end})
+			}
+		}
+		for _, r := range p.Reservations {
+			for _, share := range r.Nodes {
+				var n Node
+				for _, x := range nodes {
+					if x.Name == share.Node {
+						n = x
+					}
+				}
+				room := n.Free.clone()
+				for _, rel := range n.Releases {
+					if !ceil(rel.At, step).After(r.Start) {
+						room.add(rel.Gives, 1)
+					}
+				}
+				for _, other := range p.Reservations {
+					if !other.Start.After(r.Start) && (other.Open() || other.End.After(r.Start)) {
+						for _, s := range other.Nodes {
+							if s.Node == share.Node {
+								room.add(s.Amount, -1)
+							}
+						}
+					}
+				}
+				for _, x := range taken {
+					if x.node == share.Node && !endsBy(x.end, r.Start) {
+						room.add(x.req, -1)
+					}
+				}
+				if room[0] < 0 {
+					t.Fatalf("case %d: at %v node %s is short by %d milli-cpu of what the reservations hold", c, r.Start, share.Node, -room[0])
+				}
+			}
+		}
+	}
+}
