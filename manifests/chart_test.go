@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,7 +107,8 @@ func TestChartRendersTheInstallManifest(t *testing.T) {
 // named), mounted where the QueueState args say, and injected into both webhook configurations; the
 // plugin args of the values reach a configuration kube-scheduler accepts.
 func TestChartWithCertManagerAndPluginArgs(t *testing.T) {
-	objects := renderChart(t, "webhook.certManager.enabled=true", "pluginArgs.gang.defaultScheduleTimeoutSeconds=120")
+	objects := renderChart(t, "webhook.certManager.enabled=true", "pluginArgs.gang.defaultScheduleTimeoutSeconds=120",
+		"backfill.enabled=true", "backfill.args.maxReservations=3")
 	byKey := map[string]*unstructured.Unstructured{}
 	for _, obj := range objects {
 		byKey[obj.GetKind()+"/"+obj.GetName()] = obj
@@ -136,6 +138,13 @@ func TestChartWithCertManagerAndPluginArgs(t *testing.T) {
 	}
 	if gang.DefaultScheduleTimeoutSeconds != 120 {
 		t.Errorf("Gang args: %+v, want a 120 s timeout", gang)
+	}
+	backfill, err := config.DecodeBackfill(&runtime.Unknown{Raw: args["Backfill"]})
+	if err != nil || *backfill.MaxReservations != 3 {
+		t.Errorf("Backfill args: %+v, %v; want 3 reservations", backfill, err)
+	}
+	if !strings.Contains(cm.Data["scheduler-config.yaml"], "      - name: Backfill\n") {
+		t.Errorf("Backfill is not enabled:\n%s", cm.Data["scheduler-config.yaml"])
 	}
 	var deployment appsv1.Deployment
 	fromUnstructured(t, byKey["Deployment/queue-scheduler"], &deployment)

@@ -52,11 +52,13 @@ func newCommand() *cobra.Command {
 func newRunCommand() *cobra.Command {
 	var out string
 	var scale float64
+	var noReservations bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Play a scenario and report what each queue got against what it deserved",
 		Example: `  queuesim run examples/scenarios/demo.yaml --out out/demo
-  queuesim run examples/scenarios/fairness.yaml --time-scale 120`,
+  queuesim run examples/scenarios/fairness.yaml --time-scale 120
+  queuesim run examples/scenarios/big-gang.yaml --no-reservations --out out/big-gang-off`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := queuesim.Load(args[0])
@@ -65,6 +67,9 @@ func newRunCommand() *cobra.Command {
 			}
 			if scale > 0 {
 				s.TimeScale = scale
+			}
+			if noReservations {
+				s.NoReservations()
 			}
 			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "Playing %q: %s of simulated time at %gx\n", s.Name, s.Duration.Duration, s.TimeScale); err != nil {
 				return err
@@ -86,6 +91,7 @@ func newRunCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "out", "folder for the report, the chart and the raw series")
 	cmd.Flags().Float64Var(&scale, "time-scale", 0, "simulated seconds per real second (default: the scenario's)")
+	cmd.Flags().BoolVar(&noReservations, "no-reservations", false, "play the scenario without its reservations (the Backfill plugin off), to compare")
 	return cmd
 }
 

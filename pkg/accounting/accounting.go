@@ -73,6 +73,8 @@ type Accounting struct {
 	clock clock.WithTickerAndDelayedExecution
 	// ledger remembers what each queue used.
 	ledger ledger
+	// startPlan is the waiting gangs' reservations.
+	startPlan startPlan
 }
 
 // Config is what the composition root chooses for an accounting.

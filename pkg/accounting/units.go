@@ -3,6 +3,7 @@ package accounting
 import (
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -96,11 +97,8 @@ func (a *Accounting) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
 		if u := a.unitOwning(pod.Namespace, ref); u != nil {
 			return u
 		}
-		if ref.Kind != "Job" || ref.APIVersion != "batch/v1" || a.units.jobs == nil {
-			continue
-		}
-		job, err := a.units.jobs.Jobs(pod.Namespace).Get(ref.Name)
-		if err != nil || job.UID != ref.UID {
+		job := a.ownerJob(pod.Namespace, ref)
+		if job == nil {
 			continue
 		}
 		for _, jobOwner := range job.OwnerReferences {
@@ -110,6 +108,19 @@ func (a *Accounting) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
 		}
 	}
 	return nil
+}
+
+// ownerJob is the batch/v1 Job of namespace that ref names, or nil when ref names none or the Job
+// is not in the cache.
+func (a *Accounting) ownerJob(namespace string, ref metav1.OwnerReference) *batchv1.Job {
+	if ref.Kind != "Job" || ref.APIVersion != "batch/v1" || a.units.jobs == nil {
+		return nil
+	}
+	job, err := a.units.jobs.Jobs(namespace).Get(ref.Name)
+	if err != nil || job.UID != ref.UID {
+		return nil
+	}
+	return job
 }
 
 func (a *Accounting) unitOwning(namespace string, ref metav1.OwnerReference) *schedulingv1beta1.QueueUnit {

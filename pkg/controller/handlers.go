@@ -56,6 +56,7 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	}
 	c.acct.OnQueueUsageChange(c.enqueueQueueForUsage)
 	c.acct.OnDeservedChange(c.enqueueQueuePaced)
+	c.acct.OnReservationChange(c.enqueuePodGroup)
 	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)
 }
 

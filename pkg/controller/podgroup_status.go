@@ -92,6 +92,7 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 // admitted says whether it may be in its queue, refusal why not.
 func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, admitted bool, refusal string) error {
 	status := desiredPodGroupStatus(pg, c.membersOf(pg), admitted, refusal)
+	setReservedCondition(pg, &status, c.reservationOf(pg))
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}

@@ -266,6 +266,7 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 		w := gangs[key]
 		if w == nil {
 			w = gangWork(queue, key, pg, p.Pod)
+			w.item.Reservation = reservationView(c.acct.Reservation(key))
 			gangs[key] = w
 			out = append(out, w)
 		}

@@ -245,6 +245,10 @@ func podGroupJob(pg *schedulingv1beta1.PodGroup) job {
 	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil && c.Status == metav1.ConditionTrue {
 		waiting = c.Message
 	}
+	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupReserved); c != nil && c.Status == metav1.ConditionTrue {
+		// When it starts says more than why it could not start yet.
+		waiting = c.Message
+	}
 	kind := "PodGroup"
 	if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
 		// It stands for a PodGroup of another gang API: name that API.

@@ -79,6 +79,8 @@ type Cluster struct {
 	apiServer *apiServer
 	scheduler *runningScheduler
 	vanilla   *runningScheduler
+	// restart is how the queue-scheduler was started, for RestartScheduler.
+	restart func(context.Context) (*runningScheduler, error)
 	// stopStandIns stops the stand-ins for other components: the kubelets' part in pod deletion,
 	// and with RBAC the role aggregation of kube-controller-manager.
 	stopStandIns context.CancelFunc
@@ -137,11 +139,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	err = labelled(ctx, "queue-scheduler", func(ctx context.Context) (err error) {
-		c.scheduler, err = startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins)
-		return err
-	})
-	if err != nil {
+	c.restart = func(ctx context.Context) (*runningScheduler, error) {
+		return startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins)
+	}
+	if err := c.startQueueScheduler(ctx); err != nil {
 		return c, err
 	}
 	if opts.VanillaSchedulerName != "" {
@@ -154,6 +155,29 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	return c, c.waitReady(ctx)
+}
+
+// startQueueScheduler starts the queue-scheduler as Start was asked to.
+func (c *Cluster) startQueueScheduler(ctx context.Context) error {
+	return labelled(ctx, "queue-scheduler", func(ctx context.Context) (err error) {
+		c.scheduler, err = c.restart(ctx)
+		return err
+	})
+}
+
+// RestartScheduler stops the queue-scheduler and starts a new one from the same configuration, as a
+// restarted process would: nothing in memory passes from the one to the other. It returns once the
+// new one serves.
+func (c *Cluster) RestartScheduler(ctx context.Context) error {
+	if c.scheduler == nil {
+		return fmt.Errorf("the local cluster runs no queue-scheduler")
+	}
+	c.scheduler.stop()
+	c.scheduler = nil
+	if err := c.startQueueScheduler(ctx); err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
 }
 
 // labelled runs start with the profiler label component=name, which every goroutine it starts

@@ -7,6 +7,8 @@ package metrics
 import (
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 )
@@ -88,13 +90,49 @@ var (
 		Help:    "Time from a QueueUnit's creation to its dequeueing, by queue.",
 		Buckets: waitBuckets,
 	}, []string{"queue"})
+	// Reservations is how many waiting gangs hold a reservation.
+	Reservations = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: Namespace, Name: "reservations", StabilityLevel: metrics.ALPHA,
+		Help: "Waiting gangs that hold a reservation (the Backfill plugin's last plan).",
+	})
+	// ReservedResources is the room the reservations hold, summed over nodes.
+	ReservedResources = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: Namespace, Name: "reserved_resources", StabilityLevel: metrics.ALPHA,
+		Help: "Room held by the reservations of waiting gangs, by resource (cpu in cores, memory in bytes).",
+	}, []string{"resource"})
+	// BackfilledPods counts the pods bound on room a reservation needs after they end.
+	BackfilledPods = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: Namespace, Name: "backfilled_pods_total", StabilityLevel: metrics.ALPHA,
+		Help: "Pods bound on reserved room because their runtime bound ends before the reservation starts, by queue.",
+	}, []string{"queue"})
+	// ReservationPlanDuration is how long one plan of the reservations takes.
+	ReservationPlanDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+		Namespace: Namespace, Name: "reservation_plan_duration_seconds", StabilityLevel: metrics.ALPHA,
+		Help:    "Time to plan the reservations of the waiting gangs once.",
+		Buckets: metrics.ExponentialBuckets(0.0001, 2, 16),
+	})
 )
+
+// SetReservations reports a plan: how many reservations it holds and the room they hold, by
+// resource in the plan's units (milli-cpu, bytes, whole units).
+func SetReservations(count int, reserved map[v1.ResourceName]int64) {
+	Reservations.Set(float64(count))
+	ReservedResources.Reset()
+	for name, amount := range reserved {
+		value := float64(amount)
+		if name == v1.ResourceCPU {
+			value /= 1000
+		}
+		ReservedResources.WithLabelValues(string(name)).Set(value)
+	}
+}
 
 // counted lists the metrics counted or observed as things happen; the per-queue gauges are computed
 // at scrape time (queues.go).
 var counted = []metrics.Registerable{ReclaimEvictions, Preemptions, GangRejections, GangTimeouts,
 	Commands, AdmissionRefusals, HeldPodReports, PodGroupAdmissions, ShareComputations,
-	ShareComputationDuration, PodWait, PodGroupTimeToRunning, QueueUnitTimeToDequeued}
+	ShareComputationDuration, PodWait, PodGroupTimeToRunning, QueueUnitTimeToDequeued,
+	Reservations, ReservedResources, BackfilledPods, ReservationPlanDuration}
 
 // The metrics are registered when the package is loaded, before any goroutine can count: a
 // component-base metric is set up at registration, which must not race with its first use.

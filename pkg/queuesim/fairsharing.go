@@ -62,10 +62,10 @@ func (f *FairSharing) args(scale float64) map[string]any {
 		"checkpointInterval": checkpoint.String()}
 }
 
-// schedulerProfile is the shipped profile with the scenario's usage history.
+// schedulerProfile is the shipped profile with the scenario's usage history and reservations.
 func (s *Scenario) schedulerProfile() []byte {
 	args := s.FairSharing.args(s.TimeScale)
-	return fmt.Appendf(append([]byte(nil), manifests.SchedulerConfig...), `  pluginConfig:
+	profile := fmt.Appendf(append([]byte(nil), manifests.SchedulerConfig...), `  pluginConfig:
   - name: QueueState
     args:
       fairSharing:
@@ -74,4 +74,5 @@ func (s *Scenario) schedulerProfile() []byte {
         usageFactor: %g
         checkpointInterval: %q
 `, args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"])
+	return s.Reservations.profile(profile, s.TimeScale)
 }

@@ -25,8 +25,8 @@ const (
 
 // kubelet stands in for the kubelets of the simulated nodes: a pod bound to a node starts Running
 // at once and, after the runtime its annotation asks for (divided by the time scale), ends Succeeded
-// or Failed. A pod deleted meanwhile (evicted) simply stops. Pods without the annotation run until
-// they are deleted.
+// or Failed; at its activeDeadlineSeconds, if that comes first, it ends Failed. A pod deleted
+// meanwhile (evicted) simply stops. Pods with neither run until they are deleted.
 type kubelet struct {
 	client kubernetes.Interface
 	clock  *clock
@@ -90,22 +90,42 @@ func (k *kubelet) run(ctx context.Context, pod *v1.Pod) {
 		k.forget(pod.UID) // gone or going: nothing to run
 		return
 	}
-	runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
-	if err != nil {
+	end, ok := runFor(pod, k.clock)
+	if !ok {
 		return
 	}
 	select {
 	case <-ctx.Done():
 		return
-	case <-time.After(k.clock.real(runtime)):
+	case <-time.After(end.after):
 	}
-	phase := v1.PodSucceeded
-	if pod.Annotations[FailAnnotation] == "true" {
-		phase = v1.PodFailed
-	}
-	if _, err := k.setStatus(ctx, running, func(p *v1.Pod) { p.Status.Phase = phase }); err != nil && ctx.Err() == nil {
+	if _, err := k.setStatus(ctx, running, func(p *v1.Pod) { p.Status.Phase, p.Status.Reason = end.phase, end.reason }); err != nil && ctx.Err() == nil {
 		klog.FromContext(ctx).V(4).Info("Pod not ended", "pod", klog.KObj(pod), "err", err)
 	}
+}
+
+// podEnd is how a pod's run ends: after how long, in real time, and in which phase.
+type podEnd struct {
+	after  time.Duration
+	phase  v1.PodPhase
+	reason string
+}
+
+// runFor is how the pod's run ends: after its runtime, Succeeded (Failed when asked), or at its
+// activeDeadlineSeconds if that comes first, Failed with the kubelet's reason DeadlineExceeded. ok is
+// false for a pod that runs until it is deleted.
+func runFor(pod *v1.Pod, c *clock) (end podEnd, ok bool) {
+	end.after, end.phase = -1, v1.PodSucceeded
+	if runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation]); err == nil {
+		end.after = c.real(runtime)
+		if pod.Annotations[FailAnnotation] == "true" {
+			end.phase = v1.PodFailed
+		}
+	}
+	if s := pod.Spec.ActiveDeadlineSeconds; s != nil && (end.after < 0 || time.Duration(*s)*time.Second < end.after) {
+		end = podEnd{after: time.Duration(*s) * time.Second, phase: v1.PodFailed, reason: "DeadlineExceeded"}
+	}
+	return end, end.after >= 0
 }
 
 // setStatus applies change to the pod's status and writes it, reading the pod again when another
@@ -161,4 +181,9 @@ type clock struct {
 func (c *clock) real(d time.Duration) time.Duration { return time.Duration(float64(d) / c.scale) }
 
 // now is the simulated time since the start.
+// simulated is the simulated time of a real moment.
+func (c *clock) simulated(t time.Time) time.Duration {
+	return time.Duration(float64(t.Sub(c.start)) * c.scale)
+}
+
 func (c *clock) now() time.Duration { return time.Duration(float64(time.Since(c.start)) * c.scale) }

@@ -47,8 +47,14 @@ type gangRecord struct {
 	minMember int32
 	bound     int32
 	running   bool
+	// started is when minMember members were bound, once running.
+	started   time.Duration
 	completed bool
 	timedOut  bool
+	// reserved: the live view showed a reservation of the gang; firstStart is the start the first
+	// one it showed promised.
+	reserved   bool
+	firstStart time.Duration
 }
 
 func newRecorder(c *clock) *recorder {
@@ -100,7 +106,7 @@ func (r *recorder) memberBound(pod *v1.Pod) {
 	}
 	g.bound++
 	if g.bound >= max(g.minMember, 1) {
-		g.running = true
+		g.running, g.started = true, r.clock.now()
 		r.gangWaits[g.queue] = append(r.gangWaits[g.queue], r.clock.now()-g.created)
 	}
 }
@@ -149,6 +155,16 @@ func (r *recorder) onPodGroup(obj any) {
 		if strings.Contains(c.Message, "timed out") {
 			g.timedOut = true
 		}
+	}
+}
+
+// reservation notes the start the live view shows a gang's reservation to promise, in simulated
+// time, if it is the first one seen.
+func (r *recorder) reservation(key string, start time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g := r.gangs[key]; g != nil && !g.reserved {
+		g.reserved, g.firstStart = true, start
 	}
 }
 

@@ -29,6 +29,9 @@ func (r *Result) WriteReport(out io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if err := r.writeGangs(out); err != nil {
+		return err
+	}
 	l = &textout.Lines{W: out}
 	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
 	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
@@ -40,6 +43,31 @@ func (r *Result) WriteReport(out io.Writer) error {
 		}
 	}
 	return l.Err
+}
+
+// writeGangs prints each gang's wait: when its first reservation promised it would start, when it
+// started, and how busy the cluster was while it waited.
+func (r *Result) writeGangs(out io.Writer) error {
+	if len(r.Gangs) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	l := &textout.Lines{W: w}
+	l.Printf("\nGANG\tQUEUE\tCREATED\tFIRST RESERVED START\tSTARTED\tWAITED\tUTILISATION WHILE WAITING\n")
+	for _, g := range r.Gangs {
+		reserved, started, waited := "—", "never", round(r.Duration-g.Created).String()+"+"
+		if g.Reserved {
+			reserved = round(g.FirstReservedStart).String()
+		}
+		if g.Ran {
+			started, waited = round(g.Started).String(), round(g.Started-g.Created).String()
+		}
+		l.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\n", g.Name, g.Queue, round(g.Created), reserved, started, waited, 100*g.UtilisationWhileWaiting)
+	}
+	if l.Err != nil {
+		return l.Err
+	}
+	return w.Flush()
 }
 
 func round(d time.Duration) time.Duration {

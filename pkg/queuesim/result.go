@@ -64,6 +64,25 @@ type Result struct {
 	// Utilisation is the mean share of the cluster's cpu held by running pods.
 	Utilisation float64  `json:"utilisation"`
 	Samples     []Sample `json:"samples"`
+	// Gangs are the scenario's PodGroups, in order of creation, when it has a reservations section.
+	Gangs []GangResult `json:"gangs,omitempty"`
+}
+
+// GangResult is what one PodGroup went through, in simulated time.
+type GangResult struct {
+	Name    string        `json:"name"`
+	Queue   string        `json:"queue"`
+	Created time.Duration `json:"created"`
+	// Started is when minMember members were bound; Ran says whether that happened.
+	Started time.Duration `json:"started"`
+	Ran     bool          `json:"ran"`
+	// FirstReservedStart is the start the gang's first reservation promised; Reserved says whether
+	// it held one.
+	FirstReservedStart time.Duration `json:"firstReservedStart"`
+	Reserved           bool          `json:"reserved"`
+	// UtilisationWhileWaiting is the cluster's utilisation over the samples from its creation to its
+	// start (or the end).
+	UtilisationWhileWaiting float64 `json:"utilisationWhileWaiting"`
 }
 
 // result sums the samples and the recorder's counts up per queue.
@@ -92,6 +111,9 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 		}
 		gangs[g.queue] = counts
 	}
+	if sim.reservations {
+		r.Gangs = sim.gangResults(times)
+	}
 	minutes := s.Duration.Minutes()
 	for _, name := range sortedKeys(byQueue) {
 		q := summarize(name, byQueue[name], sim.capacity)
@@ -103,6 +125,44 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 		r.Queues = append(r.Queues, q)
 	}
 	return r
+}
+
+// gangResults are the recorder's gangs, oldest first; busy is the cpu held at each sample. Call with
+// the recorder's lock held.
+func (sim *simulation) gangResults(busy map[time.Duration]float64) []GangResult {
+	var out []GangResult
+	for key, g := range sim.recorder.gangs {
+		res := GangResult{Name: key, Queue: g.queue, Created: g.created, Started: g.started, Ran: g.running,
+			FirstReservedStart: g.firstStart, Reserved: g.reserved}
+		n := 0
+		for at, cpu := range busy {
+			if at >= g.created && (!g.running || at <= g.started) {
+				res.UtilisationWhileWaiting += cpu / sim.capacity
+				n++
+			}
+		}
+		if n > 0 {
+			res.UtilisationWhileWaiting /= float64(n)
+		}
+		out = append(out, res)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Created != out[j].Created {
+			return out[i].Created < out[j].Created
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Gang returns the result of the PodGroup "namespace/name", or false.
+func (r *Result) Gang(key string) (GangResult, bool) {
+	for _, g := range r.Gangs {
+		if g.Name == key {
+			return g, true
+		}
+	}
+	return GangResult{}, false
 }
 
 // summarize averages one queue's samples.

@@ -41,6 +41,8 @@ type Scenario struct {
 	Actions []Action `yaml:"actions"`
 	// FairSharing is the scheduler's usage history, in simulated time.
 	FairSharing *FairSharing `yaml:"fairSharing"`
+	// Reservations turn on reservations for waiting gangs, and backfill around them.
+	Reservations *Reservations `yaml:"reservations"`
 
 	file string
 }
@@ -96,6 +98,9 @@ type JobStream struct {
 	GPU       Quantity `yaml:"gpu"`
 	// Runtime is how long each pod runs once started, in simulated time.
 	Runtime Duration `yaml:"runtime"`
+	// Deadline is the pods' runtime bound (spec.activeDeadlineSeconds), in simulated time: a pod
+	// still running then is ended Failed, as the kubelet ends it. None when absent.
+	Deadline Duration `yaml:"deadline"`
 	// Fail ends the pods Failed instead of Succeeded.
 	Fail bool `yaml:"fail"`
 	// PriorityClass names the pods' PriorityClass.

@@ -42,7 +42,7 @@ func Up(ctx context.Context, opts UpOptions) error {
 	defer cluster.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := clients{kube: cluster.Kube, queues: cluster.Queues}
+	c := clients{kube: cluster.Kube, queues: cluster.Queues, scale: 1}
 	if err := c.createNodes(ctx, opts.Nodes); err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func (s *Scenario) validate() error {
 		s.Actions[i].validate(p, fmt.Sprintf("actions[%d]", i), queues, s.Duration.Duration)
 	}
 	s.FairSharing.validate(p)
+	s.Reservations.validate(p)
 	return p.err()
 }
 

@@ -3,6 +3,7 @@ package queuesim
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
@@ -27,6 +29,8 @@ const JobLabelKey = "queuesim.queue-scheduler.io/job"
 type clients struct {
 	kube   kubernetes.Interface
 	queues versioned.Interface
+	// scale is the scenario's time scale: simulated seconds a real second.
+	scale float64
 }
 
 // createNodes creates the scenario's nodes, Ready, with room for 110 pods each.
@@ -134,7 +138,7 @@ func (c clients) submit(ctx context.Context, j *JobStream, i int) error {
 		return c.submitUnit(ctx, j, name)
 	}
 	for p := range j.Pods {
-		if err := c.createPod(ctx, j.pod(fmt.Sprintf("%s-%d", name, p), name, true)); err != nil {
+		if err := c.createPod(ctx, j.pod(fmt.Sprintf("%s-%d", name, p), name, true, c.scale)); err != nil {
 			return err
 		}
 	}
@@ -152,7 +156,7 @@ func (c clients) submitGang(ctx context.Context, j *JobStream, name string) erro
 		return fmt.Errorf("create PodGroup %s: %w", name, err)
 	}
 	for p := range j.Pods {
-		pod := j.pod(fmt.Sprintf("%s-%d", name, p), name, false)
+		pod := j.pod(fmt.Sprintf("%s-%d", name, p), name, false, c.scale)
 		pod.Labels[schedulingv1beta1.PodGroupLabel] = name
 		if err := c.createPod(ctx, pod); err != nil {
 			return err
@@ -162,7 +166,7 @@ func (c clients) submitGang(ctx context.Context, j *JobStream, name string) erro
 }
 
 func (c clients) submitUnit(ctx context.Context, j *JobStream, name string) error {
-	template := j.pod("", name, false)
+	template := j.pod("", name, false, c.scale)
 	template.Spec.RestartPolicy = v1.RestartPolicyNever
 	pods, suspend := int32(j.Pods), true
 	job := &batchv1.Job{
@@ -196,8 +200,9 @@ func (c clients) createPod(ctx context.Context, pod *v1.Pod) error {
 }
 
 // pod builds one pod of the stream; withQueue labels it with its queue for the scheduler (gang and
-// unit pods get their queue from their PodGroup or QueueUnit).
-func (j *JobStream) pod(name, job string, withQueue bool) *v1.Pod {
+// unit pods get their queue from their PodGroup or QueueUnit). A deadline is divided by scale into
+// whole real seconds, rounded up.
+func (j *JobStream) pod(name, job string, withQueue bool, scale float64) *v1.Pod {
 	requests := v1.ResourceList{v1.ResourceCPU: j.CPU.Quantity}
 	if j.Memory.set {
 		requests[v1.ResourceMemory] = j.Memory.Quantity
@@ -218,6 +223,9 @@ func (j *JobStream) pod(name, job string, withQueue bool) *v1.Pod {
 	}
 	if withQueue {
 		pod.Labels[schedulingv1beta1.QueueLabel] = j.Queue
+	}
+	if j.Deadline.Duration > 0 {
+		pod.Spec.ActiveDeadlineSeconds = ptr.To(int64(math.Ceil(j.Deadline.Seconds() / scale)))
 	}
 	return pod
 }

@@ -10,6 +10,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/plugins/backfill"
 	"github.com/queue-scheduler/queue-scheduler/plugins/gang"
 	"github.com/queue-scheduler/queue-scheduler/plugins/proportion"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
@@ -29,6 +30,7 @@ func Plugins(root *Root) frameworkruntime.Registry {
 		proportion.Name: root.factory(proportion.New),
 		reclaim.Name:    root.factory(reclaim.New),
 		gang.Name:       root.factory(gang.New),
+		backfill.Name:   root.factory(backfill.New),
 	}
 }
 

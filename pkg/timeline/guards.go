@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -104,4 +105,73 @@ func (p *Plan) Take(node string, req Vector, end time.Time, sign int64) {
 		list[i].Spare.add(req, -sign)
 	}
 	g.list.Store(&list)
+}
+
+// Backfills says whether a pod that Blocking let onto node takes room a reservation needs later:
+// it fits there only because it ends before that reservation starts.
+func (p *Plan) Backfills(node string, req Vector, end time.Time, gang string, priority int32) bool {
+	if p == nil {
+		return false
+	}
+	g, ok := p.guards[node]
+	if !ok {
+		return false
+	}
+	for _, guard := range g.load() {
+		if guard.Gang != gang && priority <= guard.Priority && endsBy(end, guard.Start) && !req.fits(guard.Spare) {
+			return true
+		}
+	}
+	return false
+}
+
+// Without is the plan less the reservations of gangs: their guards go, and the room they held
+// goes back to the spare of the guards left on their nodes. What Take counted stays counted. One
+// caller at a time, as for Take.
+func (p *Plan) Without(gangs []string) *Plan {
+	out := &Plan{Dims: p.Dims, At: p.At, Unplaced: p.Unplaced, guards: make(map[string]*guards, len(p.guards))}
+	var dropped []*Reservation
+	for i := range p.Reservations {
+		if r := &p.Reservations[i]; slices.Contains(gangs, r.Gang) {
+			dropped = append(dropped, r)
+		} else {
+			out.Reservations = append(out.Reservations, *r)
+		}
+	}
+	for node, g := range p.guards {
+		var list []Guard
+		for _, guard := range g.load() {
+			if slices.Contains(gangs, guard.Gang) {
+				continue
+			}
+			guard.Spare = guard.Spare.clone()
+			for _, r := range dropped {
+				if r.holdsAt(guard.Start) {
+					guard.Spare.add(r.amountOn(node), 1)
+				}
+			}
+			list = append(list, guard)
+		}
+		if len(list) > 0 {
+			kept := &guards{}
+			kept.list.Store(&list)
+			out.guards[node] = kept
+		}
+	}
+	return out
+}
+
+// holdsAt says whether the reservation holds its room at t.
+func (r *Reservation) holdsAt(t time.Time) bool {
+	return !r.Start.After(t) && (r.Open() || r.End.After(t))
+}
+
+// amountOn is the reservation's room on node, or nil.
+func (r *Reservation) amountOn(node string) Vector {
+	for _, share := range r.Nodes {
+		if share.Node == node {
+			return share.Amount
+		}
+	}
+	return nil
 }

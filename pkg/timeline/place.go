@@ -130,7 +130,7 @@ func (t *times) place(g *Gang) (*held, bool) {
 	s := t.newSweep()
 	for _, at := range t.candidates {
 		s.to(at)
-		end := g.Bound.End(at)
+		end := g.end(at)
 		room, total := s.roomBeside(at, end)
 		if !demand.fits(total) {
 			continue

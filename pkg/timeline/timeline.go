@@ -56,6 +56,8 @@ type Member struct {
 	// Eligible says, by index in the nodes handed to Compute, where the member may run (node
 	// selector, required affinity, taints); nil is everywhere.
 	Eligible []bool
+	// Bound is the member's runtime bound.
+	Bound Bound
 }
 
 // Bound is a runtime bound: a limit counted from the start, an end fixed in time, or both (the
@@ -89,8 +91,22 @@ type Gang struct {
 	Priority int32
 	// Members are the members that must still be placed for the gang to run.
 	Members []Member
-	// Bound is the gang's runtime bound: its members' latest end. The zero Bound is none.
-	Bound Bound
+}
+
+// end is when a gang that starts at start has ended at the latest: its last member's end; zero when
+// a member has no bound.
+func (g *Gang) end(start time.Time) time.Time {
+	var last time.Time
+	for _, m := range g.Members {
+		end := m.Bound.End(start)
+		if end.IsZero() {
+			return time.Time{}
+		}
+		if end.After(last) {
+			last = end
+		}
+	}
+	return last
 }
 
 // Settings bound the planning.
@@ -121,6 +137,9 @@ type Reservation struct {
 	// Nodes are sorted by name.
 	Nodes []Share
 }
+
+// Due says whether the reservation starts at once: its room is free at the plan's time at.
+func (r *Reservation) Due(at time.Time) bool { return !r.Start.After(at) }
 
 // Open says whether the reservation's room is never given back by a bound.
 func (r *Reservation) Open() bool { return r.End.IsZero() }

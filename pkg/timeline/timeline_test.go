@@ -31,9 +31,9 @@ func node(name string, ends ...time.Duration) Node {
 }
 
 func gang(key string, members int, milli int64, bound time.Duration) Gang {
-	g := Gang{Key: key, Bound: Bound{After: bound}}
+	g := Gang{Key: key}
 	for range members {
-		g.Members = append(g.Members, Member{Requests: cpu(milli)})
+		g.Members = append(g.Members, Member{Requests: cpu(milli), Bound: Bound{After: bound}})
 	}
 	return g
 }
@@ -241,5 +241,33 @@ func TestNothingLetInDelaysAReservation(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestWithoutGivesTheRoomBack(t *testing.T) {
+	// One node free from 1m; two gangs of 4 cpu without a bound share it from then.
+	a := node("a", full(time.Minute)...)
+	p := Compute(dims, []Node{a}, []Gang{gang("ns/one", 1, 4000, 0), gang("ns/two", 1, 4000, 0)}, settings())
+	if len(p.Reservations) != 2 {
+		t.Fatalf("reservations %+v, want two", p.Reservations)
+	}
+	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+		t.Fatal("a pod without a bound let in while both reservations hold the node")
+	}
+	q := p.Without([]string{"ns/one"})
+	if q.Reservation("ns/one") != nil || q.Reservation("ns/two") == nil {
+		t.Fatalf("reservations %+v, want two's only", q.Reservations)
+	}
+	if g := q.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+		t.Fatalf("4 cpu refused once one's 4 were given back: %+v", g)
+	}
+	if g := q.Blocking("a", cpu(5000), time.Time{}, "", 0); g == nil || g.Gang != "ns/two" {
+		t.Fatalf("5 cpu let in where two still holds 4 of 8 (%+v)", g)
+	}
+	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+		t.Fatal("Without changed the plan it was made from")
+	}
+	if q.Without([]string{"ns/two"}).Blocking("a", cpu(8000), time.Time{}, "", 0) != nil {
+		t.Fatal("a node with no reservation left refused a pod")
 	}
 }

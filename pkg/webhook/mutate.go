@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
 // patchOp is one JSON Patch operation.
@@ -23,7 +24,8 @@ type patchOp struct {
 // so does one that names a PodGroup of a gang source queue-scheduler takes, whatever scheduler it
 // names (KubeRay, for one, writes its gang scheduler's name into every pod). A pod of queue-scheduler without a queue label
 // gets one: its PodGroup's queue, else its QueueUnit's, else its namespace's annotation, else
-// "default". A pod that names a queue but another scheduler is admitted with a warning.
+// "default"; one without a runtime bound gets its queue's defaultActiveDeadlineSeconds, if any. A
+// pod that names a queue but another scheduler is admitted with a warning.
 func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
 	pod, err := decode[v1.Pod](req.Object.Raw)
 	if err != nil || pod == nil || req.Operation != admissionv1.Create {
@@ -46,14 +48,28 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 		return d, nil
 	}
 	s.labelForeignGang(pod, &d)
-	if pod.Labels[schedulingv1beta1.QueueLabel] == "" {
+	queue := pod.Labels[schedulingv1beta1.QueueLabel]
+	if queue == "" {
 		// A pod of a PodGroup not created yet gets no label: the scheduler resolves its queue from
 		// the PodGroup once it exists.
-		if queue, err := s.acct.QueueOfNewPod(pod, ns, s.podGroupReader(ctx)); err == nil {
+		if queue, err = s.acct.QueueOfNewPod(pod, ns, s.podGroupReader(ctx)); err == nil {
 			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
 		}
 	}
+	s.defaultDeadline(pod, queue, &d)
 	return d, nil
+}
+
+// defaultDeadline writes the queue's defaultActiveDeadlineSeconds into a pod that sets no runtime
+// bound and whose Job sets none, so that the kubelet ends the pod by the bound the scheduler plans
+// with.
+func (s *Server) defaultDeadline(pod *v1.Pod, queue string, d *decision) {
+	if queue == "" || s.acct.OwnBound(pod) != (timeline.Bound{}) {
+		return
+	}
+	if seconds := s.acct.DefaultDeadline(queue); seconds != nil {
+		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
+	}
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.

@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
@@ -54,5 +55,45 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	errs, err := s.validatePod(ctx, request(t, "worker-1", "trainer", "other"))
 	if err != nil || len(errs) != 1 {
 		t.Errorf("pod naming a queue other than its PodGroup's: %v, %v; want one refusal", errs, err)
+	}
+}
+
+// A pod of a queue with defaultActiveDeadlineSeconds gets it as its activeDeadlineSeconds, unless it
+// sets its own.
+func TestPodGetsItsQueuesDefaultDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset()
+	bounded := util.MakeQueue("bounded").Obj()
+	bounded.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](3600)
+	acct, _ := accountingtest.Start(ctx, t, kube, bounded, util.MakeQueue("open").Obj())
+	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}
+	request := func(t *testing.T, queue string, own *int64) *admissionv1.AdmissionRequest {
+		t.Helper()
+		pod := util.MakePod("ns", "p").SchedulerName(schedulingv1beta1.SchedulerName).Label(schedulingv1beta1.QueueLabel, queue).Obj()
+		pod.Spec.ActiveDeadlineSeconds = own
+		raw, err := json.Marshal(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: runtime.RawExtension{Raw: raw}}
+	}
+	for _, c := range []struct {
+		name  string
+		queue string
+		own   *int64
+		want  []patchOp
+	}{
+		{"no bound", "bounded", nil, []patchOp{{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: int64(3600)}}},
+		{"its own bound", "bounded", ptr.To[int64](60), nil},
+		{"a queue without a default", "open", nil, nil},
+	} {
+		d, err := s.mutatePod(ctx, request(t, c.queue, c.own))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, d.patch); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
 	}
 }

@@ -29,6 +29,9 @@ const (
 	PodGroupUnschedulable = "Unschedulable"
 	// PodGroupScheduled is true once minMember pods were bound.
 	PodGroupScheduled = "Scheduled"
+	// PodGroupReserved is true while the group holds a reservation (the Backfill plugin): its
+	// message names the start and the nodes.
+	PodGroupReserved = "Reserved"
 )
 
 // PodGroupSpec is a gang: pods scheduled all or nothing.

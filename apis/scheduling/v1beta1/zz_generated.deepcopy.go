@@ -251,6 +251,11 @@ func (in *QueueSpec) DeepCopyInto(out *QueueSpec) {
 		*out = new(metav1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.DefaultActiveDeadlineSeconds != nil {
+		in, out := &in.DefaultActiveDeadlineSeconds, &out.DefaultActiveDeadlineSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	return
 }
 

@@ -131,6 +131,22 @@ type PendingWorkload struct {
 	// or QueueUnit's status, say it.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Reservation is the room a waiting gang holds, when it holds some (the Backfill plugin).
+	// +optional
+	Reservation *Reservation `json:"reservation,omitempty"`
+}
+
+// Reservation is the room a waiting gang is promised: from Start, on Nodes, until End.
+type Reservation struct {
+	// Start is when the room is free by the running pods' runtime bounds; at or before the time of
+	// the plan when it is free already.
+	Start metav1.Time `json:"start"`
+	// End is when the gang's own runtime bound ends if it starts at Start; absent when the gang has
+	// no bound.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+	// Nodes are the nodes it is reserved on, by name.
+	Nodes []string `json:"nodes"`
 }
 
 // PendingWorkloadList is a list of PendingWorkload, in the order the scheduler takes them.

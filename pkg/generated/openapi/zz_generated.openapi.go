@@ -37,6 +37,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PodGroupCounts":      schema_queue_scheduler_apis_visibility_v1beta1_PodGroupCounts(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummary":        schema_queue_scheduler_apis_visibility_v1beta1_QueueSummary(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummaryList":    schema_queue_scheduler_apis_visibility_v1beta1_QueueSummaryList(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation":         schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference":   schema_queue_scheduler_apis_visibility_v1beta1_WorkloadReference(ref),
 		resource.Quantity{}.OpenAPIModelName():                                                   schema_apimachinery_pkg_api_resource_Quantity(ref),
 		v1.APIGroup{}.OpenAPIModelName():                                                         schema_pkg_apis_meta_v1_APIGroup(ref),
@@ -189,12 +190,18 @@ func schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkload(ref common.R
 							Format: "",
 						},
 					},
+					"reservation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reservation is the room a waiting gang holds, when it holds some (the Backfill plugin).",
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation"),
+						},
+					},
 				},
 				Required: []string{"workload", "queue", "positionInQueue", "priority", "pods"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -555,6 +562,48 @@ func schema_queue_scheduler_apis_visibility_v1beta1_QueueSummaryList(ref common.
 		},
 		Dependencies: []string{
 			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummary", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Reservation is the room a waiting gang is promised: from Start, on Nodes, until End.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is when the room is free by the running pods' runtime bounds; at or before the time of the plan when it is free already.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"end": {
+						SchemaProps: spec.SchemaProps{
+							Description: "End is when the gang's own runtime bound ends if it starts at Start; absent when the gang has no bound.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes are the nodes it is reserved on, by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"start", "nodes"},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
 	}
 }
 

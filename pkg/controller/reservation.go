@@ -1,0 +1,110 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
+)
+
+// Reasons of the Reserved condition.
+const (
+	ReasonStartPlanned = "StartPlanned"
+	ReasonNoStart      = "NoStartWithinWindow"
+	ReasonStarted      = "Started"
+	ReasonReleased     = "Released"
+)
+
+// shownNodes is how many nodes a Reserved message names.
+const shownNodes = 5
+
+// reservation is what the plan in force says of one PodGroup.
+type reservation struct {
+	r *timeline.Reservation
+	// due: the room was free when the plan was made.
+	due bool
+	// unplaced: the group was planned and cannot start within the window.
+	unplaced bool
+}
+
+// reservationOf reads the PodGroup's reservation in the plan in force.
+func (c *Controller) reservationOf(pg *schedulingv1beta1.PodGroup) reservation {
+	plan := c.acct.StartPlan()
+	if plan == nil {
+		return reservation{}
+	}
+	key := pg.Namespace + "/" + pg.Name
+	r := plan.Reservation(key)
+	return reservation{r: r, due: r != nil && r.Due(plan.At), unplaced: slices.Contains(plan.Unplaced, key)}
+}
+
+// setReservedCondition says whether the group holds a reservation, from when and on which nodes;
+// once it holds none, whether it started or was let go. A group that never held one gets the
+// condition only when it was planned and cannot start within the window.
+func setReservedCondition(pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus, r reservation) {
+	was := meta.FindStatusCondition(status.Conditions, schedulingv1beta1.PodGroupReserved)
+	condition := metav1.Condition{Type: schedulingv1beta1.PodGroupReserved, ObservedGeneration: pg.Generation}
+	switch {
+	case r.r != nil:
+		condition.Status, condition.Reason, condition.Message = metav1.ConditionTrue, ReasonStartPlanned, reservedMessage(r)
+	case r.unplaced:
+		condition.Status, condition.Reason = metav1.ConditionFalse, ReasonNoStart
+		condition.Message = "no start found within the planning window: the running pods' runtime bounds do not free enough room by then"
+	case was == nil:
+		return
+	case meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled) &&
+		(was.Status == metav1.ConditionTrue || was.Reason == ReasonReleased):
+		// The plan lets a gang go as its members are reserved, before they are bound.
+		condition.Status, condition.Reason, condition.Message = metav1.ConditionFalse, ReasonStarted, "minMember members scheduled: the reservation is over"
+	case was.Status == metav1.ConditionTrue:
+		condition.Status, condition.Reason = metav1.ConditionFalse, ReasonReleased
+		condition.Message = "the reservation was let go: the group is no longer among the first waiting gangs its queue takes"
+	default:
+		return
+	}
+	meta.SetStatusCondition(&status.Conditions, condition)
+}
+
+// reservedMessage names a reservation's start, end and nodes.
+func reservedMessage(r reservation) string {
+	names := make([]string, 0, min(len(r.r.Nodes), shownNodes))
+	for _, share := range r.r.Nodes[:min(len(r.r.Nodes), shownNodes)] {
+		names = append(names, share.Node)
+	}
+	nodes := strings.Join(names, ", ")
+	if more := len(r.r.Nodes) - len(names); more > 0 {
+		nodes += fmt.Sprintf(" and %d more", more)
+	}
+	when := "free now"
+	if !r.due {
+		when = "from " + r.r.Start.UTC().Format(time.RFC3339)
+	}
+	until := ""
+	if !r.r.Open() && !r.due {
+		until = fmt.Sprintf(" for %s", r.r.End.Sub(r.r.Start))
+	}
+	return fmt.Sprintf("room reserved on %d node(s) (%s), %s%s", len(r.r.Nodes), nodes, when, until)
+}
+
+// reservationView is a reservation as the live view shows it; nil for none.
+func reservationView(r *timeline.Reservation) *visibilityv1beta1.Reservation {
+	if r == nil {
+		return nil
+	}
+	out := &visibilityv1beta1.Reservation{Start: metav1.NewTime(r.Start), Nodes: make([]string, 0, len(r.Nodes))}
+	if !r.Open() {
+		end := metav1.NewTime(r.End)
+		out.End = &end
+	}
+	for _, share := range r.Nodes {
+		out.Nodes = append(out.Nodes, share.Node)
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package backfill
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
+)
+
+// replanIfDue plans the reservations again once the replan interval has passed since the last
+// plan, and publishes the plan in the accounting. It runs in the scheduling cycle, so that it reads
+// the cycle's snapshot of the nodes, assumed pods included.
+func (b *Backfill) replanIfDue(ctx context.Context, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.planned) < b.args.ReplanInterval.Duration && !b.planned.IsZero() {
+		return
+	}
+	b.planned = now
+	gangs := b.acct.WaitingGangs(int(*b.args.MaxReservations))
+	if len(gangs) == 0 && b.acct.StartPlan().Empty() {
+		return
+	}
+	start := time.Now()
+	plan := b.plan(ctx, gangs, now)
+	metrics.ReservationPlanDuration.Observe(time.Since(start).Seconds())
+	b.publish(plan)
+	klog.FromContext(ctx).V(4).Info("Planned reservations", "gangs", len(gangs), "reservations", len(plan.Reservations), "unplaced", plan.Unplaced)
+}
+
+// runPrune lets go, between plans, of the reservations of gangs that no longer wait for room: a
+// plan is made in a scheduling cycle, and a gang whose queue was suspended, or that was deleted,
+// may leave no pod to schedule that would make the next.
+func (b *Backfill) runPrune(ctx context.Context, clk clock.WithTicker) {
+	t := clk.NewTicker(b.args.ReplanInterval.Duration)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			b.prune()
+		}
+	}
+}
+
+// prune publishes the plan without the reservations of gangs that are no longer among the first
+// waiting ones.
+func (b *Backfill) prune() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	plan := b.acct.StartPlan()
+	if plan.Empty() {
+		return
+	}
+	waiting := map[string]bool{}
+	for _, g := range b.acct.WaitingGangs(int(*b.args.MaxReservations)) {
+		waiting[g.Key] = true
+	}
+	var gone []string
+	for _, r := range plan.Reservations {
+		if !waiting[r.Gang] {
+			gone = append(gone, r.Gang)
+		}
+	}
+	if len(gone) > 0 {
+		b.publish(plan.Without(gone))
+	}
+}
+
+// publish makes plan the one in force, and reports it.
+func (b *Backfill) publish(plan *timeline.Plan) {
+	b.acct.PublishStartPlan(plan)
+	metrics.SetReservations(len(plan.Reservations), plan.Reserved())
+}
+
+// plan computes the reservations of gangs on the cycle's snapshot of the nodes.
+func (b *Backfill) plan(ctx context.Context, gangs []accounting.WaitingGang, now time.Time) *timeline.Plan {
+	dims := timeline.Dims(requestedNames(gangs))
+	infos, err := b.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing the nodes to plan reservations on")
+		return timeline.Compute(dims, nil, nil, timeline.Settings{Now: now})
+	}
+	// By name, so that the same cluster gives the same plan whatever the snapshot's order.
+	infos = slices.DeleteFunc(slices.Clone(infos), func(info fwk.NodeInfo) bool { return info.Node() == nil || info.Node().Spec.Unschedulable })
+	slices.SortFunc(infos, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
+	nodes := make([]timeline.Node, 0, len(infos))
+	var schedulable []*v1.Node
+	for _, info := range infos {
+		nodes = append(nodes, b.nodeOf(dims, info, now))
+		schedulable = append(schedulable, info.Node())
+	}
+	planned := make([]timeline.Gang, 0, len(gangs))
+	eligible := eligibility{nodes: schedulable}
+	for _, g := range gangs {
+		planned = append(planned, b.gangOf(dims, g, &eligible))
+	}
+	return timeline.Compute(dims, nodes, planned, timeline.Settings{
+		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration,
+	})
+}
+
+// nodeOf is a node's free room and the ends of its pods that have a runtime bound.
+func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, now time.Time) timeline.Node {
+	pods := info.GetPods()
+	n := timeline.Node{Name: info.Node().Name, Free: resourceVector(dims, info.GetAllocatable(), int64(info.GetAllocatable().GetAllowedPodNumber()))}
+	requested := resourceVector(dims, info.GetRequested(), int64(len(pods)))
+	for i := range n.Free {
+		n.Free[i] -= requested[i]
+	}
+	for _, pi := range pods {
+		if end := b.acct.RunningEnd(pi.GetPod(), now); !end.IsZero() {
+			n.Releases = append(n.Releases, timeline.Release{At: end, Gives: resourceVector(dims, pi.CalculateResource().Resource, 1)})
+		}
+	}
+	return n
+}
+
+// gangOf is a waiting gang as the plan reads it.
+func (b *Backfill) gangOf(dims []v1.ResourceName, g accounting.WaitingGang, eligible *eligibility) timeline.Gang {
+	out := timeline.Gang{Key: g.Key, Priority: g.Place.Priority}
+	for _, pod := range g.Members {
+		out.Members = append(out.Members, timeline.Member{
+			Requests: requestVector(dims, pod),
+			Eligible: eligible.of(pod),
+			Bound:    b.acct.RuntimeBound(pod),
+		})
+	}
+	return out
+}
+
+// requestedNames are the resources the gangs' members request.
+func requestedNames(gangs []accounting.WaitingGang) []v1.ResourceName {
+	var names []v1.ResourceName
+	for _, g := range gangs {
+		for _, pod := range g.Members {
+			for name := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	slices.SortFunc(names, func(a, b v1.ResourceName) int { return strings.Compare(string(a), string(b)) })
+	return names
+}
+
+// requestVector is what a pod requests, in the plan's resources; one pod.
+func requestVector(dims []v1.ResourceName, pod *v1.Pod) timeline.Vector {
+	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	v := make(timeline.Vector, len(dims))
+	for i, name := range dims {
+		q, ok := req[name]
+		switch {
+		case name == v1.ResourcePods:
+			v[i] = 1
+		case !ok:
+		case name == v1.ResourceCPU:
+			v[i] = q.MilliValue()
+		default:
+			v[i] = q.Value()
+		}
+	}
+	return v
+}
+
+// resourceVector reads a NodeInfo's resource in the plan's resources, with pods for the pod count.
+func resourceVector(dims []v1.ResourceName, r fwk.Resource, pods int64) timeline.Vector {
+	v := make(timeline.Vector, len(dims))
+	for i, name := range dims {
+		switch name {
+		case v1.ResourceCPU:
+			v[i] = r.GetMilliCPU()
+		case v1.ResourceMemory:
+			v[i] = r.GetMemory()
+		case v1.ResourceEphemeralStorage:
+			v[i] = r.GetEphemeralStorage()
+		case v1.ResourcePods:
+			v[i] = pods
+		default:
+			v[i] = r.GetScalarResources()[name]
+		}
+	}
+	return v
+}
+
+// eligibility says on which nodes a pod may run by its node selector, required node affinity and
+// tolerations, worked out once for each distinct set of them.
+type eligibility struct {
+	nodes []*v1.Node
+	seen  []eligible
+}
+
+type eligible struct {
+	pod *v1.Pod
+	on  []bool
+}
+
+func (e *eligibility) of(pod *v1.Pod) []bool {
+	for _, s := range e.seen {
+		if sameConstraints(s.pod, pod) {
+			return s.on
+		}
+	}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	on := make([]bool, len(e.nodes))
+	for i, node := range e.nodes {
+		match, _ := affinity.Match(node)
+		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, schedulingTaint, false)
+		on[i] = match && !untolerated
+	}
+	e.seen = append(e.seen, eligible{pod: pod, on: on})
+	return on
+}
+
+func schedulingTaint(t *v1.Taint) bool {
+	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+}
+
+func sameConstraints(a, b *v1.Pod) bool {
+	return reflect.DeepEqual(a.Spec.NodeSelector, b.Spec.NodeSelector) &&
+		reflect.DeepEqual(a.Spec.Affinity, b.Spec.Affinity) &&
+		reflect.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
+}
+
+func podPriority(pod *v1.Pod) int32 { return corev1helpers.PodPriority(pod) }
