@@ -8,27 +8,14 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
-// RuntimeBound is how long a pod may run at most: its OwnBound, else, for a pod of queue-scheduler,
-// its queue's defaultActiveDeadlineSeconds, which the webhook writes into the pods it admits (a pod
-// that came past it is counted as bound by it all the same). The zero Bound is none: the pod may
-// run for ever.
+// RuntimeBound is how long a pod may run at most, by what stops it: its own
+// spec.activeDeadlineSeconds, counted from its start (the kubelet ends it then); its Job's, counted
+// from the Job's start, or from the pod's while the Job has not started (the Job controller ends it
+// then); the earlier of the two; plus its termination grace period, which it may take to stop. A
+// queue's defaultActiveDeadlineSeconds reaches the pod through the webhook, which writes it into the
+// pod's spec: a pod that came past the webhook without a bound has none, as nothing would stop it.
+// The zero Bound is none: the pod may run for ever.
 func (a *Accounting) RuntimeBound(pod *v1.Pod) timeline.Bound {
-	b := a.OwnBound(pod)
-	if b != (timeline.Bound{}) || !isQueuePod(pod) {
-		return b
-	}
-	if queue, err := a.QueueOf(pod); err == nil {
-		if s := a.DefaultDeadline(queue); s != nil {
-			b.After = seconds(*s)
-		}
-	}
-	return b
-}
-
-// OwnBound is the bound a pod sets itself: its spec.activeDeadlineSeconds, counted from its start;
-// its Job's, counted from the Job's start (from the pod's while the Job has not started); the
-// earlier of the two.
-func (a *Accounting) OwnBound(pod *v1.Pod) timeline.Bound {
 	var b timeline.Bound
 	if s := pod.Spec.ActiveDeadlineSeconds; s != nil {
 		b.After = seconds(*s)
@@ -44,6 +31,12 @@ func (a *Accounting) OwnBound(pod *v1.Pod) timeline.Bound {
 			b.By = job.Status.StartTime.Add(limit)
 		case b.After == 0 || limit < b.After:
 			b.After = limit
+		}
+	}
+	if b.Bounded() {
+		b.Grace = seconds(v1.DefaultTerminationGracePeriodSeconds)
+		if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+			b.Grace = seconds(*g)
 		}
 	}
 	return b

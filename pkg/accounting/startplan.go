@@ -1,11 +1,16 @@
 package accounting
 
 import (
+	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	quota "k8s.io/apiserver/pkg/quota/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -65,7 +70,10 @@ func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
 	return out[:min(limit, len(out))]
 }
 
-// waitingGang reads the gang of PodGroup key, if it waits for room.
+// waitingGang reads the gang of PodGroup key, if it waits for room. The members planned are the
+// largest of those that hold no room (by cpu, then memory, then name), so that the plan keeps room
+// enough whichever of them run; its priority is its members' highest, as the scheduler's queue sort
+// reads it.
 func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 	pg, ok := a.PodGroupByKey(key)
 	if !ok {
@@ -75,50 +83,59 @@ func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 		return WaitingGang{}, false
 	}
 	members := a.GangMembers(key)
-	slices.SortFunc(members, func(x, y *v1.Pod) int {
-		switch {
-		case x.Name < y.Name:
-			return -1
-		case x.Name > y.Name:
-			return 1
-		}
-		return 0
-	})
-	pending, asked := a.pendingOf(members)
+	pending := a.pendingOf(members)
 	short := int(pg.Spec.MinMember) - (len(members) - len(pending))
 	if short <= 0 || len(pending) < short {
 		return WaitingGang{}, false
 	}
+	slices.SortFunc(pending, largestFirst)
+	planned, asked, priority := make([]*v1.Pod, 0, short), v1.ResourceList{}, int32(math.MinInt32)
+	for _, p := range pending[:short] {
+		planned, asked, priority = append(planned, p.pod), quota.Add(asked, p.requests), max(priority, corev1helpers.PodPriority(p.pod))
+	}
 	queue := a.QueueOfPodGroup(pg)
 	// A refusal that only waits for fresh shares is gone in a moment: the reservation stays.
-	if refusal := a.Admit(queue, PodGroupWork(pg), quota.Add(v1.ResourceList{}, asked(short))); refusal != nil && !refusal.WaitsForShares {
+	if refusal := a.Admit(queue, PodGroupWork(pg), asked); refusal != nil && !refusal.WaitsForShares {
 		return WaitingGang{}, false
 	}
-	return WaitingGang{Key: key, PodGroup: pg, Queue: queue, Members: pending[:short], Place: policy.Place{
-		Priority: a.PodGroupPriority(pg), Since: pg.CreationTimestamp.Time, Namespace: pg.Namespace, Name: pg.Name,
+	return WaitingGang{Key: key, PodGroup: pg, Queue: queue, Members: planned, Place: policy.Place{
+		Priority: priority, Since: pg.CreationTimestamp.Time, Namespace: pg.Namespace, Name: pg.Name,
 	}}, true
 }
 
-// pendingOf returns the members that hold no room, in the order given, and what the first n of them
-// ask for.
-func (a *Accounting) pendingOf(members []*v1.Pod) ([]*v1.Pod, func(n int) v1.ResourceList) {
+// pendingMember is a member that holds no room, and what it asks for.
+type pendingMember struct {
+	pod      *v1.Pod
+	requests v1.ResourceList
+}
+
+// largestFirst orders members by cpu, then memory, largest first, then by name.
+func largestFirst(x, y pendingMember) int {
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		qx, qy := x.requests[name], y.requests[name]
+		if c := qy.Cmp(qx); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(x.pod.Name, y.pod.Name)
+}
+
+// pendingOf returns the members that hold no room, with what each asks for: as counted, or for a pod
+// not counted yet, its requests.
+func (a *Accounting) pendingOf(members []*v1.Pod) []pendingMember {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
-	var pending []*v1.Pod
-	var requests []v1.ResourceList
+	var pending []pendingMember
 	for _, pod := range members {
-		if p, counted := a.usage.pods[pod.UID]; !counted || !p.holds() {
-			pending = append(pending, pod)
-			requests = append(requests, p.requests)
+		p, counted := a.usage.pods[pod.UID]
+		switch {
+		case !counted:
+			pending = append(pending, pendingMember{pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})})
+		case !p.holds():
+			pending = append(pending, pendingMember{pod, p.requests})
 		}
 	}
-	return pending, func(n int) v1.ResourceList {
-		var sum v1.ResourceList
-		for _, r := range requests[:n] {
-			sum = quota.Add(sum, r)
-		}
-		return sum
-	}
+	return pending
 }
 
 // PublishStartPlan makes plan the reservations every reader sees, and tells the listeners of each
@@ -142,28 +159,79 @@ func (a *Accounting) Reservation(gang string) *timeline.Reservation {
 // moved (another start or other nodes) or dropped; f must not block.
 func (a *Accounting) OnReservationChange(f func(gang string)) { a.startPlan.onChange.add(f) }
 
+// backfillClaim is the room held for the gangs whose reservations start later: their queues' claim
+// on it does not bar other work now, as the reservations' guards keep it free on the nodes for them
+// (a pod may take it only if it is gone by then). Nil while no gang holds such a reservation.
+func (a *Accounting) backfillClaim() v1.ResourceList {
+	plan := a.StartPlan()
+	if plan.Empty() {
+		return nil
+	}
+	later := plan.ReservedAfter(a.clock.Now())
+	if len(later) == 0 {
+		return nil
+	}
+	return resourceList(later)
+}
+
+// resourceList converts amounts of the plan's units (milli-cpu, whole units) to a ResourceList, the
+// pod count left out.
+func resourceList(amounts map[v1.ResourceName]int64) v1.ResourceList {
+	out := v1.ResourceList{}
+	for name, x := range amounts {
+		switch name {
+		case v1.ResourcePods:
+		case v1.ResourceCPU:
+			out[name] = *resource.NewMilliQuantity(x, resource.DecimalSI)
+		case v1.ResourceMemory:
+			out[name] = *resource.NewQuantity(x, resource.BinarySI)
+		default:
+			out[name] = *resource.NewQuantity(x, resource.DecimalSI)
+		}
+	}
+	return out
+}
+
 // changedReservations are the gangs whose reservation differs between two plans: made, dropped, on
-// other nodes or room, or to start at another time.
+// other nodes or room, or to start at another time; and the gangs found no start, or no longer.
 func changedReservations(last, next *timeline.Plan) []string {
 	var out []string
-	var lastList, nextList []timeline.Reservation
-	if last != nil {
-		lastList = last.Reservations
-	}
-	if next != nil {
-		nextList = next.Reservations
-	}
-	for _, r := range lastList {
+	for _, r := range reservationsOf(last) {
 		if n := next.Reservation(r.Gang); n == nil || !sameReservation(last, next, &r, n) {
 			out = append(out, r.Gang)
 		}
 	}
-	for _, r := range nextList {
+	for _, r := range reservationsOf(next) {
 		if last.Reservation(r.Gang) == nil {
 			out = append(out, r.Gang)
 		}
 	}
+	lastUnplaced, nextUnplaced := unplacedOf(last), unplacedOf(next)
+	for _, gang := range lastUnplaced {
+		if !slices.Contains(nextUnplaced, gang) && !slices.Contains(out, gang) {
+			out = append(out, gang)
+		}
+	}
+	for _, gang := range nextUnplaced {
+		if !slices.Contains(lastUnplaced, gang) && !slices.Contains(out, gang) {
+			out = append(out, gang)
+		}
+	}
 	return out
+}
+
+func reservationsOf(p *timeline.Plan) []timeline.Reservation {
+	if p == nil {
+		return nil
+	}
+	return p.Reservations
+}
+
+func unplacedOf(p *timeline.Plan) []string {
+	if p == nil {
+		return nil
+	}
+	return p.Unplaced
 }
 
 // sameReservation says whether a of plan last and b of plan next hold the same room from the same

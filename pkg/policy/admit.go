@@ -58,6 +58,9 @@ type Work struct {
 	// Pod: the work is one pod, which needs no fresh shares while the cluster holds all the demand
 	// there is (uncontended).
 	Pod bool
+	// Backfill is room the queues below their share claim for gangs whose reservations start later:
+	// the reservations keep it free on the nodes for them, so the claim does not bar the work now.
+	Backfill v1.ResourceList
 }
 
 // Admit says why work of queue that requests req may not take room now, or nil when it may. A queue
@@ -92,7 +95,7 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 		// What is idle and unclaimed is only known once the shares include the latest demand.
 		return waitForSharesUnlessUncontended(s, queue, over, req, w)
 	}
-	if Borrowable(s, quota.Add(req, w.Reserved)) {
+	if Borrowable(s, quota.Add(req, w.Reserved), w.Backfill) {
 		return nil
 	}
 	d, al, r := q.Deserved[over], allocated[over], req[over]
@@ -126,9 +129,13 @@ func Uncontended(s *Snapshot, req v1.ResourceList, counted bool) bool {
 }
 
 // Borrowable says whether req fits in what is idle once the queues below their share have what they
-// can still claim.
-func Borrowable(s *Snapshot, req v1.ResourceList) bool {
-	return fitsBeside(req, s.SharedCapacity, s.Allocated, s.Claimable)
+// can still claim, less backfill: claims that reservations keep on the nodes for later.
+func Borrowable(s *Snapshot, req, backfill v1.ResourceList) bool {
+	claimed := s.Claimable
+	if len(backfill) > 0 {
+		claimed = quota.SubtractWithNonNegativeResult(claimed, backfill)
+	}
+	return fitsBeside(req, s.SharedCapacity, s.Allocated, claimed)
 }
 
 // fitsBeside says whether req fits in capacity once what is taken is set aside, in every resource

@@ -134,6 +134,22 @@ func TestAdmitBorrowsIdleCapacity(t *testing.T) {
 	}
 }
 
+// Room claimed for gangs whose reservations start later may be borrowed: the reservations keep it on
+// the nodes for them.
+func TestAdmitBorrowsClaimsOfLaterReservations(t *testing.T) {
+	s := snapshotOf(leaf("a", "4", "4"), leaf("b", "", "4"))
+	s.Allocated, s.Claimable = cpu("4"), cpu("4")
+	if r := Admit(s, "a", cpu("3"), Work{}); r == nil {
+		t.Fatal("3 cpu when b can claim 4 of the 6 idle: want refused")
+	}
+	if r := Admit(s, "a", cpu("3"), Work{Backfill: cpu("4")}); r != nil {
+		t.Errorf("3 cpu when b's claim of 4 is for a reservation that starts later: %q", r.Message)
+	}
+	if r := Admit(s, "a", cpu("5"), Work{Backfill: cpu("2")}); r == nil {
+		t.Error("5 cpu when 2 of b's claim of 4 may be borrowed: want refused")
+	}
+}
+
 // A pod needs no fresh shares while the cluster holds all the demand there is; a unit of work
 // always does, and so does a pod while units asked for more than the shares know.
 func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {

@@ -1,13 +1,11 @@
 package queuesim
 
 import (
-	"fmt"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
-	"github.com/queue-scheduler/queue-scheduler/manifests"
 )
 
 // FairSharing is the scheduler's usage history in the scenario's simulated time: the scheduler
@@ -60,19 +58,4 @@ func (f *FairSharing) args(scale float64) map[string]any {
 	checkpoint := max(time.Duration(float64(config.DefaultCheckpointInterval)/scale), time.Second)
 	return map[string]any{"usageHalfLife": real(halfLife), "entryCharge": real(entry), "usageFactor": factor,
 		"checkpointInterval": checkpoint.String()}
-}
-
-// schedulerProfile is the shipped profile with the scenario's usage history and reservations.
-func (s *Scenario) schedulerProfile() []byte {
-	args := s.FairSharing.args(s.TimeScale)
-	profile := fmt.Appendf(append([]byte(nil), manifests.SchedulerConfig...), `  pluginConfig:
-  - name: QueueState
-    args:
-      fairSharing:
-        usageHalfLife: %q
-        entryCharge: %q
-        usageFactor: %g
-        checkpointInterval: %q
-`, args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"])
-	return s.Reservations.profile(profile, s.TimeScale)
 }

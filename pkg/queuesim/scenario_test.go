@@ -90,4 +90,7 @@ func TestReadmeScenarioParses(t *testing.T) {
 	if s.FairSharing == nil || s.FairSharing.UsageFactor != 1 {
 		t.Errorf("the README's scenario has no usage history: %+v", s.FairSharing)
 	}
+	if !s.Reservations.On() || s.Reservations.Window == nil {
+		t.Errorf("the README's scenario has no reservations: %+v", s.Reservations)
+	}
 }

@@ -217,6 +217,8 @@ func (j *JobStream) pod(name, job string, withQueue bool, scale float64) *v1.Pod
 		Spec: v1.PodSpec{
 			SchedulerName:     schedulingv1beta1.SchedulerName,
 			PriorityClassName: j.PriorityClass,
+			// The stand-in kubelet stops a pod at once.
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			Containers: []v1.Container{{Name: "work", Image: "registry.k8s.io/pause:3.10",
 				Resources: v1.ResourceRequirements{Requests: requests, Limits: requests.DeepCopy()}}},
 		},

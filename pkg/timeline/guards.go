@@ -7,15 +7,35 @@ import (
 )
 
 // Guard is what one reservation leaves of a node from its start: the room a pod still running then
-// may take without delaying any reservation on the node.
+// may take without delaying any reservation on the node, and what the reservation's own gang took
+// of its share there.
 type Guard struct {
 	// Start is when the reservation starts.
 	Start time.Time
 	// Spare is the node's room at Start less every reservation holding room on it then.
 	Spare Vector
+	// Own is the reservation's room on the node; OwnTaken what its gang's members placed there
+	// took: beyond Own, they take from Spare.
+	Own, OwnTaken Vector
 	// Gang and Priority are the reservation's.
 	Gang     string
 	Priority int32
+}
+
+// left is the room a pod may take at the guard's start: for a member of the reservation's own gang,
+// the spare and what is left of the gang's share; for any other pod, the spare less what the gang's
+// members took beyond their share.
+func (g *Guard) left(own bool) Vector {
+	out := g.Spare.clone()
+	for i := range out {
+		over := g.OwnTaken[i] - g.Own[i]
+		if own {
+			out[i] -= over
+		} else if over > 0 {
+			out[i] -= over
+		}
+	}
+	return out
 }
 
 // guards are one node's guards, replaced whole by Take, so that readers need no lock.
@@ -35,11 +55,12 @@ func (p *Plan) guard(t *times) {
 				}
 			}
 			for _, other := range list {
-				if !other.start.After(h.start) && (other.end.IsZero() || other.end.After(h.start)) {
+				if other.holdsAt(h.start) {
 					spare.add(other.amount[n], -1)
 				}
 			}
-			out = append(out, Guard{Start: h.start, Spare: spare, Gang: h.gang.Key, Priority: h.priority})
+			out = append(out, Guard{Start: h.start, Spare: spare, Own: h.amount[n].clone(), OwnTaken: make(Vector, t.dims),
+				Gang: h.gang.Key, Priority: h.priority})
 		}
 		g := &guards{}
 		g.list.Store(&out)
@@ -58,12 +79,21 @@ func (p *Plan) Guards(node string) []Guard {
 	return nil
 }
 
-// Blocking returns the first guard of node that refuses a pod of gang ("" for none) at priority
-// that requests req and ends at end at the latest (zero: never), or nil when the pod may take the
-// room: it ends before every reservation it would overlap starts, or fits in what they leave. A
-// reservation does not guard against its own gang's pods, nor against pods of higher priority,
-// which the scheduler takes first anyway.
-func (p *Plan) Blocking(node string, req Vector, end time.Time, gang string, priority int32) *Guard {
+// Pod is a pod as the guards read it: what it requests, when it is gone at the latest if it starts
+// now (zero: never), its gang ("" for none) and its priority.
+type Pod struct {
+	Requests Vector
+	End      time.Time
+	Gang     string
+	Priority int32
+}
+
+// Blocking returns the first guard of node that refuses the pod, or nil when the pod may take the
+// room: it is gone before every reservation it would overlap starts (its end rounded up to the
+// plan's resolution), or fits in what they leave. A member of a reservation's gang may also take
+// what is left of the gang's share there; a pod of higher priority than a reservation's gang is
+// not held back by it, as the scheduler takes it first anyway.
+func (p *Plan) Blocking(node string, pod Pod) *Guard {
 	if p == nil {
 		return nil
 	}
@@ -71,45 +101,22 @@ func (p *Plan) Blocking(node string, req Vector, end time.Time, gang string, pri
 	if !ok {
 		return nil
 	}
+	end := p.rounded(pod.End)
 	for _, guard := range g.load() {
-		if guard.Gang == gang || priority > guard.Priority || endsBy(end, guard.Start) {
+		own := guard.Gang == pod.Gang && pod.Gang != ""
+		if !own && (pod.Priority > guard.Priority || endsBy(end, guard.Start)) {
 			continue
 		}
-		if !req.fits(guard.Spare) {
+		if !pod.Requests.fits(guard.left(own)) {
 			return &guard
 		}
 	}
 	return nil
 }
 
-// endsBy says whether work that ends at end (zero: never) is gone by start.
-func endsBy(end, start time.Time) bool { return !end.IsZero() && !end.After(start) }
-
-// Take counts a pod that took (sign 1) or gave back (sign -1) req on node until end (zero: for
-// ever): every guard of the node that starts before the pod ends has that much less (more) spare.
-// One caller at a time; readers of Blocking may run beside it.
-func (p *Plan) Take(node string, req Vector, end time.Time, sign int64) {
-	if p == nil {
-		return
-	}
-	g, ok := p.guards[node]
-	if !ok {
-		return
-	}
-	list := append([]Guard(nil), g.load()...)
-	for i := range list {
-		if endsBy(end, list[i].Start) {
-			continue
-		}
-		list[i].Spare = list[i].Spare.clone()
-		list[i].Spare.add(req, -sign)
-	}
-	g.list.Store(&list)
-}
-
-// Backfills says whether a pod that Blocking let onto node takes room a reservation needs later:
-// it fits there only because it ends before that reservation starts.
-func (p *Plan) Backfills(node string, req Vector, end time.Time, gang string, priority int32) bool {
+// Backfills says whether a pod that Blocking let onto node takes room a reservation needs later: it
+// fits there only because it is gone before that reservation starts.
+func (p *Plan) Backfills(node string, pod Pod) bool {
 	if p == nil {
 		return false
 	}
@@ -117,19 +124,63 @@ func (p *Plan) Backfills(node string, req Vector, end time.Time, gang string, pr
 	if !ok {
 		return false
 	}
+	end := p.rounded(pod.End)
 	for _, guard := range g.load() {
-		if guard.Gang != gang && priority <= guard.Priority && endsBy(end, guard.Start) && !req.fits(guard.Spare) {
+		if guard.Gang != pod.Gang && pod.Priority <= guard.Priority && endsBy(end, guard.Start) && !pod.Requests.fits(guard.left(false)) {
 			return true
 		}
 	}
 	return false
 }
 
-// Without is the plan less the reservations of gangs: their guards go, and the room they held
-// goes back to the spare of the guards left on their nodes. What Take counted stays counted. One
-// caller at a time, as for Take.
+// rounded is end rounded up to the plan's resolution, as the plan rounds the running pods' ends.
+func (p *Plan) rounded(end time.Time) time.Time {
+	if end.IsZero() {
+		return end
+	}
+	return ceil(end, p.Resolution)
+}
+
+// endsBy says whether work that ends at end (zero: never) is gone by start.
+func endsBy(end, start time.Time) bool { return !end.IsZero() && !end.After(start) }
+
+// Take counts a pod that took (sign 1) or gave back (sign -1) room on node: a member of a
+// reservation's gang counts against the gang's share there; for every other guard that starts
+// before the pod is gone, the pod takes from the spare. One caller at a time; readers of Blocking
+// may run beside it.
+func (p *Plan) Take(node string, pod Pod, sign int64) {
+	if p == nil {
+		return
+	}
+	g, ok := p.guards[node]
+	if !ok {
+		return
+	}
+	end := p.rounded(pod.End)
+	list := slices.Clone(g.load())
+	for i := range list {
+		switch guard := &list[i]; {
+		case guard.Gang == pod.Gang && pod.Gang != "":
+			guard.OwnTaken = guard.OwnTaken.clone()
+			guard.OwnTaken.add(pod.Requests, sign)
+		case !endsBy(end, guard.Start):
+			guard.Spare = guard.Spare.clone()
+			guard.Spare.add(pod.Requests, -sign)
+		}
+	}
+	g.list.Store(&list)
+}
+
+// Without is the plan less the reservations of gangs, which are no longer considered at all: their
+// guards go, and the room they held goes back to the spare of the guards left on their nodes. What
+// Take counted stays counted. One caller at a time, as for Take.
 func (p *Plan) Without(gangs []string) *Plan {
-	out := &Plan{Dims: p.Dims, At: p.At, Unplaced: p.Unplaced, guards: make(map[string]*guards, len(p.guards))}
+	out := &Plan{Dims: p.Dims, At: p.At, Resolution: p.Resolution, guards: make(map[string]*guards, len(p.guards))}
+	for _, gang := range p.Unplaced {
+		if !slices.Contains(gangs, gang) {
+			out.Unplaced = append(out.Unplaced, gang)
+		}
+	}
 	var dropped []*Reservation
 	for i := range p.Reservations {
 		if r := &p.Reservations[i]; slices.Contains(gangs, r.Gang) {

@@ -67,6 +67,19 @@ func (t *times) releaseAt(at time.Time) time.Time {
 	return at
 }
 
+// endOf is when a gang that starts at at ends, rounded up to the resolution, and at least a step
+// after at; zero when a member has no bound.
+func (t *times) endOf(g *Gang, at time.Time) time.Time {
+	end := g.end(at)
+	if end.IsZero() {
+		return end
+	}
+	if least := at.Add(max(t.resolution, time.Nanosecond)); end.Before(least) {
+		end = least
+	}
+	return ceil(end, t.resolution)
+}
+
 // hold counts a reservation made; its end, when within the window, is a time to try the next
 // gangs at.
 func (t *times) hold(h *held) {
@@ -130,7 +143,7 @@ func (t *times) place(g *Gang) (*held, bool) {
 	s := t.newSweep()
 	for _, at := range t.candidates {
 		s.to(at)
-		end := g.end(at)
+		end := t.endOf(g, at)
 		room, total := s.roomBeside(at, end)
 		if !demand.fits(total) {
 			continue

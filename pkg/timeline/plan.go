@@ -15,6 +15,8 @@ type Plan struct {
 	Dims []v1.ResourceName
 	// At is when the plan was made.
 	At time.Time
+	// Resolution is the step the plan rounds ends up to.
+	Resolution time.Duration
 	// Reservations are in the gangs' order.
 	Reservations []Reservation
 	// Unplaced are the gangs considered that cannot start within the window, in order.
@@ -27,7 +29,7 @@ type Plan struct {
 // the gangs before it, and where. A gang that cannot start within the window gets no reservation
 // and does not hold back the ones after it.
 func Compute(dims []v1.ResourceName, nodes []Node, gangs []Gang, s Settings) *Plan {
-	p := &Plan{Dims: dims, At: s.Now, guards: map[string]*guards{}}
+	p := &Plan{Dims: dims, At: s.Now, Resolution: s.Resolution, guards: map[string]*guards{}}
 	if len(gangs) == 0 {
 		return p
 	}
@@ -61,13 +63,31 @@ func (p *Plan) Reservation(gang string) *Reservation {
 // Empty says whether the plan holds no reservation: nothing is guarded.
 func (p *Plan) Empty() bool { return p == nil || len(p.Reservations) == 0 }
 
+// Idle says whether the plan considered no gang at all: none holds a reservation, none was found
+// no start.
+func (p *Plan) Idle() bool { return p.Empty() && (p == nil || len(p.Unplaced) == 0) }
+
 // Reserved is the room the reservations hold, summed, by resource.
 func (p *Plan) Reserved() map[v1.ResourceName]int64 {
+	return p.reserved(func(*Reservation) bool { return true })
+}
+
+// ReservedAfter is the room held by the reservations that start after t, summed, by resource; none
+// when there is none.
+func (p *Plan) ReservedAfter(t time.Time) map[v1.ResourceName]int64 {
+	return p.reserved(func(r *Reservation) bool { return r.Start.After(t) })
+}
+
+func (p *Plan) reserved(counts func(*Reservation) bool) map[v1.ResourceName]int64 {
 	out := map[v1.ResourceName]int64{}
 	if p == nil {
 		return out
 	}
-	for _, r := range p.Reservations {
+	for i := range p.Reservations {
+		r := &p.Reservations[i]
+		if !counts(r) {
+			continue
+		}
 		for _, share := range r.Nodes {
 			for i, x := range share.Amount {
 				out[p.Dims[i]] += x
@@ -84,6 +104,11 @@ type held struct {
 	end      time.Time // zero: open-ended
 	amount   map[int]Vector
 	priority int32
+}
+
+// holdsAt says whether h holds its room at t.
+func (h *held) holdsAt(t time.Time) bool {
+	return !h.start.After(t) && (h.end.IsZero() || h.end.After(t))
 }
 
 // overlaps says whether h holds its room at some moment of [from, to) (to zero: open-ended).

@@ -18,7 +18,7 @@ type Vector []int64
 // fits says whether v fits in room.
 func (v Vector) fits(room Vector) bool {
 	for i, x := range v {
-		if x > room[i] {
+		if x > 0 && x > room[i] {
 			return false
 		}
 	}
@@ -61,16 +61,27 @@ type Member struct {
 }
 
 // Bound is a runtime bound: a limit counted from the start, an end fixed in time, or both (the
-// earlier wins). The zero Bound is none: the work may run for ever.
+// earlier wins), and the grace the work takes to stop once it is ended. The zero Bound is none: the
+// work may run for ever.
 type Bound struct {
 	// After is a limit counted from the start (activeDeadlineSeconds); 0 is none.
 	After time.Duration
 	// By is an end fixed in time (a Job's deadline counted from its own start); zero is none.
 	By time.Time
+	// Grace is how long the work may take to stop once its limit ends it
+	// (terminationGracePeriodSeconds).
+	Grace time.Duration
 }
 
-// End is when work bounded by b that starts at start ends at the latest; zero when never.
+// Bounded says whether b ends the work at all.
+func (b Bound) Bounded() bool { return b.After > 0 || !b.By.IsZero() }
+
+// End is when work bounded by b that starts at start is gone at the latest, its grace included;
+// zero when never.
 func (b Bound) End(start time.Time) time.Time {
+	if !b.Bounded() {
+		return time.Time{}
+	}
 	var end time.Time
 	if b.After > 0 {
 		end = start.Add(b.After)
@@ -78,10 +89,10 @@ func (b Bound) End(start time.Time) time.Time {
 	if !b.By.IsZero() && (end.IsZero() || b.By.Before(end)) {
 		end = b.By
 	}
-	if !end.IsZero() && end.Before(start) {
-		return start
+	if end.Before(start) {
+		end = start
 	}
-	return end
+	return end.Add(b.Grace)
 }
 
 // Gang is a waiting gang, as the plan reads it.
@@ -117,7 +128,7 @@ type Settings struct {
 	// reservation.
 	Window time.Duration
 	// Resolution is the step the ends are rounded up to, so that a plan made a moment later (or by
-	// a restarted scheduler) gives the same starts.
+	// a restarted scheduler) gives the same starts; every reservation lasts at least one step.
 	Resolution time.Duration
 }
 

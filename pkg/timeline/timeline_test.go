@@ -71,22 +71,22 @@ func TestGangStartsWhenTheBoundsFreeItsRoom(t *testing.T) {
 	}
 	// A pod on a ending before big's start may take its room; one ending after may not, nor one
 	// without a bound; its own gang and a pod of higher priority may.
-	if g := p.Blocking("a", cpu(1000), want, "", 0); g != nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000), End: want}); g != nil {
 		t.Errorf("a pod ending at the start was refused by %+v", g)
 	}
-	if g := p.Blocking("a", cpu(1000), want.Add(time.Second), "", 0); g == nil || g.Gang != "ns/big" {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000), End: want.Add(time.Second)}); g == nil || g.Gang != "ns/big" {
 		t.Errorf("a pod ending after the start was let in (%+v)", g)
 	}
-	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000)}); g == nil {
 		t.Error("a pod without a bound was let in")
 	}
-	if g := p.Blocking("a", cpu(8000), time.Time{}, "ns/big", 0); g != nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(8000), Gang: "ns/big"}); g != nil {
 		t.Errorf("the gang's own pod was refused by %+v", g)
 	}
-	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 1); g != nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000), Priority: 1}); g != nil {
 		t.Errorf("a pod of higher priority was refused by %+v", g)
 	}
-	if g := p.Blocking("c", cpu(1000), time.Time{}, "", 0); g != nil {
+	if g := p.Blocking("c", Pod{Requests: cpu(1000)}); g != nil {
 		t.Errorf("a node without reservations refused a pod: %+v", g)
 	}
 }
@@ -95,23 +95,23 @@ func TestRoomBeyondTheReservationIsFree(t *testing.T) {
 	// The gang needs 4 of a's 8 cpu from 1m: a pod without a bound fits in the other 4, not in 5.
 	a := node("a", full(time.Minute)...)
 	p := Compute(dims, []Node{a}, []Gang{gang("ns/g", 1, 4000, 0)}, settings())
-	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(4000)}); g != nil {
 		t.Fatalf("4 cpu beyond the reservation refused: %+v", g)
 	}
-	if g := p.Blocking("a", cpu(5000), time.Time{}, "", 0); g == nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(5000)}); g == nil {
 		t.Fatal("5 cpu let in where 4 are spare")
 	}
-	p.Take("a", cpu(3000), time.Time{}, 1)
-	if g := p.Blocking("a", cpu(2000), time.Time{}, "", 0); g == nil {
+	p.Take("a", Pod{Requests: cpu(3000)}, 1)
+	if g := p.Blocking("a", Pod{Requests: cpu(2000)}); g == nil {
 		t.Fatal("2 cpu let in once 3 of the 4 spare were taken")
 	}
-	p.Take("a", cpu(3000), time.Time{}, -1)
-	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+	p.Take("a", Pod{Requests: cpu(3000)}, -1)
+	if g := p.Blocking("a", Pod{Requests: cpu(4000)}); g != nil {
 		t.Fatalf("4 cpu refused once the taken 3 were given back: %+v", g)
 	}
 	// A pod that ends before the start takes nothing from the guard.
-	p.Take("a", cpu(8000), now.Add(30*time.Second), 1)
-	if g := p.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+	p.Take("a", Pod{Requests: cpu(8000), End: now.Add(30 * time.Second)}, 1)
+	if g := p.Blocking("a", Pod{Requests: cpu(4000)}); g != nil {
 		t.Fatalf("a pod ending before the start counted against the guard: %+v", g)
 	}
 }
@@ -203,8 +203,8 @@ func TestNothingLetInDelaysAReservation(t *testing.T) {
 			if rng.IntN(3) > 0 {
 				end = now.Add(time.Duration(rng.IntN(50)) * time.Minute)
 			}
-			if p.Blocking(n, req, end, "", 0) == nil {
-				p.Take(n, req, end, 1)
+			if p.Blocking(n, Pod{Requests: req, End: end}) == nil {
+				p.Take(n, Pod{Requests: req, End: end}, 1)
 				taken = append(taken, pod{n, req, end})
 			}
 		}
@@ -251,23 +251,79 @@ func TestWithoutGivesTheRoomBack(t *testing.T) {
 	if len(p.Reservations) != 2 {
 		t.Fatalf("reservations %+v, want two", p.Reservations)
 	}
-	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000)}); g == nil {
 		t.Fatal("a pod without a bound let in while both reservations hold the node")
 	}
 	q := p.Without([]string{"ns/one"})
 	if q.Reservation("ns/one") != nil || q.Reservation("ns/two") == nil {
 		t.Fatalf("reservations %+v, want two's only", q.Reservations)
 	}
-	if g := q.Blocking("a", cpu(4000), time.Time{}, "", 0); g != nil {
+	if g := q.Blocking("a", Pod{Requests: cpu(4000)}); g != nil {
 		t.Fatalf("4 cpu refused once one's 4 were given back: %+v", g)
 	}
-	if g := q.Blocking("a", cpu(5000), time.Time{}, "", 0); g == nil || g.Gang != "ns/two" {
+	if g := q.Blocking("a", Pod{Requests: cpu(5000)}); g == nil || g.Gang != "ns/two" {
 		t.Fatalf("5 cpu let in where two still holds 4 of 8 (%+v)", g)
 	}
-	if g := p.Blocking("a", cpu(1000), time.Time{}, "", 0); g == nil {
+	if g := p.Blocking("a", Pod{Requests: cpu(1000)}); g == nil {
 		t.Fatal("Without changed the plan it was made from")
 	}
-	if q.Without([]string{"ns/two"}).Blocking("a", cpu(8000), time.Time{}, "", 0) != nil {
+	if q.Without([]string{"ns/two"}).Blocking("a", Pod{Requests: cpu(8000)}) != nil {
 		t.Fatal("a node with no reservation left refused a pod")
+	}
+}
+
+// A gang's own members take the gang's share of a node first, and then only the spare: a small
+// member cannot take the room the plan kept for a large one beyond that.
+func TestOwnMembersTakeTheirShareFirst(t *testing.T) {
+	g := Gang{Key: "ns/g", Members: []Member{{Requests: cpu(6000)}, {Requests: cpu(2000)}}}
+	p := Compute(dims, []Node{node("a", full(time.Minute)...)}, []Gang{g}, settings())
+	own := func(milli int64) Pod { return Pod{Requests: cpu(milli), Gang: "ns/g"} }
+	p.Take("a", own(2000), 1)
+	if guard := p.Blocking("a", own(6000)); guard != nil {
+		t.Fatalf("the large member refused after the small one took its 2: %+v", guard)
+	}
+	if guard := p.Blocking("a", Pod{Requests: cpu(1000)}); guard == nil {
+		t.Fatal("a stranger let into the gang's share")
+	}
+	p.Take("a", own(6000), 1)
+	if guard := p.Blocking("a", own(1000)); guard == nil {
+		t.Fatal("a third member let in beyond the gang's share of 8 with no spare")
+	}
+	p.Take("a", own(6000), -1)
+	if guard := p.Blocking("a", own(6000)); guard != nil {
+		t.Fatalf("the large member refused once it gave its room back: %+v", guard)
+	}
+}
+
+// A pod's end is rounded up to the resolution, as the plan rounds the running pods' ends: one that
+// ends a moment after a step before the start is let in only if that step is by the start.
+func TestPodEndsAreRoundedLikeThePlans(t *testing.T) {
+	p := Compute(dims, []Node{node("a", full(time.Minute+time.Second)...)}, []Gang{gang("ns/g", 1, 8000, 0)}, settings())
+	start := p.Reservation("ns/g").Start
+	if !start.Equal(now.Add(time.Minute + step)) {
+		t.Fatalf("start %v, want the end rounded up to %v", start, now.Add(time.Minute+step))
+	}
+	if guard := p.Blocking("a", Pod{Requests: cpu(1000), End: start.Add(-time.Second)}); guard != nil {
+		t.Errorf("a pod gone a second before the start refused: %+v", guard)
+	}
+	if guard := p.Blocking("a", Pod{Requests: cpu(1000), End: start.Add(time.Nanosecond)}); guard == nil {
+		t.Error("a pod gone a moment after the start let in")
+	}
+}
+
+// A reservation lasts at least a step, even when its gang's bound has passed already, and its end is
+// on the resolution's grid.
+func TestReservationsLastAtLeastAStep(t *testing.T) {
+	past := Gang{Key: "ns/late", Members: []Member{{Requests: cpu(8000), Bound: Bound{By: now.Add(-time.Hour)}}}}
+	p := Compute(dims, []Node{node("a")}, []Gang{past}, settings())
+	r := p.Reservation("ns/late")
+	if r == nil || !r.End.Equal(now.Add(step)) {
+		t.Fatalf("reservation %+v, want one until %v", r, now.Add(step))
+	}
+	if guard := p.Blocking("a", Pod{Requests: cpu(1000)}); guard == nil {
+		t.Error("a pod without a bound let onto the room of a reservation whose gang's bound passed")
+	}
+	if got := (Bound{After: time.Minute, Grace: 30 * time.Second}).End(now); !got.Equal(now.Add(90 * time.Second)) {
+		t.Errorf("a bound's end with its grace: %v", got)
 	}
 }

@@ -7,9 +7,9 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
 // patchOp is one JSON Patch operation.
@@ -56,20 +56,33 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
 		}
 	}
-	s.defaultDeadline(pod, queue, &d)
+	s.defaultDeadline(ctx, pod, queue, &d)
 	return d, nil
 }
 
 // defaultDeadline writes the queue's defaultActiveDeadlineSeconds into a pod that sets no runtime
 // bound and whose Job sets none, so that the kubelet ends the pod by the bound the scheduler plans
-// with.
-func (s *Server) defaultDeadline(pod *v1.Pod, queue string, d *decision) {
-	if queue == "" || s.acct.OwnBound(pod) != (timeline.Bound{}) {
+// with. The Job is read from the API server: a Job's first pods may come before any cache has it, and
+// a longer deadline of the Job's own must not be cut short. A Job that cannot be read leaves the pod
+// as it is.
+func (s *Server) defaultDeadline(ctx context.Context, pod *v1.Pod, queue string, d *decision) {
+	if queue == "" || pod.Spec.ActiveDeadlineSeconds != nil {
 		return
 	}
-	if seconds := s.acct.DefaultDeadline(queue); seconds != nil {
-		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
+	seconds := s.acct.DefaultDeadline(queue)
+	if seconds == nil {
+		return
 	}
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind != "Job" || ref.APIVersion != "batch/v1" {
+			continue
+		}
+		job, err := s.kube.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil || job.Spec.ActiveDeadlineSeconds != nil {
+			return
+		}
+	}
+	d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.

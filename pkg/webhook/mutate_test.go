@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
@@ -59,36 +61,45 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 }
 
 // A pod of a queue with defaultActiveDeadlineSeconds gets it as its activeDeadlineSeconds, unless it
-// sets its own.
+// sets its own, or its Job does, or its Job cannot be read.
 func TestPodGetsItsQueuesDefaultDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kube := kubefake.NewClientset()
-	bounded := util.MakeQueue("bounded").Obj()
-	bounded.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](3600)
-	acct, _ := accountingtest.Start(ctx, t, kube, bounded, util.MakeQueue("open").Obj())
+	bounded := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bounded"}, Spec: batchv1.JobSpec{ActiveDeadlineSeconds: ptr.To[int64](7200)}}
+	open := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "open"}}
+	kube := kubefake.NewClientset(bounded, open)
+	limited := util.MakeQueue("limited").Obj()
+	limited.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](3600)
+	acct, _ := accountingtest.Start(ctx, t, kube, limited, util.MakeQueue("free").Obj())
 	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}
-	request := func(t *testing.T, queue string, own *int64) *admissionv1.AdmissionRequest {
+	request := func(t *testing.T, queue string, own *int64, job string) *admissionv1.AdmissionRequest {
 		t.Helper()
 		pod := util.MakePod("ns", "p").SchedulerName(schedulingv1beta1.SchedulerName).Label(schedulingv1beta1.QueueLabel, queue).Obj()
 		pod.Spec.ActiveDeadlineSeconds = own
+		if job != "" {
+			pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, Controller: ptr.To(true)}}
+		}
 		raw, err := json.Marshal(pod)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: runtime.RawExtension{Raw: raw}}
 	}
+	defaulted := []patchOp{{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: int64(3600)}}
 	for _, c := range []struct {
-		name  string
-		queue string
-		own   *int64
-		want  []patchOp
+		name, queue string
+		own         *int64
+		job         string
+		want        []patchOp
 	}{
-		{"no bound", "bounded", nil, []patchOp{{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: int64(3600)}}},
-		{"its own bound", "bounded", ptr.To[int64](60), nil},
-		{"a queue without a default", "open", nil, nil},
+		{"no bound", "limited", nil, "", defaulted},
+		{"its own bound", "limited", ptr.To[int64](60), "", nil},
+		{"its Job's bound", "limited", nil, "bounded", nil},
+		{"a Job without a bound", "limited", nil, "open", defaulted},
+		{"a Job that cannot be read", "limited", nil, "missing", nil},
+		{"a queue without a default", "free", nil, "", nil},
 	} {
-		d, err := s.mutatePod(ctx, request(t, c.queue, c.own))
+		d, err := s.mutatePod(ctx, request(t, c.queue, c.own, c.job))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,6 @@ package backfill
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,14 +71,10 @@ func (b *Backfill) Name() string { return Name }
 // stateKey is where PreFilter leaves what Filter and Reserve read of the pod.
 const stateKey fwk.StateKey = Name
 
-// podState is the pod as the plan reads it: what it requests in the plan's resources, when it ends
-// at the latest if it starts now, its gang and priority.
+// podState is the plan the cycle read, and the pod as the plan reads it.
 type podState struct {
-	plan     *timeline.Plan
-	req      timeline.Vector
-	end      time.Time
-	gang     string
-	priority int32
+	plan *timeline.Plan
+	pod  timeline.Pod
 	// backfilled: Reserve placed the pod on room a reservation needs after the pod ends.
 	backfilled bool
 	// noted: a node turned the pod away, and the pod is among the refused.
@@ -90,53 +85,59 @@ type podState struct {
 func (s *podState) Clone() fwk.StateData { return s }
 
 // PreFilter plans again when the plan is due, and skips Filter for every node when no reservation
-// is held.
+// is held. A pod's end is counted from one resolution step after now: it starts within a step of
+// being bound.
 func (b *Backfill) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	now := b.clock.Now()
-	b.replanIfDue(ctx, now)
+	b.replanIfDue(ctx, b.clock.Now())
 	plan := b.acct.StartPlan()
 	if plan.Empty() {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	state.Write(stateKey, &podState{
-		plan:     plan,
-		req:      requestVector(plan.Dims, pod),
-		end:      b.acct.RuntimeBound(pod).End(now),
-		gang:     b.acct.GangKey(pod),
-		priority: podPriority(pod),
-	})
+	// Never before the plan: a clock stepped back must not make a pod look gone earlier.
+	start := latest(b.clock.Now(), plan.At).Add(plan.Resolution)
+	state.Write(stateKey, &podState{plan: plan, pod: timeline.Pod{
+		Requests: requestVector(plan.Dims, pod),
+		End:      b.acct.RuntimeBound(pod).End(start),
+		Gang:     b.acct.GangKey(pod),
+		Priority: podPriority(pod),
+	}})
 	return nil, nil
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // PreFilterExtensions returns nil: a preemption dry run keeps the reservations as they are.
 func (b *Backfill) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// Filter turns the pod away from a node whose room a reservation needs before the pod ends.
+// Filter turns the pod away from a node whose room a reservation needs before the pod is gone. No
+// eviction on the node can change that: the node is unresolvable for the pod.
 func (b *Backfill) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	s, err := readState(state)
-	if err != nil {
-		return fwk.AsStatus(err)
+	s, ok := readState(state)
+	if !ok {
+		return nil
 	}
-	node := nodeInfo.Node().Name
-	if guard := s.plan.Blocking(node, s.req, s.end, s.gang, s.priority); guard != nil {
+	if guard := s.plan.Blocking(nodeInfo.Node().Name, s.pod); guard != nil {
 		if !s.noted.Swap(true) {
 			b.refused.add(pod)
 		}
-		return fwk.NewStatus(fwk.Unschedulable, ReasonReserved)
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ReasonReserved)
 	}
 	return nil
 }
 
-func readState(state fwk.CycleState) (*podState, error) {
+// readState reads what PreFilter left; ok is false when it left nothing (no reservation is held).
+func readState(state fwk.CycleState) (*podState, bool) {
 	data, err := state.Read(stateKey)
 	if err != nil {
-		return nil, fmt.Errorf("reading %q from the cycle state: %w", stateKey, err)
+		return nil, false
 	}
 	s, ok := data.(*podState)
-	if !ok {
-		return nil, fmt.Errorf("%q in the cycle state is a %T", stateKey, data)
-	}
-	return s, nil
+	return s, ok
 }
 
 // refusedPods are the pods Filter turned away, by namespace/name.

@@ -31,11 +31,15 @@ func (b *Backfill) replanIfDue(ctx context.Context, now time.Time) {
 	}
 	b.planned = now
 	gangs := b.acct.WaitingGangs(int(*b.args.MaxReservations))
-	if len(gangs) == 0 && b.acct.StartPlan().Empty() {
+	if len(gangs) == 0 && b.acct.StartPlan().Idle() {
 		return
 	}
 	start := time.Now()
-	plan := b.plan(ctx, gangs, now)
+	plan, err := b.plan(gangs, now)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing the nodes to plan reservations on: the last plan stays")
+		return
+	}
 	metrics.ReservationPlanDuration.Observe(time.Since(start).Seconds())
 	b.publish(plan)
 	klog.FromContext(ctx).V(4).Info("Planned reservations", "gangs", len(gangs), "reservations", len(plan.Reservations), "unplaced", plan.Unplaced)
@@ -63,7 +67,7 @@ func (b *Backfill) prune() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	plan := b.acct.StartPlan()
-	if plan.Empty() {
+	if plan.Idle() {
 		return
 	}
 	waiting := map[string]bool{}
@@ -74,6 +78,11 @@ func (b *Backfill) prune() {
 	for _, r := range plan.Reservations {
 		if !waiting[r.Gang] {
 			gone = append(gone, r.Gang)
+		}
+	}
+	for _, gang := range plan.Unplaced {
+		if !waiting[gang] {
+			gone = append(gone, gang)
 		}
 	}
 	if len(gone) > 0 {
@@ -88,12 +97,11 @@ func (b *Backfill) publish(plan *timeline.Plan) {
 }
 
 // plan computes the reservations of gangs on the cycle's snapshot of the nodes.
-func (b *Backfill) plan(ctx context.Context, gangs []accounting.WaitingGang, now time.Time) *timeline.Plan {
+func (b *Backfill) plan(gangs []accounting.WaitingGang, now time.Time) (*timeline.Plan, error) {
 	dims := timeline.Dims(requestedNames(gangs))
 	infos, err := b.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Listing the nodes to plan reservations on")
-		return timeline.Compute(dims, nil, nil, timeline.Settings{Now: now})
+		return nil, err
 	}
 	// By name, so that the same cluster gives the same plan whatever the snapshot's order.
 	infos = slices.DeleteFunc(slices.Clone(infos), func(info fwk.NodeInfo) bool { return info.Node() == nil || info.Node().Spec.Unschedulable })
@@ -111,7 +119,7 @@ func (b *Backfill) plan(ctx context.Context, gangs []accounting.WaitingGang, now
 	}
 	return timeline.Compute(dims, nodes, planned, timeline.Settings{
 		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration,
-	})
+	}), nil
 }
 
 // nodeOf is a node's free room and the ends of its pods that have a runtime bound.

@@ -11,35 +11,35 @@ import (
 
 // Reserve counts the pod against the guards of its node, so that the next pods see what it took
 // before the plan is made again; it notes whether the pod was backfilled.
-func (b *Backfill) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	s, err := readState(state)
-	if err != nil {
+func (b *Backfill) Reserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, node string) *fwk.Status {
+	s, ok := readState(state)
+	if !ok {
 		return nil // PreFilter found no reservation: there is nothing to count.
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	plan := b.acct.StartPlan()
-	s.backfilled = plan.Backfills(node, s.req, s.end, s.gang, s.priority)
-	plan.Take(node, s.req, s.end, 1)
+	s.backfilled = plan.Backfills(node, s.pod)
+	plan.Take(node, s.pod, 1)
 	return nil
 }
 
 // Unreserve gives back what Reserve counted, to the plan in force: a plan made after Reserve
 // counted the pod too, from the cycle's snapshot.
 func (b *Backfill) Unreserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, node string) {
-	s, err := readState(state)
-	if err != nil {
+	s, ok := readState(state)
+	if !ok {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.acct.StartPlan().Take(node, s.req, s.end, -1)
+	b.acct.StartPlan().Take(node, s.pod, -1)
 	s.backfilled = false
 }
 
 // PostBind counts a backfilled pod once it is bound.
 func (b *Backfill) PostBind(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
-	if s, err := readState(state); err == nil && s.backfilled {
+	if s, ok := readState(state); ok && s.backfilled {
 		queue, _ := b.acct.QueueOf(pod)
 		metrics.BackfilledPods.WithLabelValues(queue).Inc()
 	}

@@ -58,6 +58,8 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	acct.OnSharesComputed(func() { p.Activate(staleBucket) })
 	// Room freed in a queue lets in the pods it turned away at its share.
 	acct.OnQueueRoomFreed(p.onRoomFreed)
+	// A reservation made or moved may let pods that end before it starts borrow its gang's claim.
+	acct.OnReservationChange(func(string) { p.activateAll() })
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err
@@ -72,6 +74,13 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 	q, ok := obj.(*schedulingv1beta1.Queue)
 	if okOld && ok && old.Generation != q.Generation {
 		p.activateSubtree(q.Name, map[string]bool{})
+	}
+}
+
+// activateAll brings back the rejected pods of every queue.
+func (p *Proportion) activateAll() {
+	for _, q := range p.acct.AllQueues() {
+		p.Activate(q.Name)
 	}
 }
 

@@ -80,9 +80,9 @@ type QueueSpec struct {
 
 	// defaultActiveDeadlineSeconds is the runtime limit of the queue's pods that set no
 	// activeDeadlineSeconds and whose Job sets none: the admission webhook writes it into such a
-	// pod's spec.activeDeadlineSeconds as the pod is created, so that the kubelet ends the pod by it,
-	// and the scheduler counts a pod that came past the webhook as bound by it. It lets the
-	// scheduler plan when reserved room frees up (docs/backfill.md). Absent, such pods have no bound.
+	// pod's spec.activeDeadlineSeconds as the pod is created, so that the kubelet ends the pod by it.
+	// It lets the scheduler plan when reserved room frees up (docs/backfill.md). Absent, such pods
+	// have no bound, and neither has a pod that came past the webhook.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	DefaultActiveDeadlineSeconds *int64 `json:"defaultActiveDeadlineSeconds,omitempty"`

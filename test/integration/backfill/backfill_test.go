@@ -18,8 +18,12 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// fillerDeadline is the runtime bound of the pods that fill the cluster.
-const fillerDeadline = 600
+// fillerDeadline is the runtime bound of the pods that fill the cluster; grace, the termination
+// grace period every pod here has (the API server's default), which the bound counts too.
+const (
+	fillerDeadline = 600
+	grace          = 30 * time.Second
+)
 
 // fill fills every node with 1-CPU pods bound to end fillerDeadline seconds after they start, and
 // starts them; it returns their names and when they started.
@@ -33,11 +37,11 @@ func fill(t *testing.T, prefix, queue string) ([]string, time.Time) {
 	return fillers, at
 }
 
-// reservedFrom waits for the gang's reservation to start when the fillers end: their start plus
-// their bound, rounded up to the resolution.
+// reservedFrom waits for the gang's reservation to start when the fillers are gone: their start plus
+// their bound and grace, rounded up to the resolution.
 func reservedFrom(t *testing.T, group string, started time.Time) *visibilityv1beta1.Reservation {
 	t.Helper()
-	want := started.Add(fillerDeadline * time.Second)
+	want := started.Add(fillerDeadline*time.Second + grace)
 	return reservation(t, group, func(r *visibilityv1beta1.Reservation) bool {
 		start := r.Start.Time
 		return !start.Before(want) && !start.After(want.Add(resolution)) && len(r.Nodes) == 2

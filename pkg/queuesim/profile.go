@@ -1,0 +1,38 @@
+package queuesim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
+	"github.com/queue-scheduler/queue-scheduler/manifests"
+)
+
+// schedulerMaxBackoff is kube-scheduler's default longest wait before an unschedulable pod is tried
+// again.
+const schedulerMaxBackoff = 10 * time.Second
+
+// schedulerProfile is the shipped profile on the scenario's clock: kube-scheduler's longest backoff
+// and the Gang plugin's divided by the time scale (whole seconds, at least one), the usage history,
+// and the reservations.
+func (s *Scenario) schedulerProfile() []byte {
+	seconds := func(d time.Duration) int { return max(1, int(math.Round(d.Seconds()/s.TimeScale))) }
+	backoff := fmt.Appendf(nil, "\npodInitialBackoffSeconds: 1\npodMaxBackoffSeconds: %d\nprofiles:\n", seconds(schedulerMaxBackoff))
+	profile := bytes.Replace(manifests.SchedulerConfig, []byte("\nprofiles:\n"), backoff, 1)
+	args := s.FairSharing.args(s.TimeScale)
+	profile = fmt.Appendf(profile, `  pluginConfig:
+  - name: QueueState
+    args:
+      fairSharing:
+        usageHalfLife: %q
+        entryCharge: %q
+        usageFactor: %g
+        checkpointInterval: %q
+  - name: Gang
+    args:
+      podGroupBackoffSeconds: %d
+`, args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"], seconds(config.DefaultPodGroupBackoff))
+	return s.Reservations.profile(profile, s.TimeScale)
+}
