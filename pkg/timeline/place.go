@@ -94,61 +94,103 @@ func (t *times) hold(h *held) {
 	}
 }
 
-// sweep is the free room of every node at a moving time, as the releases up to it are applied.
+// sweep is the free room of every node at a moving time, as the releases up to it are applied, and
+// how many members of the gang's smallest shape the eligible nodes hold: a count that no fit can
+// beat, kept as the room changes, so that a time the gang cannot start at costs no fit.
 type sweep struct {
-	t     *times
-	free  []Vector
-	total Vector // the sum of each node's free room, counted from 0 (an overcommitted node adds none)
+	t    *times
+	free []Vector
+	// shape is, per resource, the least any member asks; eligible, the nodes some member may use
+	// (nil: all).
+	shape    Vector
+	eligible []bool
+	// slots is how many members of shape the eligible nodes hold.
+	slots int
 	next  int
 }
 
-func (t *times) newSweep() *sweep {
-	s := &sweep{t: t, free: make([]Vector, len(t.nodes)), total: make(Vector, t.dims)}
+func (t *times) newSweep(members []Member) *sweep {
+	s := &sweep{t: t, free: make([]Vector, len(t.nodes)), shape: smallest(members, t.dims), eligible: anyEligible(members, len(t.nodes))}
 	for i, n := range t.nodes {
 		s.free[i] = n.Free.clone()
-		s.total.add(positive(s.free[i]), 1)
+		s.slots += s.slotsOn(i, s.free[i])
 	}
 	return s
+}
+
+// smallest is, per resource, the least any member asks.
+func smallest(members []Member, dims int) Vector {
+	out := make(Vector, dims)
+	for i, m := range members {
+		for d, x := range m.Requests {
+			if i == 0 || x < out[d] {
+				out[d] = x
+			}
+		}
+	}
+	return out
+}
+
+// anyEligible is the nodes some member may use, or nil for all.
+func anyEligible(members []Member, nodes int) []bool {
+	var out []bool
+	for _, m := range members {
+		if m.Eligible == nil {
+			return nil
+		}
+		if out == nil {
+			out = make([]bool, nodes)
+		}
+		for n, ok := range m.Eligible {
+			out[n] = out[n] || ok
+		}
+	}
+	return out
+}
+
+// slotsOn is how many members of the smallest shape room on node n holds; as many as the gang has
+// when the shape asks for nothing.
+func (s *sweep) slotsOn(n int, room Vector) int {
+	if s.eligible != nil && !s.eligible[n] {
+		return 0
+	}
+	slots := -1
+	for d, x := range s.shape {
+		if x <= 0 {
+			continue
+		}
+		if k := int(max(room[d], 0) / x); slots < 0 || k < slots {
+			slots = k
+		}
+	}
+	if slots < 0 {
+		return 1 << 30
+	}
+	return slots
 }
 
 // to applies the releases up to at.
 func (s *sweep) to(at time.Time) {
 	for ; s.next < len(s.t.events) && !s.t.events[s.next].at.After(at); s.next++ {
 		e := s.t.events[s.next]
-		free := s.free[e.node]
-		for d, x := range e.gives {
-			before := max(free[d], 0)
-			free[d] += x
-			s.total[d] += max(free[d], 0) - before
-		}
+		s.slots -= s.slotsOn(e.node, s.free[e.node])
+		s.free[e.node].add(e.gives, 1)
+		s.slots += s.slotsOn(e.node, s.free[e.node])
 	}
-}
-
-func positive(v Vector) Vector {
-	out := make(Vector, len(v))
-	for i, x := range v {
-		out[i] = max(x, 0)
-	}
-	return out
 }
 
 // place finds the earliest candidate time at which the gang's members fit for the whole of its run,
 // beside the reservations made, and where.
 func (t *times) place(g *Gang) (*held, bool) {
-	demand := make(Vector, t.dims)
-	for _, m := range g.Members {
-		demand.add(m.Requests, 1)
-	}
 	members := t.bySize(g.Members)
-	s := t.newSweep()
+	s := t.newSweep(members)
 	for _, at := range t.candidates {
 		s.to(at)
 		end := t.endOf(g, at)
-		room, total := s.roomBeside(at, end)
-		if !demand.fits(total) {
+		if s.slotsBeside(at, end) < len(members) {
 			continue
 		}
-		if took, ok := t.fit(members, s.free, room); ok {
+		if took, ok := t.fit(members, s.free, s.roomBeside(at, end)); ok {
 			return &held{gang: g, start: at, end: end, amount: took, priority: g.Priority}, true
 		}
 	}
@@ -156,28 +198,48 @@ func (t *times) place(g *Gang) (*held, bool) {
 }
 
 // roomBeside is the free room of the nodes that hold reservations overlapping [from, to), less
-// those reservations (conservatively, all of them at once), and the total free room with them.
-func (s *sweep) roomBeside(from, to time.Time) (map[int]Vector, Vector) {
+// those reservations (conservatively, all of them at once).
+func (s *sweep) roomBeside(from, to time.Time) map[int]Vector {
 	room := map[int]Vector{}
-	total := s.total.clone()
-	for n, list := range s.t.heldOn {
-		var left Vector
-		for _, h := range list {
-			if !h.overlaps(from, to) {
-				continue
-			}
-			if left == nil {
-				left = s.free[n].clone()
-			}
-			left.add(h.amount[n], -1)
-		}
-		if left != nil {
+	for n := range s.t.heldOn {
+		if left, held := s.leftBeside(n, from, to, nil); held {
 			room[n] = left
-			total.add(positive(s.free[n]), -1)
-			total.add(positive(left), 1)
 		}
 	}
-	return room, total
+	return room
+}
+
+// slotsBeside is how many members of the smallest shape the eligible nodes hold in [from, to),
+// beside the reservations made.
+func (s *sweep) slotsBeside(from, to time.Time) int {
+	slots := s.slots
+	scratch := make(Vector, s.t.dims)
+	for n := range s.t.heldOn {
+		if left, held := s.leftBeside(n, from, to, scratch); held {
+			slots += s.slotsOn(n, left) - s.slotsOn(n, s.free[n])
+		}
+	}
+	return slots
+}
+
+// leftBeside is node n's free room less the reservations on it that overlap [from, to), into into
+// (a new vector when nil); held says whether any does.
+func (s *sweep) leftBeside(n int, from, to time.Time, into Vector) (Vector, bool) {
+	held := false
+	for _, h := range s.t.heldOn[n] {
+		if !h.overlaps(from, to) {
+			continue
+		}
+		if !held {
+			if into == nil {
+				into = make(Vector, s.t.dims)
+			}
+			copy(into, s.free[n])
+			held = true
+		}
+		into.add(h.amount[n], -1)
+	}
+	return into, held
 }
 
 // bySize orders members largest first (by their largest part of any resource), so that the best
@@ -207,30 +269,19 @@ func (t *times) bySize(members []Member) []Member {
 // fit places each member on the eligible node it leaves the least room on (room overrides free for
 // the nodes it names), and returns what it took of each node.
 func (t *times) fit(members []Member, free []Vector, room map[int]Vector) (map[int]Vector, bool) {
-	took := map[int]Vector{}
-	left := func(n int) Vector {
-		base := free[n]
-		if r, ok := room[n]; ok {
-			base = r
-		}
-		if used, ok := took[n]; ok {
-			base = base.clone()
-			base.add(used, -1)
-		}
-		return base
+	left := make([]Vector, len(free))
+	copy(left, free)
+	for n, r := range room {
+		left[n] = r
 	}
+	took := map[int]Vector{}
 	for _, m := range members {
 		best, bestScore := -1, 0.0
-		for n := range t.nodes {
-			if m.Eligible != nil && !m.Eligible[n] {
+		for n, l := range left {
+			if (m.Eligible != nil && !m.Eligible[n]) || !m.Requests.fits(l) {
 				continue
 			}
-			l := left(n)
-			if !m.Requests.fits(l) {
-				continue
-			}
-			score := t.leftover(l, m.Requests)
-			if best < 0 || score < bestScore {
+			if score := t.leftover(l, m.Requests); best < 0 || score < bestScore {
 				best, bestScore = n, score
 			}
 		}
@@ -241,6 +292,8 @@ func (t *times) fit(members []Member, free []Vector, room map[int]Vector) (map[i
 			took[best] = make(Vector, t.dims)
 		}
 		took[best].add(m.Requests, 1)
+		left[best] = left[best].clone()
+		left[best].add(m.Requests, -1)
 	}
 	return took, true
 }

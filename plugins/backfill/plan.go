@@ -98,16 +98,21 @@ func (b *Backfill) publish(plan *timeline.Plan) {
 
 // plan computes the reservations of gangs on the cycle's snapshot of the nodes.
 func (b *Backfill) plan(gangs []accounting.WaitingGang, now time.Time) (*timeline.Plan, error) {
-	dims := timeline.Dims(requestedNames(gangs))
 	infos, err := b.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return nil, err
 	}
+	return b.planOn(infos, gangs, now), nil
+}
+
+// planOn computes the reservations of gangs on the nodes infos.
+func (b *Backfill) planOn(infos []fwk.NodeInfo, gangs []accounting.WaitingGang, now time.Time) *timeline.Plan {
+	dims := timeline.Dims(requestedNames(gangs))
 	// By name, so that the same cluster gives the same plan whatever the snapshot's order.
 	infos = slices.DeleteFunc(slices.Clone(infos), func(info fwk.NodeInfo) bool { return info.Node() == nil || info.Node().Spec.Unschedulable })
 	slices.SortFunc(infos, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
 	nodes := make([]timeline.Node, 0, len(infos))
-	var schedulable []*v1.Node
+	schedulable := make([]*v1.Node, 0, len(infos))
 	for _, info := range infos {
 		nodes = append(nodes, b.nodeOf(dims, info, now))
 		schedulable = append(schedulable, info.Node())
@@ -119,7 +124,7 @@ func (b *Backfill) plan(gangs []accounting.WaitingGang, now time.Time) (*timelin
 	}
 	return timeline.Compute(dims, nodes, planned, timeline.Settings{
 		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration,
-	}), nil
+	})
 }
 
 // nodeOf is a node's free room and the ends of its pods that have a runtime bound.
