@@ -56,8 +56,8 @@ func (s *Scenario) NoReservations() {
 	}
 }
 
-// replanInterval is how often the plugin plans while gangs wait, in simulated time.
-const replanInterval = 5 * time.Second
+// ReplanInterval is how often the Backfill plugin plans while gangs wait, in simulated time.
+const ReplanInterval = 5 * time.Second
 
 // profile adds the Backfill plugin and its args to profile, whose pluginConfig list is its last
 // key, with every duration divided by scale (the resolution and the replan interval at least the
@@ -87,5 +87,5 @@ func (r *Reservations) profile(profile []byte, scale float64) []byte {
       window: %q
       resolution: %q
       replanInterval: %q
-`, max, real(window), real(resolution), real(replanInterval))
+`, max, real(window), real(resolution), real(ReplanInterval))
 }
