@@ -26,9 +26,13 @@ type WaitingGang struct {
 	Queue    string
 	// Place is where the gang stands in the scheduler's order.
 	Place policy.Place
-	// Members are the members to place for the gang to run: Short of its pods that hold no room, in
-	// name order.
+	// Members are the members to place for the gang to run: those in Placing, then the largest of
+	// its pods that hold no room, as many as the gang is short of.
 	Members []*v1.Pod
+	// Placing are the members the scheduler has put on a node (Reserve) that are not bound: they wait
+	// at Permit for the rest, and go back to the queue if the rest do not come. Until the gang runs,
+	// their room is the gang's, not theirs.
+	Placing []*v1.Pod
 }
 
 // startPlan is the reservations of the waiting gangs, as the Backfill plugin last planned them.
@@ -70,10 +74,11 @@ func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
 	return out[:min(limit, len(out))]
 }
 
-// waitingGang reads the gang of PodGroup key, if it waits for room. The members planned are the
-// largest of those that hold no room (by cpu, then memory, then name), so that the plan keeps room
-// enough whichever of them run; its priority is its members' highest, as the scheduler's queue sort
-// reads it.
+// waitingGang reads the gang of PodGroup key, if it waits for room. The members planned are those
+// placed and waiting at Permit, then the largest of those that hold no room (by cpu, then memory,
+// then name), so that the plan keeps room enough whichever of them run; its priority is its
+// members' highest, as the scheduler's queue sort reads it. A member with scheduling gates waits
+// for whoever set them, not for room: it is not counted.
 func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 	pg, ok := a.PodGroupByKey(key)
 	if !ok {
@@ -82,23 +87,25 @@ func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 	if takes, _ := a.QueueTakes(pg); !takes || (pg.Status.Phase != schedulingv1beta1.PodGroupInqueue && !a.AdmittedAtOnce(pg)) {
 		return WaitingGang{}, false
 	}
-	members := a.GangMembers(key)
-	pending := a.pendingOf(members)
-	short := int(pg.Spec.MinMember) - (len(members) - len(pending))
+	placing, pending, bound := a.holdOf(a.GangMembers(key))
+	short := int(pg.Spec.MinMember) - bound - len(placing)
 	if short <= 0 || len(pending) < short {
 		return WaitingGang{}, false
 	}
 	slices.SortFunc(pending, largestFirst)
-	planned, asked, priority := make([]*v1.Pod, 0, short), v1.ResourceList{}, int32(math.MinInt32)
+	planned, asked, priority := slices.Clone(placing), v1.ResourceList{}, int32(math.MinInt32)
 	for _, p := range pending[:short] {
-		planned, asked, priority = append(planned, p.pod), quota.Add(asked, p.requests), max(priority, corev1helpers.PodPriority(p.pod))
+		planned, asked = append(planned, p.pod), quota.Add(asked, p.requests)
+	}
+	for _, p := range planned {
+		priority = max(priority, corev1helpers.PodPriority(p))
 	}
 	queue := a.QueueOfPodGroup(pg)
 	// A refusal that only waits for fresh shares is gone in a moment: the reservation stays.
 	if refusal := a.Admit(queue, PodGroupWork(pg), asked); refusal != nil && !refusal.WaitsForShares {
 		return WaitingGang{}, false
 	}
-	return WaitingGang{Key: key, PodGroup: pg, Queue: queue, Members: planned, Place: policy.Place{
+	return WaitingGang{Key: key, PodGroup: pg, Queue: queue, Members: planned, Placing: placing, Place: policy.Place{
 		Priority: priority, Since: pg.CreationTimestamp.Time, Namespace: pg.Namespace, Name: pg.Name,
 	}}, true
 }
@@ -120,22 +127,27 @@ func largestFirst(x, y pendingMember) int {
 	return strings.Compare(x.pod.Name, y.pod.Name)
 }
 
-// pendingOf returns the members that hold no room, with what each asks for: as counted, or for a pod
-// not counted yet, its requests.
-func (a *Accounting) pendingOf(members []*v1.Pod) []pendingMember {
+// holdOf sorts a gang's members by the room they hold: placing, assumed at Reserve and not bound;
+// pending, holding none, with what each asks for (as counted, or for a pod not counted yet, its
+// requests); and how many are bound. A gated member is none of them.
+func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pendingMember, bound int) {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
-	var pending []pendingMember
 	for _, pod := range members {
 		p, counted := a.usage.pods[pod.UID]
 		switch {
+		case len(pod.Spec.SchedulingGates) > 0:
 		case !counted:
 			pending = append(pending, pendingMember{pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})})
-		case !p.holds():
+		case p.bound:
+			bound++
+		case p.assumed:
+			placing = append(placing, pod)
+		default:
 			pending = append(pending, pendingMember{pod, p.requests})
 		}
 	}
-	return pending
+	return placing, pending, bound
 }
 
 // PublishStartPlan makes plan the reservations every reader sees, and tells the listeners of each

@@ -558,8 +558,9 @@ func (u *usage) assume(pod *v1.Pod) {
 		u.subtract(old)
 		entry.informed = old.informed
 	}
-	// Assumed on a node, the pod keeps the queue it was scheduled for.
-	entry.assumed, entry.settled = true, true
+	// Assumed on a node, the pod keeps the queue it was scheduled for. The scheduler hands over its
+	// copy with the node set; bound stays the informer's word, so that Forget lets go of it.
+	entry.assumed, entry.settled, entry.bound = true, true, false
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)

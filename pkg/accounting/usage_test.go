@@ -33,7 +33,12 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			a.usage.upsert(p.DeepCopy())
 		}
 	}
-	assume := func(a *Accounting, p *v1.Pod) { a.Assume(p) }
+	// The scheduler assumes its own copy of the pod, with the node set.
+	assume := func(a *Accounting, p *v1.Pod) {
+		assumed := p.DeepCopy()
+		assumed.Spec.NodeName = "n"
+		a.Assume(assumed)
+	}
 	forget := func(a *Accounting, p *v1.Pod) { a.Forget(p) }
 	remove := func(a *Accounting, p *v1.Pod) { a.usage.remove(p.DeepCopy()) }
 	tests := []struct {
@@ -48,6 +53,10 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			{"forget", forget, "1"},
 			{"forget again", forget, "1"},
 			{"update after forget", update(labelled), "1"},
+		}},
+		{"forgotten before any update", []step{
+			{"assume", assume, "3"},
+			{"forget", forget, "1"},
 		}},
 		{"binding confirms it once", []step{
 			{"assume", assume, "3"},

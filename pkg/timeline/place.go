@@ -190,7 +190,7 @@ func (t *times) place(g *Gang) (*held, bool) {
 		if s.slotsBeside(at, end) < len(members) {
 			continue
 		}
-		if took, ok := t.fit(members, s.free, s.roomBeside(at, end)); ok {
+		if took, ok := t.fit(members, g.Prefer, s.free, s.roomBeside(at, end)); ok {
 			return &held{gang: g, start: at, end: end, amount: took, priority: g.Priority}, true
 		}
 	}
@@ -266,9 +266,9 @@ func (t *times) bySize(members []Member) []Member {
 	return out
 }
 
-// fit places each member on the eligible node it leaves the least room on (room overrides free for
-// the nodes it names), and returns what it took of each node.
-func (t *times) fit(members []Member, free []Vector, room map[int]Vector) (map[int]Vector, bool) {
+// fit places each member on the eligible node it leaves the least room on, a preferred one first
+// among equals (room overrides free for the nodes it names), and returns what it took of each node.
+func (t *times) fit(members []Member, prefer []bool, free []Vector, room map[int]Vector) (map[int]Vector, bool) {
 	left := make([]Vector, len(free))
 	copy(left, free)
 	for n, r := range room {
@@ -281,7 +281,8 @@ func (t *times) fit(members []Member, free []Vector, room map[int]Vector) (map[i
 			if (m.Eligible != nil && !m.Eligible[n]) || !m.Requests.fits(l) {
 				continue
 			}
-			if score := t.leftover(l, m.Requests); best < 0 || score < bestScore {
+			score := t.leftover(l, m.Requests)
+			if best < 0 || score < bestScore || score == bestScore && preferred(prefer, n) && !preferred(prefer, best) {
 				best, bestScore = n, score
 			}
 		}
@@ -297,6 +298,8 @@ func (t *times) fit(members []Member, free []Vector, room map[int]Vector) (map[i
 	}
 	return took, true
 }
+
+func preferred(prefer []bool, n int) bool { return prefer != nil && prefer[n] }
 
 // leftover weighs the room a member would leave on a node.
 func (t *times) leftover(room, req Vector) float64 {

@@ -102,6 +102,10 @@ type Gang struct {
 	Priority int32
 	// Members are the members that must still be placed for the gang to run.
 	Members []Member
+	// Prefer marks, by index in the nodes handed to Compute, the nodes to take first among those
+	// that fit a member equally well: the gang's last reservation's, so that planning again does
+	// not move it for nothing. Nil prefers none.
+	Prefer []bool
 }
 
 // end is when a gang that starts at start has ended at the latest: its last member's end; zero when

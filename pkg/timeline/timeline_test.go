@@ -327,3 +327,23 @@ func TestReservationsLastAtLeastAStep(t *testing.T) {
 		t.Errorf("a bound's end with its grace: %v", got)
 	}
 }
+
+// Among nodes that fit a member equally well, the gang keeps the ones it was last given: planning
+// again moves a reservation only for a better fit or an earlier start.
+func TestReservationKeepsItsNodesAmongEquals(t *testing.T) {
+	nodes := []Node{node("a", full(time.Minute)...), node("b", full(time.Minute)...), node("c", full(time.Minute)...)}
+	g := gang("ns/g", 2, 8000, 0)
+	if r := Compute(dims, nodes, []Gang{g}, settings()).Reservation("ns/g"); r == nil || r.Nodes[0].Node != "a" || r.Nodes[1].Node != "b" {
+		t.Fatalf("reservation %+v, want a and b (the first equals)", r)
+	}
+	g.Prefer = []bool{false, true, true}
+	r := Compute(dims, nodes, []Gang{g}, settings()).Reservation("ns/g")
+	if r == nil || r.Nodes[0].Node != "b" || r.Nodes[1].Node != "c" || !r.Start.Equal(now.Add(time.Minute)) {
+		t.Fatalf("reservation %+v, want b and c, the nodes preferred, from 1m", r)
+	}
+	// An earlier start wins over the preference: c frees its room later.
+	nodes[2] = node("c", full(2*time.Minute)...)
+	if r := Compute(dims, nodes, []Gang{g}, settings()).Reservation("ns/g"); r == nil || r.Nodes[0].Node != "a" || r.Nodes[1].Node != "b" {
+		t.Fatalf("reservation %+v, want a and b from 1m, the earliest start", r)
+	}
+}

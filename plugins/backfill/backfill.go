@@ -85,8 +85,7 @@ type podState struct {
 func (s *podState) Clone() fwk.StateData { return s }
 
 // PreFilter plans again when the plan is due, and skips Filter for every node when no reservation
-// is held. A pod's end is counted from one resolution step after now: it starts within a step of
-// being bound.
+// is held.
 func (b *Backfill) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	b.replanIfDue(ctx, b.clock.Now())
 	plan := b.acct.StartPlan()
@@ -94,13 +93,7 @@ func (b *Backfill) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	// Never before the plan: a clock stepped back must not make a pod look gone earlier.
-	start := latest(b.clock.Now(), plan.At).Add(plan.Resolution)
-	state.Write(stateKey, &podState{plan: plan, pod: timeline.Pod{
-		Requests: requestVector(plan.Dims, pod),
-		End:      b.acct.RuntimeBound(pod).End(start),
-		Gang:     b.acct.GangKey(pod),
-		Priority: podPriority(pod),
-	}})
+	state.Write(stateKey, &podState{plan: plan, pod: b.podOf(plan.Dims, pod, b.acct.GangKey(pod), latest(b.clock.Now(), plan.At))})
 	return nil, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -105,42 +106,104 @@ func (b *Backfill) plan(gangs []accounting.WaitingGang, now time.Time) (*timelin
 	return b.planOn(infos, gangs, now), nil
 }
 
-// planOn computes the reservations of gangs on the nodes infos.
+// planOn computes the reservations of gangs on the nodes infos. The members of a gang waiting at
+// Permit are planned with the rest: their room counts as free, and then as taken by them, as if
+// they had been placed after the plan was made.
 func (b *Backfill) planOn(infos []fwk.NodeInfo, gangs []accounting.WaitingGang, now time.Time) *timeline.Plan {
 	dims := timeline.Dims(requestedNames(gangs))
 	// By name, so that the same cluster gives the same plan whatever the snapshot's order.
 	infos = slices.DeleteFunc(slices.Clone(infos), func(info fwk.NodeInfo) bool { return info.Node() == nil || info.Node().Spec.Unschedulable })
 	slices.SortFunc(infos, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
+	placing := placingMembers(gangs)
 	nodes := make([]timeline.Node, 0, len(infos))
 	schedulable := make([]*v1.Node, 0, len(infos))
+	var placed []placedMember
 	for _, info := range infos {
-		nodes = append(nodes, b.nodeOf(dims, info, now))
+		n, on := b.nodeOf(dims, info, placing, now)
+		nodes, placed = append(nodes, n), append(placed, on...)
 		schedulable = append(schedulable, info.Node())
 	}
 	planned := make([]timeline.Gang, 0, len(gangs))
 	eligible := eligibility{nodes: schedulable}
+	last := b.acct.StartPlan()
 	for _, g := range gangs {
-		planned = append(planned, b.gangOf(dims, g, &eligible))
+		gang := b.gangOf(dims, g, &eligible)
+		gang.Prefer = lastNodes(last.Reservation(g.Key), schedulable)
+		planned = append(planned, gang)
 	}
-	return timeline.Compute(dims, nodes, planned, timeline.Settings{
+	plan := timeline.Compute(dims, nodes, planned, timeline.Settings{
 		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration,
 	})
+	for _, m := range placed {
+		plan.Take(m.node, m.pod, 1)
+	}
+	return plan
 }
 
-// nodeOf is a node's free room and the ends of its pods that have a runtime bound.
-func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, now time.Time) timeline.Node {
+// placedMember is a member waiting at Permit, on its node, as the guards read it.
+type placedMember struct {
+	node string
+	pod  timeline.Pod
+}
+
+// placingMembers are the gangs' members waiting at Permit: their gang, by pod.
+func placingMembers(gangs []accounting.WaitingGang) map[types.UID]string {
+	out := map[types.UID]string{}
+	for _, g := range gangs {
+		for _, pod := range g.Placing {
+			out[pod.UID] = g.Key
+		}
+	}
+	return out
+}
+
+// lastNodes marks the nodes of a gang's last reservation, or is nil.
+func lastNodes(r *timeline.Reservation, nodes []*v1.Node) []bool {
+	if r == nil {
+		return nil
+	}
+	out := make([]bool, len(nodes))
+	for i, node := range nodes {
+		out[i] = slices.ContainsFunc(r.Nodes, func(s timeline.Share) bool { return s.Node == node.Name })
+	}
+	return out
+}
+
+// nodeOf is a node's free room and the ends of its pods that have a runtime bound; the room of the
+// members waiting at Permit (placing) counts as free, and they are returned.
+func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, placing map[types.UID]string, now time.Time) (timeline.Node, []placedMember) {
 	pods := info.GetPods()
 	n := timeline.Node{Name: info.Node().Name, Free: resourceVector(dims, info.GetAllocatable(), int64(info.GetAllocatable().GetAllowedPodNumber()))}
 	requested := resourceVector(dims, info.GetRequested(), int64(len(pods)))
 	for i := range n.Free {
 		n.Free[i] -= requested[i]
 	}
+	var placed []placedMember
 	for _, pi := range pods {
-		if end := b.acct.RunningEnd(pi.GetPod(), now); !end.IsZero() {
+		pod := pi.GetPod()
+		if gang, ok := placing[pod.UID]; ok {
+			for i, x := range resourceVector(dims, pi.CalculateResource().Resource, 1) {
+				n.Free[i] += x
+			}
+			placed = append(placed, placedMember{node: n.Name, pod: b.podOf(dims, pod, gang, now)})
+			continue
+		}
+		if end := b.acct.RunningEnd(pod, now); !end.IsZero() {
 			n.Releases = append(n.Releases, timeline.Release{At: end, Gives: resourceVector(dims, pi.CalculateResource().Resource, 1)})
 		}
 	}
-	return n
+	return n, placed
+}
+
+// podOf is a pod of gang ("" for none) about to be placed at now, as the guards read it: its end is
+// counted from a resolution step later, as it starts within a step of being bound.
+func (b *Backfill) podOf(dims []v1.ResourceName, pod *v1.Pod, gang string, now time.Time) timeline.Pod {
+	return timeline.Pod{
+		Requests: requestVector(dims, pod),
+		End:      b.acct.RuntimeBound(pod).End(now.Add(b.args.Resolution.Duration)),
+		Gang:     gang,
+		Priority: corev1helpers.PodPriority(pod),
+	}
 }
 
 // gangOf is a waiting gang as the plan reads it.
@@ -249,5 +312,3 @@ func sameConstraints(a, b *v1.Pod) bool {
 		reflect.DeepEqual(a.Spec.Affinity, b.Spec.Affinity) &&
 		reflect.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
 }
-
-func podPriority(pod *v1.Pod) int32 { return corev1helpers.PodPriority(pod) }

@@ -72,6 +72,33 @@ func TestPlanReadsTheNodes(t *testing.T) {
 	}
 }
 
+// A member placed and waiting at Permit for the rest of its gang keeps its node for the gang: the plan
+// counts the node's room as the gang's, and a pod without a bound may not take it if the member
+// goes back to the queue.
+func TestMembersWaitingAtPermitKeepTheirRoom(t *testing.T) {
+	b := newPlanner(t)
+	placed := cpuPod("m-0", "8", 0, time.Time{})
+	placed.Spec.NodeName = "a-placed"
+	infos := []fwk.NodeInfo{
+		nodeInfo("a-placed", "8", nil, placed),
+		nodeInfo("b-soon", "8", nil, cpuPod("s", "8", 300, now)),
+		nodeInfo("c-soon", "8", nil, cpuPod("t", "8", 300, now)),
+	}
+	gang := accounting.WaitingGang{Key: "ns/g", Members: []*v1.Pod{placed, cpuPod("m-1", "8", 0, time.Time{})}, Placing: []*v1.Pod{placed}}
+	p := b.planOn(infos, []accounting.WaitingGang{gang}, now)
+	r := p.Reservation("ns/g")
+	if r == nil || len(r.Nodes) != 2 || r.Nodes[0].Node != "a-placed" || !r.Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("reservation %+v, want a-placed and one more from 5m", r)
+	}
+	if g := p.Guards("a-placed"); len(g) != 1 || g[0].OwnTaken[0] != 8000 {
+		t.Fatalf("guards of a-placed %+v, want the placed member's 8 cpu taken of the gang's share", g)
+	}
+	p.Take("a-placed", b.podOf(p.Dims, placed, "ns/g", now), -1) // the member goes back to the queue
+	if g := p.Blocking("a-placed", b.podOf(p.Dims, cpuPod("other", "1", 0, time.Time{}), "", now)); g == nil {
+		t.Error("a pod without a bound may take the room of a member that went back to the queue")
+	}
+}
+
 // BenchmarkPlan plans 5 gangs of 200 whole-node members on 5,000 nodes running 10,000 pods whose
 // bounds end over 24 hours: the replan the Backfill plugin makes at most once a replan interval.
 func BenchmarkPlan(b *testing.B) {

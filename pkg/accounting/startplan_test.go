@@ -1,0 +1,78 @@
+package accounting
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// member is a pending pod of PodGroup g in queue a.
+func member(name, cpu string, gated bool) *v1.Pod {
+	w := util.MakePod("ns", name).Label(schedulingv1beta1.QueueLabel, "a").Label(schedulingv1beta1.PodGroupLabel, "g").
+		UID(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu})
+	if gated {
+		w = w.SchedulingGates([]string{"example.com/wait"})
+	}
+	return w.Obj()
+}
+
+func names(pods []*v1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// A gang waits for room while fewer than minMember of its members hold some: its members placed and
+// waiting at Permit are planned with the largest of the rest; a member behind scheduling gates
+// waits for its gates, not for room, and a gang that only such members keep short does not wait.
+func TestWaitingGangs(t *testing.T) {
+	queues := func() []runtime.Object {
+		return []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
+			util.MakePodGroup("ns", "g").MinMember(2).Queue("a").Obj()}
+	}
+	node := util.MakeNode("n", "16", "16Gi")
+
+	gated := newTestAccounting(t, queues(), node, member("g-0", "4", false), member("g-1", "2", true))
+	if got := gated.WaitingGangs(5); len(got) != 0 {
+		t.Errorf("a gang kept short by a gated member: waiting %+v, want none", got)
+	}
+
+	small, large, third := member("g-0", "2", false), member("g-1", "4", false), member("g-2", "1", false)
+	a := newTestAccounting(t, queues(), node, small, large, third)
+	want := func(step string, members, placing []string) {
+		t.Helper()
+		got := a.WaitingGangs(5)
+		switch {
+		case members == nil && len(got) != 0:
+			t.Errorf("%s: waiting %v, want none", step, names(got[0].Members))
+		case members == nil:
+		case len(got) != 1 || !equal(names(got[0].Members), members) || !equal(names(got[0].Placing), placing):
+			t.Errorf("%s: waiting %+v, want members %v placing %v", step, got, members, placing)
+		}
+	}
+	want("none placed", []string{"g-1", "g-0"}, []string{})
+	small.Spec.NodeName = "n"
+	a.Assume(small)
+	want("one waits at Permit", []string{"g-0", "g-1"}, []string{"g-0"})
+	large.Spec.NodeName = "n"
+	a.Assume(large)
+	want("minMember placed", nil, nil)
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
