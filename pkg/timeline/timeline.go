@@ -60,21 +60,18 @@ type Member struct {
 	Bound Bound
 }
 
-// Bound is a runtime bound: a limit counted from the start, an end fixed in time, or both (the
-// earlier wins), and the grace the work takes to stop once it is ended. The zero Bound is none: the
-// work may run for ever.
+// Bound is a runtime bound: a limit counted from the start, and the grace the work takes to stop
+// once the limit ends it. The zero Bound is none: the work may run for ever.
 type Bound struct {
-	// After is a limit counted from the start (activeDeadlineSeconds); 0 is none.
+	// After is the limit (activeDeadlineSeconds); 0 is none.
 	After time.Duration
-	// By is an end fixed in time (a Job's deadline counted from its own start); zero is none.
-	By time.Time
 	// Grace is how long the work may take to stop once its limit ends it
 	// (terminationGracePeriodSeconds).
 	Grace time.Duration
 }
 
 // Bounded says whether b ends the work at all.
-func (b Bound) Bounded() bool { return b.After > 0 || !b.By.IsZero() }
+func (b Bound) Bounded() bool { return b.After > 0 }
 
 // End is when work bounded by b that starts at start is gone at the latest, its grace included;
 // zero when never.
@@ -82,17 +79,7 @@ func (b Bound) End(start time.Time) time.Time {
 	if !b.Bounded() {
 		return time.Time{}
 	}
-	var end time.Time
-	if b.After > 0 {
-		end = start.Add(b.After)
-	}
-	if !b.By.IsZero() && (end.IsZero() || b.By.Before(end)) {
-		end = b.By
-	}
-	if end.Before(start) {
-		end = start
-	}
-	return end.Add(b.Grace)
+	return start.Add(b.After + b.Grace)
 }
 
 // Gang is a waiting gang, as the plan reads it.

@@ -3,11 +3,15 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -24,7 +28,7 @@ type patchOp struct {
 // so does one that names a PodGroup of a gang source queue-scheduler takes, whatever scheduler it
 // names (KubeRay, for one, writes its gang scheduler's name into every pod). A pod of queue-scheduler without a queue label
 // gets one: its PodGroup's queue, else its QueueUnit's, else its namespace's annotation, else
-// "default"; one without a runtime bound gets its queue's defaultActiveDeadlineSeconds, if any. A
+// "default"; one without a runtime bound gets its Job's, or its queue's defaultActiveDeadlineSeconds. A
 // pod that names a queue but another scheduler is admitted with a warning.
 func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
 	pod, err := decode[v1.Pod](req.Object.Raw)
@@ -56,33 +60,49 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 			d.patch = append(d.patch, addLabel(pod, schedulingv1beta1.QueueLabel, queue))
 		}
 	}
-	s.defaultDeadline(ctx, pod, queue, &d)
+	s.writeDeadline(ctx, pod, queue, &d)
 	return d, nil
 }
 
-// defaultDeadline writes the queue's defaultActiveDeadlineSeconds into a pod that sets no runtime
-// bound and whose Job sets none, so that the kubelet ends the pod by the bound the scheduler plans
-// with. The Job is read from the API server: a Job's first pods may come before any cache has it, and
-// a longer deadline of the Job's own must not be cut short. A Job that cannot be read leaves the pod
-// as it is.
-func (s *Server) defaultDeadline(ctx context.Context, pod *v1.Pod, queue string, d *decision) {
-	if queue == "" || pod.Spec.ActiveDeadlineSeconds != nil {
+// writeDeadline gives a pod that sets no activeDeadlineSeconds of its own the runtime bound that
+// will stop it, written where the kubelet enforces it and no one can raise it (a pod's
+// activeDeadlineSeconds may only come down): its Job's activeDeadlineSeconds, as the time left of it
+// (a Job's may be raised or removed at any time, so the scheduler reads only the pod's), else its
+// queue's defaultActiveDeadlineSeconds. The Job is read from the API server: a Job's first pods may
+// come before any cache has it. A Job that cannot be read leaves the pod as it is.
+func (s *Server) writeDeadline(ctx context.Context, pod *v1.Pod, queue string, d *decision) {
+	if pod.Spec.ActiveDeadlineSeconds != nil {
 		return
 	}
-	seconds := s.acct.DefaultDeadline(queue)
-	if seconds == nil {
-		return
+	var seconds *int64
+	if queue != "" {
+		seconds = s.acct.DefaultDeadline(queue)
 	}
 	for _, ref := range pod.OwnerReferences {
 		if ref.Kind != "Job" || ref.APIVersion != "batch/v1" {
 			continue
 		}
 		job, err := s.kube.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil || job.Spec.ActiveDeadlineSeconds != nil {
+		if err != nil {
 			return
 		}
+		if job.Spec.ActiveDeadlineSeconds != nil {
+			seconds = ptr.To(timeLeft(job, s.acct.Clock().Now()))
+		}
 	}
-	d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
+	if seconds != nil {
+		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
+	}
+}
+
+// timeLeft is how many seconds a Job with activeDeadlineSeconds has left at now, rounded up, and at
+// least one (the least a pod may set): all of them while the Job has not started.
+func timeLeft(job *batchv1.Job, now time.Time) int64 {
+	limit := time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second
+	if job.Status.StartTime != nil {
+		limit = job.Status.StartTime.Add(limit).Sub(now)
+	}
+	return max(1, int64(math.Ceil(limit.Seconds())))
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -11,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -60,17 +63,23 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	}
 }
 
-// A pod of a queue with defaultActiveDeadlineSeconds gets it as its activeDeadlineSeconds, unless it
-// sets its own, or its Job does, or its Job cannot be read.
-func TestPodGetsItsQueuesDefaultDeadline(t *testing.T) {
+// A pod that sets no activeDeadlineSeconds gets its Job's, as the time the Job has left, else its
+// queue's defaultActiveDeadlineSeconds; a pod that sets its own, or whose Job cannot be read, is left
+// as it is.
+func TestPodGetsTheDeadlineThatStopsIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	bounded := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bounded"}, Spec: batchv1.JobSpec{ActiveDeadlineSeconds: ptr.To[int64](7200)}}
+	started := bounded.DeepCopy()
+	started.Name, started.Status.StartTime = "started", ptr.To(metav1.NewTime(now.Add(-1000*time.Second)))
+	over := started.DeepCopy()
+	over.Name, over.Spec.ActiveDeadlineSeconds = "over", ptr.To[int64](600)
 	open := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "open"}}
-	kube := kubefake.NewClientset(bounded, open)
+	kube := kubefake.NewClientset(bounded, started, over, open)
 	limited := util.MakeQueue("limited").Obj()
 	limited.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](3600)
-	acct, _ := accountingtest.Start(ctx, t, kube, limited, util.MakeQueue("free").Obj())
+	acct, _ := accountingtest.StartWith(ctx, t, kube, accounting.Config{Clock: clocktesting.NewFakeClock(now)}, limited, util.MakeQueue("free").Obj())
 	s := &Server{acct: acct, kube: kube, gangs: func(schedulingv1beta1.GangSource) bool { return true }}
 	request := func(t *testing.T, queue string, own *int64, job string) *admissionv1.AdmissionRequest {
 		t.Helper()
@@ -85,7 +94,10 @@ func TestPodGetsItsQueuesDefaultDeadline(t *testing.T) {
 		}
 		return &admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: runtime.RawExtension{Raw: raw}}
 	}
-	defaulted := []patchOp{{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: int64(3600)}}
+	deadline := func(seconds int64) []patchOp {
+		return []patchOp{{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: seconds}}
+	}
+	defaulted := deadline(3600)
 	for _, c := range []struct {
 		name, queue string
 		own         *int64
@@ -94,7 +106,10 @@ func TestPodGetsItsQueuesDefaultDeadline(t *testing.T) {
 	}{
 		{"no bound", "limited", nil, "", defaulted},
 		{"its own bound", "limited", ptr.To[int64](60), "", nil},
-		{"its Job's bound", "limited", nil, "bounded", nil},
+		{"its Job's bound, the Job not started", "limited", nil, "bounded", deadline(7200)},
+		{"its Job's bound, the Job started", "free", nil, "started", deadline(6200)},
+		{"its Job's bound, passed", "limited", nil, "over", deadline(1)},
+		{"its own bound and its Job's", "limited", ptr.To[int64](60), "bounded", nil},
 		{"a Job without a bound", "limited", nil, "open", defaulted},
 		{"a Job that cannot be read", "limited", nil, "missing", nil},
 		{"a queue without a default", "free", nil, "", nil},
