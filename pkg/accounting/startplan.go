@@ -43,7 +43,7 @@ type startPlan struct {
 }
 
 // WaitingGangs returns the first limit waiting gangs in the scheduler's order (priority, then the
-// PodGroup's creation). A gang of a queue that does not take it (missing, Suspended, refusing its
+// PodGroup's creation), taking each queue's first before any queue's second (roundRobin). A gang of a queue that does not take it (missing, Suspended, refusing its
 // namespace), not admitted yet, short of members, or whose queue would refuse the room its members
 // ask for, is not waiting for room and is left out. It reads the caches only.
 func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
@@ -71,7 +71,33 @@ func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
 		}
 		return 0
 	})
-	return out[:min(limit, len(out))]
+	return roundRobin(out, limit)
+}
+
+// roundRobin picks the first limit gangs one queue's gang at a time, in rounds: each queue's first
+// waiting gang, then each one's second, and so on, so that one queue's backlog cannot hold every
+// reservation. The gangs picked keep their order.
+func roundRobin(gangs []WaitingGang, limit int) []WaitingGang {
+	if len(gangs) <= limit {
+		return gangs
+	}
+	round, seen := make([]int, len(gangs)), map[string]int{}
+	for i, g := range gangs {
+		round[i] = seen[g.Queue]
+		seen[g.Queue]++
+	}
+	picked := make([]int, len(gangs))
+	for i := range picked {
+		picked[i] = i
+	}
+	slices.SortStableFunc(picked, func(x, y int) int { return round[x] - round[y] })
+	picked = picked[:limit]
+	slices.Sort(picked)
+	out := make([]WaitingGang, limit)
+	for i, at := range picked {
+		out[i] = gangs[at]
+	}
+	return out
 }
 
 // waitingGang reads the gang of PodGroup key, if it waits for room. The members planned are those

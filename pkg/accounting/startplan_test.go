@@ -2,8 +2,10 @@ package accounting
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -75,4 +77,26 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// The reservations go round the queues: each queue's first waiting gang before any queue's second,
+// in the scheduler's order.
+func TestWaitingGangsTakeEachQueuesFirst(t *testing.T) {
+	objs := []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()}
+	var kube []runtime.Object
+	for _, g := range []struct{ name, queue string }{{"a-1", "a"}, {"a-2", "a"}, {"a-3", "a"}, {"b-1", "b"}} {
+		pg := util.MakePodGroup("ns", g.name).MinMember(1).Queue(g.queue).Obj()
+		pg.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 27, 0, 0, len(kube), 0, time.UTC))
+		objs = append(objs, pg)
+		kube = append(kube, util.MakePod("ns", g.name+"-0").Label(schedulingv1beta1.QueueLabel, g.queue).
+			Label(schedulingv1beta1.PodGroupLabel, g.name).UID(g.name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	a := newTestAccounting(t, objs, append(kube, util.MakeNode("n", "16", "16Gi"))...)
+	var got []string
+	for _, g := range a.WaitingGangs(3) {
+		got = append(got, g.Key)
+	}
+	if want := []string{"ns/a-1", "ns/a-2", "ns/b-1"}; !equal(got, want) {
+		t.Errorf("waiting gangs %v, want %v", got, want)
+	}
 }
