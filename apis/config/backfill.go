@@ -23,6 +23,12 @@ type BackfillArgs struct {
 	// ReplanInterval is the least time between two plans while gangs wait: pods that ended early or
 	// a change of order move the starts at the next plan; DefaultReplanInterval when zero.
 	ReplanInterval Duration `json:"replanInterval,omitempty"`
+	// LapseAfter is how long a reservation may hold free room without its gang starting: then it
+	// lapses, and the gang is left out of the plans for as long again, twice as long at each lapse
+	// after that, up to the window. A gang held back by what the plan does not model (pod
+	// affinity, topology spread, volumes, ports, claims) keeps no room idle for ever;
+	// DefaultLapseAfter when zero.
+	LapseAfter Duration `json:"lapseAfter,omitempty"`
 }
 
 // The Backfill plugin's defaults.
@@ -31,6 +37,7 @@ const (
 	DefaultReservationWindow     = 24 * time.Hour
 	DefaultReservationResolution = 10 * time.Second
 	DefaultReplanInterval        = time.Second
+	DefaultLapseAfter            = 2 * time.Minute
 )
 
 // minBackfillStep bounds the resolution and the replan interval below.
@@ -50,7 +57,8 @@ func DecodeBackfill(obj runtime.Object) (*BackfillArgs, error) {
 	for _, d := range []struct {
 		value *Duration
 		def   time.Duration
-	}{{&args.Window, DefaultReservationWindow}, {&args.Resolution, DefaultReservationResolution}, {&args.ReplanInterval, DefaultReplanInterval}} {
+	}{{&args.Window, DefaultReservationWindow}, {&args.Resolution, DefaultReservationResolution}, {&args.ReplanInterval, DefaultReplanInterval},
+		{&args.LapseAfter, DefaultLapseAfter}} {
 		if d.value.Duration == 0 {
 			d.value.Duration = d.def
 		}
@@ -69,6 +77,9 @@ func DecodeBackfill(obj runtime.Object) (*BackfillArgs, error) {
 	}
 	if args.Window.Duration < args.Resolution.Duration {
 		errs = append(errs, field.Invalid(field.NewPath("window"), args.Window.String(), "must be at least the resolution ("+args.Resolution.String()+")"))
+	}
+	if args.LapseAfter.Duration < args.ReplanInterval.Duration {
+		errs = append(errs, field.Invalid(field.NewPath("lapseAfter"), args.LapseAfter.String(), "must be at least the replan interval ("+args.ReplanInterval.String()+")"))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s args: %w", "Backfill", errs.ToAggregate())

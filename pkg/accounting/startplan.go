@@ -43,10 +43,11 @@ type startPlan struct {
 }
 
 // WaitingGangs returns the first limit waiting gangs in the scheduler's order (priority, then the
-// PodGroup's creation), taking each queue's first before any queue's second (roundRobin). A gang of a queue that does not take it (missing, Suspended, refusing its
+// PodGroup's creation), taking each queue's first before any queue's second (roundRobin), and none
+// that skip names. A gang of a queue that does not take it (missing, Suspended, refusing its
 // namespace), not admitted yet, short of members, or whose queue would refuse the room its members
 // ask for, is not waiting for room and is left out. It reads the caches only.
-func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
+func (a *Accounting) WaitingGangs(limit int, skip func(key string) bool) []WaitingGang {
 	if limit <= 0 {
 		return nil
 	}
@@ -58,6 +59,9 @@ func (a *Accounting) WaitingGangs(limit int) []WaitingGang {
 	a.usage.mu.RUnlock()
 	var out []WaitingGang
 	for _, key := range keys {
+		if skip != nil && skip(key) {
+			continue
+		}
 		if g, ok := a.waitingGang(key); ok {
 			out = append(out, g)
 		}
@@ -177,7 +181,8 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 }
 
 // PublishStartPlan makes plan the reservations every reader sees, and tells the listeners of each
-// gang whose reservation was made, moved or dropped.
+// gang whose reservation was made, moved or dropped, or that was found no start or set aside, or
+// no longer is.
 func (a *Accounting) PublishStartPlan(plan *timeline.Plan) {
 	last := a.startPlan.latest.Swap(plan)
 	for _, gang := range changedReservations(last, plan) {
@@ -244,16 +249,29 @@ func changedReservations(last, next *timeline.Plan) []string {
 			out = append(out, r.Gang)
 		}
 	}
-	lastUnplaced, nextUnplaced := unplacedOf(last), unplacedOf(next)
-	for _, gang := range lastUnplaced {
-		if !slices.Contains(nextUnplaced, gang) && !slices.Contains(out, gang) {
-			out = append(out, gang)
+	out = appendMoved(out, unplacedOf(last), unplacedOf(next))
+	return appendMoved(out, lapsedOf(last), lapsedOf(next))
+}
+
+// appendMoved appends to out the gangs in one of last and next only, that out does not hold.
+func appendMoved(out, last, next []string) []string {
+	for _, pair := range [][2][]string{{last, next}, {next, last}} {
+		for _, gang := range pair[0] {
+			if !slices.Contains(pair[1], gang) && !slices.Contains(out, gang) {
+				out = append(out, gang)
+			}
 		}
 	}
-	for _, gang := range nextUnplaced {
-		if !slices.Contains(lastUnplaced, gang) && !slices.Contains(out, gang) {
-			out = append(out, gang)
-		}
+	return out
+}
+
+func lapsedOf(p *timeline.Plan) []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(p.Lapsed))
+	for i, l := range p.Lapsed {
+		out[i] = l.Gang
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -41,7 +42,7 @@ func TestWaitingGangs(t *testing.T) {
 	node := util.MakeNode("n", "16", "16Gi")
 
 	gated := newTestAccounting(t, queues(), node, member("g-0", "4", false), member("g-1", "2", true))
-	if got := gated.WaitingGangs(5); len(got) != 0 {
+	if got := gated.WaitingGangs(5, nil); len(got) != 0 {
 		t.Errorf("a gang kept short by a gated member: waiting %+v, want none", got)
 	}
 
@@ -49,7 +50,7 @@ func TestWaitingGangs(t *testing.T) {
 	a := newTestAccounting(t, queues(), node, small, large, third)
 	want := func(step string, members, placing []string) {
 		t.Helper()
-		got := a.WaitingGangs(5)
+		got := a.WaitingGangs(5, nil)
 		switch {
 		case members == nil && len(got) != 0:
 			t.Errorf("%s: waiting %v, want none", step, names(got[0].Members))
@@ -93,10 +94,35 @@ func TestWaitingGangsTakeEachQueuesFirst(t *testing.T) {
 	}
 	a := newTestAccounting(t, objs, append(kube, util.MakeNode("n", "16", "16Gi"))...)
 	var got []string
-	for _, g := range a.WaitingGangs(3) {
+	for _, g := range a.WaitingGangs(3, nil) {
 		got = append(got, g.Key)
 	}
 	if want := []string{"ns/a-1", "ns/a-2", "ns/b-1"}; !equal(got, want) {
 		t.Errorf("waiting gangs %v, want %v", got, want)
+	}
+	got = nil
+	for _, g := range a.WaitingGangs(3, func(key string) bool { return key == "ns/a-1" }) {
+		got = append(got, g.Key)
+	}
+	if want := []string{"ns/a-2", "ns/a-3", "ns/b-1"}; !equal(got, want) {
+		t.Errorf("waiting gangs, a-1 set aside: %v, want %v", got, want)
+	}
+}
+
+// A gang whose reservation lapsed, or whose lapse is over, is a change the condition writer hears of.
+func TestLapsesAreChanges(t *testing.T) {
+	at := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	lapsed := &timeline.Plan{At: at, Lapsed: []timeline.Lapse{{Gang: "ns/g", Since: at, Until: at.Add(time.Minute)}}}
+	none := &timeline.Plan{At: at}
+	for _, c := range []struct {
+		name       string
+		last, next *timeline.Plan
+	}{{"set aside", none, lapsed}, {"back", lapsed, none}} {
+		if got := changedReservations(c.last, c.next); !equal(got, []string{"ns/g"}) {
+			t.Errorf("%s: changed %v, want [ns/g]", c.name, got)
+		}
+	}
+	if got := changedReservations(lapsed, lapsed); len(got) != 0 {
+		t.Errorf("still set aside: changed %v, want none", got)
 	}
 }

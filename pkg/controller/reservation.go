@@ -20,6 +20,7 @@ const (
 	ReasonNoStart      = "NoStartWithinWindow"
 	ReasonStarted      = "Started"
 	ReasonReleased     = "Released"
+	ReasonLapsed       = "Lapsed"
 )
 
 // shownNodes is how many nodes a Reserved message names.
@@ -32,6 +33,8 @@ type reservation struct {
 	due bool
 	// unplaced: the group was planned and cannot start within the window.
 	unplaced bool
+	// lapsed: the group's reservation lapsed, and the group is left out of the plans for a while.
+	lapsed *timeline.Lapse
 }
 
 // reservationOf reads the PodGroup's reservation in the plan in force.
@@ -42,7 +45,7 @@ func (c *Controller) reservationOf(pg *schedulingv1beta1.PodGroup) reservation {
 	}
 	key := pg.Namespace + "/" + pg.Name
 	r := plan.Reservation(key)
-	return reservation{r: r, due: r != nil && r.Due(plan.At), unplaced: slices.Contains(plan.Unplaced, key)}
+	return reservation{r: r, due: r != nil && r.Due(plan.At), unplaced: slices.Contains(plan.Unplaced, key), lapsed: plan.LapseOf(key)}
 }
 
 // setReservedCondition says whether the group holds a reservation, from when and on which nodes;
@@ -57,10 +60,15 @@ func setReservedCondition(pg *schedulingv1beta1.PodGroup, status *schedulingv1be
 	case r.unplaced:
 		condition.Status, condition.Reason = metav1.ConditionFalse, ReasonNoStart
 		condition.Message = "no start found within the planning window: the running pods' runtime bounds do not free enough room by then"
+	case r.lapsed != nil:
+		condition.Status, condition.Reason = metav1.ConditionFalse, ReasonLapsed
+		condition.Message = fmt.Sprintf("the reserved room was free from %s and the gang did not start: something the plan does not model holds it back "+
+			"(pod affinity, topology spread, volumes, ports or claims); the room is let go, and the gang is planned again from %s",
+			r.lapsed.Since.UTC().Format(time.RFC3339), r.lapsed.Until.UTC().Format(time.RFC3339))
 	case was == nil:
 		return
 	case meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled) &&
-		(was.Status == metav1.ConditionTrue || was.Reason == ReasonReleased):
+		(was.Status == metav1.ConditionTrue || was.Reason == ReasonReleased || was.Reason == ReasonLapsed):
 		// The plan lets a gang go as its members are reserved, before they are bound.
 		condition.Status, condition.Reason, condition.Message = metav1.ConditionFalse, ReasonStarted, "minMember members scheduled: the reservation is over"
 	case was.Status == metav1.ConditionTrue:

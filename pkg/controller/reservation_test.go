@@ -38,6 +38,9 @@ func TestReservedCondition(t *testing.T) {
 		{name: "let go", before: reserved(metav1.ConditionTrue, ReasonStartPlanned), want: "False/Released"},
 		{name: "started", before: append(reserved(metav1.ConditionTrue, ReasonStartPlanned), scheduled), want: "False/Started"},
 		{name: "started after it was let go", before: append(reserved(metav1.ConditionFalse, ReasonReleased), scheduled), want: "False/Started"},
+		{name: "lapsed", before: reserved(metav1.ConditionTrue, ReasonStartPlanned), r: reservation{lapsed: &timeline.Lapse{Gang: "ns/g", Since: start, Until: start.Add(4 * time.Minute)}},
+			want: "False/Lapsed", words: []string{"free from 2026-11-26T12:00:00Z", "planned again from 2026-11-26T12:04:00Z"}},
+		{name: "started after it lapsed", before: append(reserved(metav1.ConditionFalse, ReasonLapsed), scheduled), want: "False/Started"},
 	}
 	for _, tt := range tests {
 		status := &schedulingv1beta1.PodGroupStatus{Conditions: tt.before}

@@ -63,8 +63,8 @@ func TestScenarioProfileOnItsClock(t *testing.T) {
 	}
 	scale := time.Duration(s.TimeScale)
 	if *b.MaxReservations != *s.Reservations.MaxReservations || b.Window.Duration != config.DefaultReservationWindow/scale ||
-		b.Resolution.Duration != s.Reservations.Resolution.Duration/scale {
-		t.Errorf("Backfill args %+v: want the scenario's reservations, its window and resolution divided by %d", b, scale)
+		b.Resolution.Duration != s.Reservations.Resolution.Duration/scale || b.LapseAfter.Duration != config.DefaultLapseAfter/scale {
+		t.Errorf("Backfill args %+v: want the scenario's reservations, its window, resolution and lapse divided by %d", b, scale)
 	}
 	g, err := config.DecodeGang(&runtime.Unknown{Raw: args["Gang"]})
 	if err != nil || g.PodGroupBackoff() != time.Second {

@@ -61,7 +61,7 @@ const ReplanInterval = 5 * time.Second
 
 // profile adds the Backfill plugin and its args to profile, whose pluginConfig list is its last
 // key, with every duration divided by scale (the resolution and the replan interval at least the
-// plugin's least, 100ms).
+// plugin's least, 100ms), the lapse included: a gang has as much simulated time to start.
 func (r *Reservations) profile(profile []byte, scale float64) []byte {
 	if !r.On() {
 		return profile
@@ -87,5 +87,6 @@ func (r *Reservations) profile(profile []byte, scale float64) []byte {
       window: %q
       resolution: %q
       replanInterval: %q
-`, max, real(window), real(resolution), real(ReplanInterval))
+      lapseAfter: %q
+`, max, real(window), real(resolution), real(ReplanInterval), real(config.DefaultLapseAfter))
 }

@@ -173,9 +173,9 @@ func (p *Plan) Take(node string, pod Pod, sign int64) {
 
 // Without is the plan less the reservations of gangs, which are no longer considered at all: their
 // guards go, and the room they held goes back to the spare of the guards left on their nodes. What
-// Take counted stays counted. One caller at a time, as for Take.
+// Take counted stays counted, and the gangs set aside stay so. One caller at a time, as for Take.
 func (p *Plan) Without(gangs []string) *Plan {
-	out := &Plan{Dims: p.Dims, At: p.At, Resolution: p.Resolution, guards: make(map[string]*guards, len(p.guards))}
+	out := &Plan{Dims: p.Dims, At: p.At, Resolution: p.Resolution, Lapsed: p.Lapsed, guards: make(map[string]*guards, len(p.guards))}
 	for _, gang := range p.Unplaced {
 		if !slices.Contains(gangs, gang) {
 			out.Unplaced = append(out.Unplaced, gang)

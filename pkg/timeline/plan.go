@@ -21,7 +21,32 @@ type Plan struct {
 	Reservations []Reservation
 	// Unplaced are the gangs considered that cannot start within the window, in order.
 	Unplaced []string
-	guards   map[string]*guards
+	// Lapsed are the gangs left out of the plan because their reservations lapsed, by gang. Compute
+	// leaves it empty: the planner that sets gangs aside fills it.
+	Lapsed []Lapse
+	guards map[string]*guards
+}
+
+// Lapse is a gang whose reservation held free room for too long without the gang starting: it is
+// left out of the plans until Until.
+type Lapse struct {
+	Gang string
+	// Since is when its room was first free.
+	Since time.Time
+	Until time.Time
+}
+
+// LapseOf returns the lapse of gang, or nil.
+func (p *Plan) LapseOf(gang string) *Lapse {
+	if p == nil {
+		return nil
+	}
+	for i := range p.Lapsed {
+		if p.Lapsed[i].Gang == gang {
+			return &p.Lapsed[i]
+		}
+	}
+	return nil
 }
 
 // Compute plans, gang after gang in the order given, the earliest time within the window at which
@@ -64,8 +89,10 @@ func (p *Plan) Reservation(gang string) *Reservation {
 func (p *Plan) Empty() bool { return p == nil || len(p.Reservations) == 0 }
 
 // Idle says whether the plan considered no gang at all: none holds a reservation, none was found
-// no start.
-func (p *Plan) Idle() bool { return p.Empty() && (p == nil || len(p.Unplaced) == 0) }
+// no start, none is set aside.
+func (p *Plan) Idle() bool {
+	return p.Empty() && (p == nil || len(p.Unplaced) == 0 && len(p.Lapsed) == 0)
+}
 
 // Reserved is the room the reservations hold, summed, by resource.
 func (p *Plan) Reserved() map[v1.ResourceName]int64 {

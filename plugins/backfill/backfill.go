@@ -42,6 +42,8 @@ type Backfill struct {
 	// refused are the pods Filter turned away since the last change of the reservations: they are
 	// tried again when one is dropped, moved or shrunk.
 	refused refusedPods
+	// lapses hold the gangs whose reservations held free room without the gangs starting (lapse.go).
+	lapses lapses
 }
 
 var (
@@ -59,7 +61,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	if err != nil {
 		return nil, err
 	}
-	b := &Backfill{handle: h, acct: acct, args: args, clock: acct.Clock(), refused: refusedPods{pods: map[string]*v1.Pod{}}}
+	b := &Backfill{handle: h, acct: acct, args: args, clock: acct.Clock(), refused: refusedPods{pods: map[string]*v1.Pod{}},
+		lapses: lapses{after: args.LapseAfter.Duration, most: args.Window.Duration, set: map[string]lapse{}}}
 	acct.OnReservationChange(func(string) { b.refused.activate(h) })
 	go b.runPrune(ctx, acct.Clock())
 	return b, nil

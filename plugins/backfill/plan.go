@@ -31,7 +31,7 @@ func (b *Backfill) replanIfDue(ctx context.Context, now time.Time) {
 		return
 	}
 	b.planned = now
-	gangs := b.acct.WaitingGangs(int(*b.args.MaxReservations))
+	gangs := b.acct.WaitingGangs(int(*b.args.MaxReservations), b.lapses.setAside(now))
 	if len(gangs) == 0 && b.acct.StartPlan().Idle() {
 		return
 	}
@@ -42,7 +42,7 @@ func (b *Backfill) replanIfDue(ctx context.Context, now time.Time) {
 		return
 	}
 	metrics.ReservationPlanDuration.Observe(time.Since(start).Seconds())
-	b.publish(plan)
+	b.publish(b.lapses.apply(plan, gangs, now))
 	klog.FromContext(ctx).V(4).Info("Planned reservations", "gangs", len(gangs), "reservations", len(plan.Reservations), "unplaced", plan.Unplaced)
 }
 
@@ -72,7 +72,7 @@ func (b *Backfill) prune() {
 		return
 	}
 	waiting := map[string]bool{}
-	for _, g := range b.acct.WaitingGangs(int(*b.args.MaxReservations)) {
+	for _, g := range b.acct.WaitingGangs(int(*b.args.MaxReservations), b.lapses.setAside(b.clock.Now())) {
 		waiting[g.Key] = true
 	}
 	var gone []string

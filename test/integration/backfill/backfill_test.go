@@ -184,3 +184,30 @@ func TestSuspendedQueueHoldsNoReservation(t *testing.T) {
 		t.Errorf("unbounded-busy bound on %s, want %s", all["unbounded-busy"].Spec.NodeName, r.Nodes[0])
 	}
 }
+
+// TestReservationLapsesWhenItsGangCannotStart holds a node free for a gang whose two members take
+// the same host port: the plan, which does not model ports, puts both there, and the gang can never
+// start. Once the room has been free for lapseAfter, the reservation lapses, the condition says so,
+// and a pod without a bound takes the room.
+func TestReservationLapsesWhenItsGangCannotStart(t *testing.T) {
+	withQueues(t, "busy-fill", "ported", "other")
+	fillers, _ := fill(t, "busy-fill", "busy-fill")
+	free := "node-0"
+	end(t, onNode(pods(t), free, fillers...)...)
+	gang(t, "clash", "ported", many(job{name: "clash", queue: "ported", cpu: "4", hostPort: 8080}, 2))
+	r := reservation(t, "clash", func(r *visibilityv1beta1.Reservation) bool { return true })
+	if len(r.Nodes) != 1 || r.Nodes[0] != free {
+		t.Fatalf("reservation on %v, want the free node %s", r.Nodes, free)
+	}
+	submit(t, job{name: "unbounded-other", queue: "other", cpu: "1"})
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"unbounded-other"}, settle, "refused for the reservation", refusedForTheReservation); err != nil {
+		t.Fatal(err)
+	}
+	c := reservedCondition(t, "clash", metav1.ConditionFalse, controller.ReasonLapsed)
+	if !strings.Contains(c.Message, "planned again from") {
+		t.Errorf("Lapsed condition %q does not say when the gang is planned again", c.Message)
+	}
+	if all := waitBound(t, "a pod without a bound once the reservation lapsed", "unbounded-other"); all["unbounded-other"].Spec.NodeName != free {
+		t.Errorf("unbounded-other bound on %s, want %s", all["unbounded-other"].Spec.NodeName, free)
+	}
+}

@@ -36,6 +36,9 @@ const (
 	settle = 2 * time.Minute
 	// resolution is the Backfill plugin's here.
 	resolution = time.Second
+	// lapseAfter is the Backfill plugin's here: well above the scheduler's and the Gang plugin's
+	// longest retries (10s), so that a gang that can start always does before its reservation lapses.
+	lapseAfter = 20 * time.Second
 )
 
 // profile is the shipped profile with the Backfill plugin enabled, planning every 200ms.
@@ -46,7 +49,8 @@ func profile() []byte {
     args:
       resolution: %s
       replanInterval: 200ms
-`, resolution)
+      lapseAfter: %s
+`, resolution, lapseAfter)
 }
 
 func TestMain(m *testing.M) {
@@ -98,6 +102,8 @@ type job struct {
 	name, queue, cpu string
 	deadline         int64
 	group            string
+	// hostPort, when set, is a port the pod takes on its node.
+	hostPort int32
 }
 
 func submit(t *testing.T, jobs ...job) {
@@ -106,6 +112,9 @@ func submit(t *testing.T, jobs ...job) {
 		w := util.MakePod(ns, j.name).Label(schedulingv1beta1.QueueLabel, j.queue).Req(map[v1.ResourceName]string{v1.ResourceCPU: j.cpu})
 		if j.group != "" {
 			w = w.Label(schedulingv1beta1.PodGroupLabel, j.group)
+		}
+		if j.hostPort != 0 {
+			w = w.ContainerPort([]v1.ContainerPort{{ContainerPort: j.hostPort, HostPort: j.hostPort, Protocol: v1.ProtocolTCP}})
 		}
 		pod := w.Obj()
 		if j.deadline > 0 {
