@@ -21,6 +21,7 @@ type times struct {
 	now        time.Time
 	horizon    time.Time
 	resolution time.Duration
+	maxFits    int
 	nodes      []Node
 	events     []event
 	candidates []time.Time
@@ -30,7 +31,7 @@ type times struct {
 }
 
 func newTimes(dims []v1.ResourceName, nodes []Node, s Settings) *times {
-	t := &times{dims: len(dims), now: s.Now, resolution: s.Resolution, nodes: nodes, heldOn: map[int][]*held{},
+	t := &times{dims: len(dims), now: s.Now, resolution: s.Resolution, maxFits: s.MaxFits, nodes: nodes, heldOn: map[int][]*held{},
 		scale: make([]float64, len(dims))}
 	t.horizon = s.Now.Add(s.Window)
 	for i, n := range nodes {
@@ -95,25 +96,45 @@ func (t *times) hold(h *held) {
 }
 
 // sweep is the free room of every node at a moving time, as the releases up to it are applied, and
-// how many members of the gang's smallest shape the eligible nodes hold: a count that no fit can
+// for a few shapes of the gang's members how many the eligible nodes hold: counts that no fit can
 // beat, kept as the room changes, so that a time the gang cannot start at costs no fit.
 type sweep struct {
 	t    *times
 	free []Vector
-	// shape is, per resource, the least any member asks; eligible, the nodes some member may use
-	// (nil: all).
-	shape    Vector
+	// eligible are the nodes some member may use (nil: all).
 	eligible []bool
-	// slots is how many members of shape the eligible nodes hold.
-	slots int
+	// slots are the shapes counted.
+	slots []slots
 	next  int
 }
 
+// slots counts the members of one shape that the eligible nodes hold (held), against how many
+// members need one (need): a member that asks for at least the shape in every resource.
+type slots struct {
+	shape      Vector
+	need, held int
+}
+
+// newSweep counts two shapes: the least any member asks, per resource, which every member needs;
+// and the largest member's, which the members that ask for at least as much need. The first rules
+// out times with too few places, the second times with too few large ones.
 func (t *times) newSweep(members []Member) *sweep {
-	s := &sweep{t: t, free: make([]Vector, len(t.nodes)), shape: smallest(members, t.dims), eligible: anyEligible(members, len(t.nodes))}
+	s := &sweep{t: t, free: make([]Vector, len(t.nodes)), eligible: anyEligible(members, len(t.nodes))}
+	s.slots = []slots{{shape: smallest(members, t.dims), need: len(members)}}
+	if large := members[0].Requests; !large.fits(s.slots[0].shape) {
+		need := 0
+		for _, m := range members {
+			if large.fits(m.Requests) {
+				need++
+			}
+		}
+		s.slots = append(s.slots, slots{shape: large, need: need})
+	}
 	for i, n := range t.nodes {
 		s.free[i] = n.Free.clone()
-		s.slots += s.slotsOn(i, s.free[i])
+		for k := range s.slots {
+			s.slots[k].held += s.slotsOn(k, i, s.free[i])
+		}
 	}
 	return s
 }
@@ -148,48 +169,57 @@ func anyEligible(members []Member, nodes int) []bool {
 	return out
 }
 
-// slotsOn is how many members of the smallest shape room on node n holds; as many as the gang has
-// when the shape asks for nothing.
-func (s *sweep) slotsOn(n int, room Vector) int {
+// slotsOn is how many members of shape k room on node n holds; as many as there are when the shape
+// asks for nothing.
+func (s *sweep) slotsOn(k, n int, room Vector) int {
 	if s.eligible != nil && !s.eligible[n] {
 		return 0
 	}
-	slots := -1
-	for d, x := range s.shape {
+	held := -1
+	for d, x := range s.slots[k].shape {
 		if x <= 0 {
 			continue
 		}
-		if k := int(max(room[d], 0) / x); slots < 0 || k < slots {
-			slots = k
+		if c := int(max(room[d], 0) / x); held < 0 || c < held {
+			held = c
 		}
 	}
-	if slots < 0 {
+	if held < 0 {
 		return 1 << 30
 	}
-	return slots
+	return held
 }
 
 // to applies the releases up to at.
 func (s *sweep) to(at time.Time) {
 	for ; s.next < len(s.t.events) && !s.t.events[s.next].at.After(at); s.next++ {
 		e := s.t.events[s.next]
-		s.slots -= s.slotsOn(e.node, s.free[e.node])
+		for k := range s.slots {
+			s.slots[k].held -= s.slotsOn(k, e.node, s.free[e.node])
+		}
 		s.free[e.node].add(e.gives, 1)
-		s.slots += s.slotsOn(e.node, s.free[e.node])
+		for k := range s.slots {
+			s.slots[k].held += s.slotsOn(k, e.node, s.free[e.node])
+		}
 	}
 }
 
 // place finds the earliest candidate time at which the gang's members fit for the whole of its run,
-// beside the reservations made, and where.
+// beside the reservations made, and where; within maxFits fits, when bounded.
 func (t *times) place(g *Gang) (*held, bool) {
 	members := t.bySize(g.Members)
 	s := t.newSweep(members)
+	fits := 0
 	for _, at := range t.candidates {
 		s.to(at)
 		end := t.endOf(g, at)
-		if s.slotsBeside(at, end) < len(members) {
+		if !s.enoughBeside(at, end) {
 			continue
 		}
+		if t.maxFits > 0 && fits == t.maxFits {
+			return nil, false
+		}
+		fits++
 		if took, ok := t.fit(members, g.Prefer, s.free, s.roomBeside(at, end)); ok {
 			return &held{gang: g, start: at, end: end, amount: took, priority: g.Priority}, true
 		}
@@ -209,17 +239,22 @@ func (s *sweep) roomBeside(from, to time.Time) map[int]Vector {
 	return room
 }
 
-// slotsBeside is how many members of the smallest shape the eligible nodes hold in [from, to),
-// beside the reservations made.
-func (s *sweep) slotsBeside(from, to time.Time) int {
-	slots := s.slots
+// enoughBeside says whether the eligible nodes hold enough members of every shape counted in
+// [from, to), beside the reservations made.
+func (s *sweep) enoughBeside(from, to time.Time) bool {
 	scratch := make(Vector, s.t.dims)
-	for n := range s.t.heldOn {
-		if left, held := s.leftBeside(n, from, to, scratch); held {
-			slots += s.slotsOn(n, left) - s.slotsOn(n, s.free[n])
+	for k, c := range s.slots {
+		held := c.held
+		for n := range s.t.heldOn {
+			if left, overlaps := s.leftBeside(n, from, to, scratch); overlaps {
+				held += s.slotsOn(k, n, left) - s.slotsOn(k, n, s.free[n])
+			}
+		}
+		if held < c.need {
+			return false
 		}
 	}
-	return slots
+	return true
 }
 
 // leftBeside is node n's free room less the reservations on it that overlap [from, to), into into

@@ -121,6 +121,10 @@ type Settings struct {
 	// Resolution is the step the ends are rounded up to, so that a plan made a moment later (or by
 	// a restarted scheduler) gives the same starts; every reservation lasts at least one step.
 	Resolution time.Duration
+	// MaxFits bounds the cost of one gang: how many times its members are fitted onto the nodes,
+	// at the times the counts of places let through, before it is given up for this plan as
+	// unplaced; 0 is no bound.
+	MaxFits int
 }
 
 // Share is a reservation's room on one node.

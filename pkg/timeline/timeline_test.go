@@ -341,3 +341,33 @@ func TestReservationKeepsItsNodesAmongEquals(t *testing.T) {
 		t.Fatalf("reservation %+v, want a and b from 1m, the earliest start", r)
 	}
 }
+
+// A gang's cost is bounded: the counts of places rule out the times with too few large places, and
+// a gang that still fails maxFits fits is given up for this plan.
+func TestAGangsCostIsBounded(t *testing.T) {
+	// One member of 6 cpu and two of 3: a (6 free) and b (5 free) hold places enough of each shape,
+	// but not all three members; c frees 0.1 cpu every 10s, and 3 cpu after 5 minutes.
+	mixed := Gang{Key: "ns/mixed", Members: []Member{{Requests: cpu(6000)}, {Requests: cpu(3000)}, {Requests: cpu(3000)}}}
+	c := Node{Name: "c", Free: Vector{0, 0, 110}}
+	for i := 1; i <= 30; i++ {
+		c.Releases = append(c.Releases, Release{At: now.Add(time.Duration(i) * step), Gives: cpu(100)})
+	}
+	nodes := []Node{{Name: "a", Free: Vector{6000, 0, 110}}, {Name: "b", Free: Vector{5000, 0, 110}}, c}
+	if r := Compute(dims, nodes, []Gang{mixed}, settings()).Reservation("ns/mixed"); r == nil || !r.Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("unbounded: reservation %+v, want one from 5m", r)
+	}
+	bounded := settings()
+	bounded.MaxFits = 5
+	if p := Compute(dims, nodes, []Gang{mixed}, bounded); p.Reservation("ns/mixed") != nil || len(p.Unplaced) != 1 {
+		t.Fatalf("5 fits: reservations %+v, unplaced %v; want the gang given up", p.Reservations, p.Unplaced)
+	}
+	// Many members of 8 cpu and a tiny one: the large members' count rules out every time before
+	// the room is there, so no fit is tried before 5m even with a single one allowed.
+	lopsided := gang("ns/lopsided", 2, 8000, 0)
+	lopsided.Members = append(lopsided.Members, Member{Requests: cpu(1)})
+	many := []Node{node("x", full(5*time.Minute)...), node("y", full(5*time.Minute)...), {Name: "z", Free: Vector{7000, 0, 110}, Releases: c.Releases}}
+	bounded.MaxFits = 1
+	if r := Compute(dims, many, []Gang{lopsided}, bounded).Reservation("ns/lopsided"); r == nil || !r.Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("lopsided: reservation %+v, want one from 5m at the first fit", r)
+	}
+}

@@ -132,13 +132,18 @@ func (b *Backfill) planOn(infos []fwk.NodeInfo, gangs []accounting.WaitingGang, 
 		planned = append(planned, gang)
 	}
 	plan := timeline.Compute(dims, nodes, planned, timeline.Settings{
-		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration,
+		Now: now, Window: b.args.Window.Duration, Resolution: b.args.Resolution.Duration, MaxFits: maxFits,
 	})
 	for _, m := range placed {
 		plan.Take(m.node, m.pod, 1)
 	}
 	return plan
 }
+
+// maxFits bounds one gang's cost in a plan: the times its members are fitted onto every node
+// before it is given up as unplaced until the next plan. The counts of places rule out most times
+// before any fit; a gang that fails this many fits is fragmented beyond what a plan should chase.
+const maxFits = 32
 
 // placedMember is a member waiting at Permit, on its node, as the guards read it.
 type placedMember struct {

@@ -101,7 +101,13 @@ func TestMembersWaitingAtPermitKeepTheirRoom(t *testing.T) {
 
 // BenchmarkPlan plans 5 gangs of 200 whole-node members on 5,000 nodes running 10,000 pods whose
 // bounds end over 24 hours: the replan the Backfill plugin makes at most once a replan interval.
-func BenchmarkPlan(b *testing.B) {
+func BenchmarkPlan(b *testing.B) { benchmarkPlan(b, false) }
+
+// BenchmarkPlanMixed is BenchmarkPlan with a member of 1 CPU in place of each gang's last: the
+// gangs a tenant could shape to make every time worth a fit.
+func BenchmarkPlanMixed(b *testing.B) { benchmarkPlan(b, true) }
+
+func benchmarkPlan(b *testing.B, mixed bool) {
 	planner := newPlanner(b)
 	infos := make([]fwk.NodeInfo, 5000)
 	for i := range infos {
@@ -113,7 +119,11 @@ func BenchmarkPlan(b *testing.B) {
 	for g := range 5 {
 		gang := accounting.WaitingGang{Key: fmt.Sprintf("ns/g%d", g)}
 		for m := range 200 {
-			gang.Members = append(gang.Members, cpuPod(fmt.Sprintf("g%d-%d", g, m), "32", 7200, time.Time{}))
+			size := "32"
+			if mixed && m == 199 {
+				size = "1"
+			}
+			gang.Members = append(gang.Members, cpuPod(fmt.Sprintf("g%d-%d", g, m), size, 7200, time.Time{}))
 		}
 		gangs = append(gangs, gang)
 	}
