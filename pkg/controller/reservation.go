@@ -90,15 +90,39 @@ func reservedMessage(r reservation) string {
 	if more := len(r.r.Nodes) - len(names); more > 0 {
 		nodes += fmt.Sprintf(" and %d more", more)
 	}
-	when := "free now"
+	when := freeNow
 	if !r.due {
-		when = "from " + r.r.Start.UTC().Format(time.RFC3339)
+		when = startsFrom + r.r.Start.UTC().Format(time.RFC3339)
 	}
 	until := ""
 	if !r.r.Open() && !r.due {
 		until = fmt.Sprintf(" for %s", r.r.End.Sub(r.r.Start))
 	}
 	return fmt.Sprintf("room reserved on %d node(s) (%s), %s%s", len(r.r.Nodes), nodes, when, until)
+}
+
+// How a StartPlanned message says when the room is the gang's.
+const (
+	freeNow    = "free now"
+	startsFrom = "from "
+)
+
+// ReservedStart reads the start a Reserved condition read at now promises: the time it names, or
+// now for room free now; ok is false for any other condition.
+func ReservedStart(c metav1.Condition, now time.Time) (start time.Time, ok bool) {
+	if c.Type != schedulingv1beta1.PodGroupReserved || c.Reason != ReasonStartPlanned {
+		return time.Time{}, false
+	}
+	if strings.HasSuffix(c.Message, ", "+freeNow) {
+		return now, true
+	}
+	_, after, found := strings.Cut(c.Message, "), "+startsFrom)
+	if !found {
+		return time.Time{}, false
+	}
+	text, _, _ := strings.Cut(after, " ")
+	start, err := time.Parse(time.RFC3339, text)
+	return start, err == nil
 }
 
 // reservationView is a reservation as the live view shows it; nil for none.

@@ -59,5 +59,18 @@ func TestReservedCondition(t *testing.T) {
 				t.Errorf("%s: message %q does not say %q", tt.name, c.Message, w)
 			}
 		}
+		if c == nil {
+			continue
+		}
+		// The start a StartPlanned condition promises reads back from it: the time named, or the
+		// time it is read at for room free now.
+		read := start.Add(-time.Minute)
+		want, wantOK := start, tt.want == "True/StartPlanned"
+		if tt.r.due {
+			want = read
+		}
+		if got, ok := ReservedStart(*c, read); ok != wantOK || ok && !got.Equal(want) {
+			t.Errorf("%s: ReservedStart %v, %v; want %v, %v", tt.name, got, ok, want, wantOK)
+		}
 	}
 }

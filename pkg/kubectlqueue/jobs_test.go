@@ -68,3 +68,20 @@ func TestPodsAndJobs(t *testing.T) {
 		t.Errorf("rows (-want,+got):\n%s", diff)
 	}
 }
+
+// A waiting gang's row says when its reservation starts, rather than why it could not start yet;
+// once the reservation is let go, why it waits again.
+func TestPodGroupRowSaysItsReservation(t *testing.T) {
+	pg := schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "big"}}
+	pg.Status.Conditions = []metav1.Condition{
+		{Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue, Message: "2/2 tasks in gang unschedulable"},
+		{Type: schedulingv1beta1.PodGroupReserved, Status: metav1.ConditionTrue, Message: "room reserved on 2 node(s) (a, b), from 2026-11-27T12:00:00Z for 1h0m0s"},
+	}
+	if got := podGroupJob(&pg).waiting; got != pg.Status.Conditions[1].Message {
+		t.Errorf("reserved: waiting %q, want the reservation", got)
+	}
+	pg.Status.Conditions[1].Status, pg.Status.Conditions[1].Message = metav1.ConditionFalse, "the reserved room was free … lapsed"
+	if got := podGroupJob(&pg).waiting; got != pg.Status.Conditions[0].Message {
+		t.Errorf("lapsed: waiting %q, want why it is unschedulable", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 )
 
@@ -190,6 +191,35 @@ queue_scheduler_queue_usage_resource_seconds{queue="heavy",resource="cpu"} 7200
 `
 	if err := testutil.CustomCollectAndCompare(c, strings.NewReader(expected),
 		"queue_scheduler_queue_effective_weight", "queue_scheduler_queue_usage_resource_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A plan's report: how many reservations, and the room they hold by resource, cpu in cores; a plan
+// that holds less drops the resources it no longer holds.
+func TestSetReservations(t *testing.T) {
+	SetReservations(2, map[v1.ResourceName]int64{v1.ResourceCPU: 16000, v1.ResourceMemory: 1 << 30})
+	expected := `
+# HELP queue_scheduler_reservations [ALPHA] Waiting gangs that hold a reservation (the Backfill plugin's last plan).
+# TYPE queue_scheduler_reservations gauge
+queue_scheduler_reservations 2
+# HELP queue_scheduler_reserved_resources [ALPHA] Room held by the reservations of waiting gangs, by resource (cpu in cores, memory in bytes).
+# TYPE queue_scheduler_reserved_resources gauge
+queue_scheduler_reserved_resources{resource="cpu"} 16
+queue_scheduler_reserved_resources{resource="memory"} 1.073741824e+09
+`
+	if err := testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(expected),
+		"queue_scheduler_reservations", "queue_scheduler_reserved_resources"); err != nil {
+		t.Error(err)
+	}
+	SetReservations(0, map[v1.ResourceName]int64{})
+	expected = `
+# HELP queue_scheduler_reservations [ALPHA] Waiting gangs that hold a reservation (the Backfill plugin's last plan).
+# TYPE queue_scheduler_reservations gauge
+queue_scheduler_reservations 0
+`
+	if err := testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(expected),
+		"queue_scheduler_reservations", "queue_scheduler_reserved_resources"); err != nil {
 		t.Error(err)
 	}
 }

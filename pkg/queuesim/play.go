@@ -14,7 +14,6 @@ import (
 	"k8s.io/component-base/term"
 	"k8s.io/kubernetes/pkg/controller/job"
 
-	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 )
@@ -245,9 +244,6 @@ func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 			usage[s.Name] = s.Usage.Cpu().AsApproximateFloat64() * sim.clock.scale / 3600
 		}
 	}
-	if sim.reservations {
-		sim.sampleReservations(ctx)
-	}
 	running, pending := sim.recorder.live()
 	for _, q := range list.Items {
 		if !sim.watched[q.Name] {
@@ -257,19 +253,6 @@ func (sim *simulation) sample(ctx context.Context, now time.Duration) error {
 			Allocated: running[q.Name], Deserved: deserved[q.Name], Pending: pending[q.Name], Usage: usage[q.Name]})
 	}
 	return nil
-}
-
-// sampleReservations notes the first reservation the live view shows of each gang.
-func (sim *simulation) sampleReservations(ctx context.Context) {
-	waiting, err := sim.queues.VisibilityV1beta1().PendingWorkloads(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return // not served yet: the next sample tries again
-	}
-	for _, w := range waiting.Items {
-		if r := w.Reservation; r != nil && w.Workload.Kind == visibilityv1beta1.WorkloadPodGroup {
-			sim.recorder.reservation(w.Namespace+"/"+w.Workload.Name, sim.clock.simulated(r.Start.Time))
-		}
-	}
 }
 
 func (sim *simulation) printProgress(w io.Writer, terminal bool, now, end time.Duration) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 )
 
 // QueueLabelKey is the label that carries a simulated pod's queue, so the recorder need not resolve
@@ -51,8 +52,8 @@ type gangRecord struct {
 	started   time.Duration
 	completed bool
 	timedOut  bool
-	// reserved: the live view showed a reservation of the gang; firstStart is the start the first
-	// one it showed promised.
+	// reserved: the gang's Reserved condition said StartPlanned; firstStart is the start the first
+	// one written promised.
 	reserved   bool
 	firstStart time.Duration
 }
@@ -155,16 +156,11 @@ func (r *recorder) onPodGroup(obj any) {
 		if strings.Contains(c.Message, "timed out") {
 			g.timedOut = true
 		}
-	}
-}
-
-// reservation notes the start the live view shows a gang's reservation to promise, in simulated
-// time, if it is the first one seen.
-func (r *recorder) reservation(key string, start time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if g := r.gangs[key]; g != nil && !g.reserved {
-		g.reserved, g.firstStart = true, start
+		// The controller writes the condition as the plan is published: the first one written is
+		// the start the first plan promised.
+		if start, ok := controller.ReservedStart(c, time.Now()); ok && !g.reserved {
+			g.reserved, g.firstStart = true, r.clock.simulated(start)
+		}
 	}
 }
 

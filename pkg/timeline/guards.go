@@ -28,10 +28,7 @@ type Guard struct {
 func (g *Guard) left(own bool) Vector {
 	out := g.Spare.clone()
 	for i := range out {
-		over := g.OwnTaken[i] - g.Own[i]
-		if own {
-			out[i] -= over
-		} else if over > 0 {
+		if over := g.OwnTaken[i] - g.Own[i]; own || over > 0 {
 			out[i] -= over
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
@@ -146,6 +147,17 @@ func (r *refusedPods) add(pod *v1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pods[pod.Namespace+"/"+pod.Name] = pod
+}
+
+// forgetGone forgets the refused pods that no longer wait: deleted (or replaced), or bound since.
+func (r *refusedPods) forgetGone(live corelisters.PodLister) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, pod := range r.pods {
+		if now, err := live.Pods(pod.Namespace).Get(pod.Name); err != nil || now.UID != pod.UID || now.Spec.NodeName != "" {
+			delete(r.pods, key)
+		}
+	}
 }
 
 // activate moves the refused pods back to the active queue, and forgets them.

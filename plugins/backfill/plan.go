@@ -63,8 +63,9 @@ func (b *Backfill) runPrune(ctx context.Context, clk clock.WithTicker) {
 }
 
 // prune publishes the plan without the reservations of gangs that are no longer among the first
-// waiting ones.
+// waiting ones, and forgets the refused pods that no longer wait.
 func (b *Backfill) prune() {
+	b.refused.forgetGone(b.handle.SharedInformerFactory().Core().V1().Pods().Lister())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	plan := b.acct.StartPlan()
