@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestWaitingGangs(t *testing.T) {
 		case members == nil && len(got) != 0:
 			t.Errorf("%s: waiting %v, want none", step, names(got[0].Members))
 		case members == nil:
-		case len(got) != 1 || !equal(names(got[0].Members), members) || !equal(names(got[0].Placing), placing):
+		case len(got) != 1 || !slices.Equal(names(got[0].Members), members) || !slices.Equal(names(got[0].Placing), placing):
 			t.Errorf("%s: waiting %+v, want members %v placing %v", step, got, members, placing)
 		}
 	}
@@ -66,18 +67,6 @@ func TestWaitingGangs(t *testing.T) {
 	large.Spec.NodeName = "n"
 	a.Assume(large)
 	want("minMember placed", nil, nil)
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The reservations go round the queues: each queue's first waiting gang before any queue's second,
@@ -97,14 +86,14 @@ func TestWaitingGangsTakeEachQueuesFirst(t *testing.T) {
 	for _, g := range a.WaitingGangs(3, nil) {
 		got = append(got, g.Key)
 	}
-	if want := []string{"ns/a-1", "ns/a-2", "ns/b-1"}; !equal(got, want) {
+	if want := []string{"ns/a-1", "ns/a-2", "ns/b-1"}; !slices.Equal(got, want) {
 		t.Errorf("waiting gangs %v, want %v", got, want)
 	}
 	got = nil
 	for _, g := range a.WaitingGangs(3, func(key string) bool { return key == "ns/a-1" }) {
 		got = append(got, g.Key)
 	}
-	if want := []string{"ns/a-2", "ns/a-3", "ns/b-1"}; !equal(got, want) {
+	if want := []string{"ns/a-2", "ns/a-3", "ns/b-1"}; !slices.Equal(got, want) {
 		t.Errorf("waiting gangs, a-1 set aside: %v, want %v", got, want)
 	}
 }
@@ -118,7 +107,7 @@ func TestLapsesAreChanges(t *testing.T) {
 		name       string
 		last, next *timeline.Plan
 	}{{"set aside", none, lapsed}, {"back", lapsed, none}} {
-		if got := changedReservations(c.last, c.next); !equal(got, []string{"ns/g"}) {
+		if got := changedReservations(c.last, c.next); !slices.Equal(got, []string{"ns/g"}) {
 			t.Errorf("%s: changed %v, want [ns/g]", c.name, got)
 		}
 	}
