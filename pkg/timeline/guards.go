@@ -17,9 +17,8 @@ type Guard struct {
 	// Own is the reservation's room on the node; OwnTaken what its gang's members placed there
 	// took: beyond Own, they take from Spare.
 	Own, OwnTaken Vector
-	// Gang and Priority are the reservation's.
-	Gang     string
-	Priority int32
+	// Gang is the reservation's.
+	Gang string
 }
 
 // left is the room a pod may take at the guard's start: for a member of the reservation's own gang,
@@ -57,7 +56,7 @@ func (p *Plan) guard(t *times) {
 				}
 			}
 			out = append(out, Guard{Start: h.start, Spare: spare, Own: h.amount[n].clone(), OwnTaken: make(Vector, t.dims),
-				Gang: h.gang.Key, Priority: h.priority})
+				Gang: h.gang.Key})
 		}
 		g := &guards{}
 		g.list.Store(&out)
@@ -77,19 +76,18 @@ func (p *Plan) Guards(node string) []Guard {
 }
 
 // Pod is a pod as the guards read it: what it requests, when it is gone at the latest if it starts
-// now (zero: never), its gang ("" for none) and its priority.
+// now (zero: never) and its gang ("" for none).
 type Pod struct {
 	Requests Vector
 	End      time.Time
 	Gang     string
-	Priority int32
 }
 
 // Blocking returns the first guard of node that refuses the pod, or nil when the pod may take the
 // room: it is gone before every reservation it would overlap starts (its end rounded up to the
 // plan's resolution), or fits in what they leave. A member of a reservation's gang may also take
-// what is left of the gang's share there; a pod of higher priority than a reservation's gang is
-// not held back by it, as the scheduler takes it first anyway.
+// what is left of the gang's share there. A pod's priority does not let it in: the room was
+// promised.
 func (p *Plan) Blocking(node string, pod Pod) *Guard {
 	if p == nil {
 		return nil
@@ -101,7 +99,7 @@ func (p *Plan) Blocking(node string, pod Pod) *Guard {
 	end := p.rounded(pod.End)
 	for _, guard := range g.load() {
 		own := guard.Gang == pod.Gang && pod.Gang != ""
-		if !own && (pod.Priority > guard.Priority || endsBy(end, guard.Start)) {
+		if !own && endsBy(end, guard.Start) {
 			continue
 		}
 		if !pod.Requests.fits(guard.left(own)) {
@@ -123,7 +121,7 @@ func (p *Plan) Backfills(node string, pod Pod) bool {
 	}
 	end := p.rounded(pod.End)
 	for _, guard := range g.load() {
-		if guard.Gang != pod.Gang && pod.Priority <= guard.Priority && endsBy(end, guard.Start) && !pod.Requests.fits(guard.left(false)) {
+		if guard.Gang != pod.Gang && endsBy(end, guard.Start) && !pod.Requests.fits(guard.left(false)) {
 			return true
 		}
 	}

@@ -221,7 +221,7 @@ func (t *times) place(g *Gang) (*held, bool) {
 		}
 		fits++
 		if took, ok := t.fit(members, g.Prefer, s.free, s.roomBeside(at, end)); ok {
-			return &held{gang: g, start: at, end: end, amount: took, priority: g.Priority}, true
+			return &held{gang: g, start: at, end: end, amount: took}, true
 		}
 	}
 	return nil, false

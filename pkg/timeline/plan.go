@@ -126,11 +126,10 @@ func (p *Plan) reserved(counts func(*Reservation) bool) map[v1.ResourceName]int6
 
 // held is a reservation being placed: its start, end and room by node index.
 type held struct {
-	gang     *Gang
-	start    time.Time
-	end      time.Time // zero: open-ended
-	amount   map[int]Vector
-	priority int32
+	gang   *Gang
+	start  time.Time
+	end    time.Time // zero: open-ended
+	amount map[int]Vector
 }
 
 // holdsAt says whether h holds its room at t.
@@ -146,7 +145,7 @@ func (h *held) overlaps(from, to time.Time) bool {
 }
 
 func (h *held) reservation(nodes []Node) Reservation {
-	r := Reservation{Gang: h.gang.Key, Priority: h.priority, Start: h.start, End: h.end}
+	r := Reservation{Gang: h.gang.Key, Start: h.start, End: h.end}
 	for i, amount := range h.amount {
 		r.Nodes = append(r.Nodes, Share{Node: nodes[i].Name, Amount: amount})
 	}

@@ -85,8 +85,7 @@ func (b Bound) End(start time.Time) time.Time {
 // Gang is a waiting gang, as the plan reads it.
 type Gang struct {
 	// Key names the gang ("namespace/podgroup").
-	Key      string
-	Priority int32
+	Key string
 	// Members are the members that must still be placed for the gang to run.
 	Members []Member
 	// Prefer marks, by index in the nodes handed to Compute, the nodes to take first among those
@@ -136,10 +135,9 @@ type Share struct {
 // Reservation is the room a gang is promised: from Start, on Nodes, until End (zero: open-ended,
 // the gang has no runtime bound).
 type Reservation struct {
-	Gang     string
-	Priority int32
-	Start    time.Time
-	End      time.Time
+	Gang  string
+	Start time.Time
+	End   time.Time
 	// Nodes are sorted by name.
 	Nodes []Share
 }

@@ -70,7 +70,7 @@ func TestGangStartsWhenTheBoundsFreeItsRoom(t *testing.T) {
 		t.Fatalf("small %+v, want b from 2m", small)
 	}
 	// A pod on a ending before big's start may take its room; one ending after may not, nor one
-	// without a bound; its own gang and a pod of higher priority may.
+	// without a bound, whatever its priority; its own gang may.
 	if g := p.Blocking("a", Pod{Requests: cpu(1000), End: want}); g != nil {
 		t.Errorf("a pod ending at the start was refused by %+v", g)
 	}
@@ -82,9 +82,6 @@ func TestGangStartsWhenTheBoundsFreeItsRoom(t *testing.T) {
 	}
 	if g := p.Blocking("a", Pod{Requests: cpu(8000), Gang: "ns/big"}); g != nil {
 		t.Errorf("the gang's own pod was refused by %+v", g)
-	}
-	if g := p.Blocking("a", Pod{Requests: cpu(1000), Priority: 1}); g != nil {
-		t.Errorf("a pod of higher priority was refused by %+v", g)
 	}
 	if g := p.Blocking("c", Pod{Requests: cpu(1000)}); g != nil {
 		t.Errorf("a node without reservations refused a pod: %+v", g)

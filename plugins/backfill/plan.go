@@ -208,13 +208,12 @@ func (b *Backfill) podOf(dims []v1.ResourceName, pod *v1.Pod, gang string, now t
 		Requests: requestVector(dims, pod),
 		End:      b.acct.RuntimeBound(pod).End(now.Add(b.args.Resolution.Duration)),
 		Gang:     gang,
-		Priority: corev1helpers.PodPriority(pod),
 	}
 }
 
 // gangOf is a waiting gang as the plan reads it.
 func (b *Backfill) gangOf(dims []v1.ResourceName, g accounting.WaitingGang, eligible *eligibility) timeline.Gang {
-	out := timeline.Gang{Key: g.Key, Priority: g.Place.Priority}
+	out := timeline.Gang{Key: g.Key}
 	for _, pod := range g.Members {
 		out.Members = append(out.Members, timeline.Member{
 			Requests: requestVector(dims, pod),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -64,11 +63,11 @@ func TestPlanReadsTheNodes(t *testing.T) {
 	cordoned := nodeInfo("e-cordoned", "8", nil)
 	cordoned.Node().Spec.Unschedulable = true
 	infos = append(infos, cordoned)
-	gang := accounting.WaitingGang{Key: "ns/g", Place: policy.Place{Priority: 5}, Members: []*v1.Pod{cpuPod("m", "8", 0, time.Time{})}}
+	gang := accounting.WaitingGang{Key: "ns/g", Members: []*v1.Pod{cpuPod("m", "8", 0, time.Time{})}}
 	p := b.planOn(infos, []accounting.WaitingGang{gang}, now)
 	r := p.Reservation("ns/g")
-	if r == nil || len(r.Nodes) != 1 || r.Nodes[0].Node != "c-soon" || !r.Start.Equal(now.Add(5*time.Minute)) || r.Priority != 5 {
-		t.Fatalf("reservation %+v, want c-soon from 5m, at priority 5", r)
+	if r == nil || len(r.Nodes) != 1 || r.Nodes[0].Node != "c-soon" || !r.Start.Equal(now.Add(5*time.Minute)) {
+		t.Fatalf("reservation %+v, want c-soon from 5m", r)
 	}
 }
 
