@@ -84,6 +84,8 @@ func (s *Server) writeDeadline(ctx context.Context, pod *v1.Pod, queue string, d
 		}
 		job, err := s.kube.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
+			d.warnings = append(d.warnings, fmt.Sprintf(
+				"could not read Job %s/%s (%v): the pod gets no runtime bound, and never runs on room reserved for a waiting gang", pod.Namespace, ref.Name, err))
 			return
 		}
 		if job.Spec.ActiveDeadlineSeconds != nil {
@@ -91,18 +93,23 @@ func (s *Server) writeDeadline(ctx context.Context, pod *v1.Pod, queue string, d
 		}
 	}
 	if seconds != nil {
-		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
+		// A queue's default is at most a pod's most by the Queue's schema; a queue stored before it
+		// said so must not make its pods impossible to create.
+		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: min(*seconds, math.MaxInt32)})
 	}
 }
 
-// timeLeft is how many seconds a Job with activeDeadlineSeconds has left at now, rounded up, and at
-// least one (the least a pod may set): all of them while the Job has not started.
+// timeLeft is how many seconds a Job with activeDeadlineSeconds has left at now, rounded up (all of
+// them while the Job has not started), within what a pod may set: at least 1, at most MaxInt32. A
+// Job may set any deadline; one beyond a pod's most (68 years) ends no pod sooner than that.
 func timeLeft(job *batchv1.Job, now time.Time) int64 {
-	limit := time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second
+	left := *job.Spec.ActiveDeadlineSeconds
 	if job.Status.StartTime != nil {
-		limit = job.Status.StartTime.Add(limit).Sub(now)
+		// Whole seconds gone, so that the rest rounds up; counted in seconds, so that no deadline
+		// overflows a Duration.
+		left -= int64(now.Sub(job.Status.StartTime.Time) / time.Second)
 	}
-	return max(1, int64(math.Ceil(limit.Seconds())))
+	return min(max(left, 1), math.MaxInt32)
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -63,9 +64,9 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	}
 }
 
-// A pod that sets no activeDeadlineSeconds gets its Job's, as the time the Job has left, else its
-// queue's defaultActiveDeadlineSeconds; a pod that sets its own, or whose Job cannot be read, is left
-// as it is.
+// A pod that sets no activeDeadlineSeconds gets its Job's, as the time the Job has left (within
+// what a pod may set), else its queue's defaultActiveDeadlineSeconds; a pod that sets its own is left
+// as it is, and so is one whose Job cannot be read, with a warning.
 func TestPodGetsTheDeadlineThatStopsIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -75,8 +76,10 @@ func TestPodGetsTheDeadlineThatStopsIt(t *testing.T) {
 	started.Name, started.Status.StartTime = "started", ptr.To(metav1.NewTime(now.Add(-1000*time.Second)))
 	over := started.DeepCopy()
 	over.Name, over.Spec.ActiveDeadlineSeconds = "over", ptr.To[int64](600)
+	endless := bounded.DeepCopy()
+	endless.Name, endless.Spec.ActiveDeadlineSeconds = "endless", ptr.To[int64](math.MaxInt64)
 	open := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "open"}}
-	kube := kubefake.NewClientset(bounded, started, over, open)
+	kube := kubefake.NewClientset(bounded, started, over, endless, open)
 	limited := util.MakeQueue("limited").Obj()
 	limited.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](3600)
 	acct, _ := accountingtest.StartWith(ctx, t, kube, accounting.Config{Clock: clocktesting.NewFakeClock(now)}, limited, util.MakeQueue("free").Obj())
@@ -109,6 +112,7 @@ func TestPodGetsTheDeadlineThatStopsIt(t *testing.T) {
 		{"its Job's bound, the Job not started", "limited", nil, "bounded", deadline(7200)},
 		{"its Job's bound, the Job started", "free", nil, "started", deadline(6200)},
 		{"its Job's bound, passed", "limited", nil, "over", deadline(1)},
+		{"its Job's bound, beyond a pod's most", "limited", nil, "endless", deadline(math.MaxInt32)},
 		{"its own bound and its Job's", "limited", ptr.To[int64](60), "bounded", nil},
 		{"a Job without a bound", "limited", nil, "open", defaulted},
 		{"a Job that cannot be read", "limited", nil, "missing", nil},
@@ -120,6 +124,9 @@ func TestPodGetsTheDeadlineThatStopsIt(t *testing.T) {
 		}
 		if diff := cmp.Diff(c.want, d.patch); diff != "" {
 			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
+		if unread := c.job == "missing"; unread != (len(d.warnings) == 1) {
+			t.Errorf("%s: warnings %q", c.name, d.warnings)
 		}
 	}
 }

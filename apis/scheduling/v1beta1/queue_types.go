@@ -85,6 +85,7 @@ type QueueSpec struct {
 	// have no bound, and neither has a pod that came past the webhook.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	DefaultActiveDeadlineSeconds *int64 `json:"defaultActiveDeadlineSeconds,omitempty"`
 }
 
