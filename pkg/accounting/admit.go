@@ -69,7 +69,7 @@ func (a *Accounting) AdmitQueuedPod(snap *policy.Snapshot, pod *v1.Pod, queue st
 // podWork describes a pod to the policy as snap counts it; with ahead, what the queue's other
 // pending pods ask for until the shares include the pod.
 func (a *Accounting) podWork(snap *policy.Snapshot, pod *v1.Pod, queue string, ahead bool) policy.Work {
-	w := policy.Work{HeldBack: a.reserved(queue, a.PodWork(pod), false), Pod: true, Backfill: a.backfillClaim()}
+	w := policy.Work{HeldBack: a.reserved(queue, a.PodWork(pod), false), Pod: true, Backfill: a.backfillClaim(snap)}
 	a.usage.mu.RLock()
 	p, ok := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()

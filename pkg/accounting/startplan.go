@@ -202,19 +202,29 @@ func (a *Accounting) Reservation(gang string) *timeline.Reservation {
 // moved (another start or other nodes) or dropped; f must not block.
 func (a *Accounting) OnReservationChange(f func(gang string)) { a.startPlan.onChange.add(f) }
 
-// backfillClaim is the room held for the gangs whose reservations start later: their queues' claim
-// on it does not bar other work now, as the reservations' guards keep it free on the nodes for them
-// (a pod may take it only if it is gone by then). Nil while no gang holds such a reservation.
-func (a *Accounting) backfillClaim() v1.ResourceList {
+// backfillClaim is the part of the queues' claims that the reservations starting later keep on the
+// nodes (policy.ReservedClaims): it does not bar other work now, as the reservations' guards keep it
+// free for the gangs (a pod may take it only if it is gone by then). Nil while no gang holds such a
+// reservation.
+func (a *Accounting) backfillClaim(snap *policy.Snapshot) v1.ResourceList {
 	plan := a.StartPlan()
 	if plan.Empty() {
 		return nil
 	}
-	later := plan.ReservedAfter(a.clock.Now())
-	if len(later) == 0 {
+	now, byQueue := a.clock.Now(), map[string]v1.ResourceList{}
+	for i := range plan.Reservations {
+		r := &plan.Reservations[i]
+		pg, ok := a.PodGroupByKey(r.Gang)
+		if !ok || !r.Start.After(now) {
+			continue
+		}
+		queue := a.QueueOfPodGroup(pg)
+		byQueue[queue] = quota.Add(byQueue[queue], resourceList(plan.AmountOf(r)))
+	}
+	if len(byQueue) == 0 {
 		return nil
 	}
-	return resourceList(later)
+	return policy.ReservedClaims(snap, byQueue)
 }
 
 // resourceList converts amounts of the plan's units (milli-cpu, whole units) to a ResourceList, the

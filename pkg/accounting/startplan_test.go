@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -113,5 +114,29 @@ func TestLapsesAreChanges(t *testing.T) {
 	}
 	if got := changedReservations(lapsed, lapsed); len(got) != 0 {
 		t.Errorf("still set aside: changed %v, want none", got)
+	}
+}
+
+// The claim a reservation starting later keeps is its queue's, at most what the queue can claim: a
+// reservation larger than the claim frees no more of it, and one that is due frees none.
+func TestBackfillClaimIsTheQueuesAtMost(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
+		util.MakePodGroup("ns", "g").MinMember(2).Queue("a").Obj()},
+		util.MakeNode("n", "32", "64Gi"), member("g-0", "8", false), member("g-1", "8", false))
+	snap := a.Snapshot()
+	if claim := snap.Queue("a").Deserved.Cpu(); claim.Cmp(resource.MustParse("16")) != 0 {
+		t.Fatalf("queue a deserves %s, want its demand, 16", claim)
+	}
+	reserve := func(start time.Time, milli int64) {
+		a.PublishStartPlan(&timeline.Plan{Dims: timeline.Dims(nil), At: time.Now(), Reservations: []timeline.Reservation{{
+			Gang: "ns/g", Start: start, Nodes: []timeline.Share{{Node: "n", Amount: timeline.Vector{milli, 0, 2}}}}}})
+	}
+	reserve(time.Now().Add(time.Hour), 24000)
+	if got := a.backfillClaim(snap); !got.Cpu().Equal(resource.MustParse("16")) {
+		t.Errorf("a reservation of 24 cpu for a queue that claims 16: %v, want 16 cpu", got)
+	}
+	reserve(time.Now().Add(-time.Second), 16000)
+	if got := a.backfillClaim(snap); got != nil {
+		t.Errorf("a reservation that is due: %v, want none", got)
 	}
 }

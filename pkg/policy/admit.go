@@ -58,8 +58,9 @@ type Work struct {
 	// Pod: the work is one pod, which needs no fresh shares while the cluster holds all the demand
 	// there is (uncontended).
 	Pod bool
-	// Backfill is room the queues below their share claim for gangs whose reservations start later:
-	// the reservations keep it free on the nodes for them, so the claim does not bar the work now.
+	// Backfill is room the queues below their share claim for gangs whose reservations start later
+	// (ReservedClaims): the reservations keep it free on the nodes for them, so the claim does not
+	// bar the work now.
 	Backfill v1.ResourceList
 }
 

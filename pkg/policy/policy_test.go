@@ -373,3 +373,22 @@ func TestNothingToReclaimBeside(t *testing.T) {
 		}
 	}
 }
+
+// The part of a queue's claim its reservations keep is at most what the queue can still claim: a
+// reservation larger than the queue's claim frees no other queue's claim, and a queue above its
+// share claims nothing.
+func TestReservedClaims(t *testing.T) {
+	below, partly, above := leaf("below", "", "4"), leaf("partly", "3", "4"), leaf("above", "5", "4")
+	below.Pending, partly.Pending, above.Pending = cpu("16"), cpu("8"), cpu("8")
+	few := leaf("few", "", "4")
+	few.Pending = cpu("2")
+	s := snapshotOf(below, partly, above, few)
+	got := ReservedClaims(s, map[string]v1.ResourceList{"below": cpu("16"), "partly": cpu("8"), "above": cpu("8"), "few": cpu("8"), "gone": cpu("8")})
+	// below: its share, 4; partly: 4 - 3; above: nothing; few: its demand, 2; gone: no such queue.
+	if want := cpu("7"); !quota.Equals(got, want) {
+		t.Errorf("reserved claims %v, want %v", got, want)
+	}
+	if got := ReservedClaims(s, map[string]v1.ResourceList{"below": cpu("1")}); !quota.Equals(got, cpu("1")) {
+		t.Errorf("a reservation smaller than the claim: %v, want 1 cpu", got)
+	}
+}

@@ -66,6 +66,37 @@ func Claimable(deserved, demands, allocated map[string]v1.ResourceList, leaves [
 	return total
 }
 
+// ReservedClaims is the part of the queues' claims on idle room that reservations starting later
+// keep for them on the nodes, by queue's reserved room: for each queue, what its reservations hold,
+// up to what the queue can still claim (its deserved share, or its demand when less, less what it
+// holds). The reservations' guards keep that room free for the gangs, so that part of the claim
+// need not bar other work now; the rest of a queue's claim, and other queues' claims, still do.
+func ReservedClaims(s *Snapshot, reserved map[string]v1.ResourceList) v1.ResourceList {
+	out := v1.ResourceList{}
+	for queue, held := range reserved {
+		q := s.Queue(queue)
+		if q == nil {
+			continue
+		}
+		for name, h := range held {
+			claim := q.Deserved[name].DeepCopy()
+			if demand := quota.Add(q.Allocated, q.Pending)[name]; demand.Cmp(claim) < 0 {
+				claim = demand
+			}
+			claim.Sub(q.Allocated[name])
+			if h.Cmp(claim) < 0 {
+				claim = h.DeepCopy()
+			}
+			if claim.Sign() > 0 {
+				acc := out[name]
+				acc.Add(claim)
+				out[name] = acc
+			}
+		}
+	}
+	return out
+}
+
 // AboveShare is what a queue holding held, of which leaving is on its way out, holds above deserved
 // in each resource; nil, and nothing allocated, when it holds nothing above it: the shares of every
 // queue are checked at every computation, and most are not above.

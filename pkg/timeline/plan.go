@@ -96,32 +96,29 @@ func (p *Plan) Idle() bool {
 
 // Reserved is the room the reservations hold, summed, by resource.
 func (p *Plan) Reserved() map[v1.ResourceName]int64 {
-	return p.reserved(func(*Reservation) bool { return true })
-}
-
-// ReservedAfter is the room held by the reservations that start after t, summed, by resource; none
-// when there is none.
-func (p *Plan) ReservedAfter(t time.Time) map[v1.ResourceName]int64 {
-	return p.reserved(func(r *Reservation) bool { return r.Start.After(t) })
-}
-
-func (p *Plan) reserved(counts func(*Reservation) bool) map[v1.ResourceName]int64 {
 	out := map[v1.ResourceName]int64{}
 	if p == nil {
 		return out
 	}
 	for i := range p.Reservations {
-		r := &p.Reservations[i]
-		if !counts(r) {
-			continue
-		}
-		for _, share := range r.Nodes {
-			for i, x := range share.Amount {
-				out[p.Dims[i]] += x
-			}
-		}
+		p.addAmount(out, &p.Reservations[i])
 	}
 	return out
+}
+
+// AmountOf is the room reservation r of the plan holds, summed over its nodes, by resource.
+func (p *Plan) AmountOf(r *Reservation) map[v1.ResourceName]int64 {
+	out := map[v1.ResourceName]int64{}
+	p.addAmount(out, r)
+	return out
+}
+
+func (p *Plan) addAmount(out map[v1.ResourceName]int64, r *Reservation) {
+	for _, share := range r.Nodes {
+		for i, x := range share.Amount {
+			out[p.Dims[i]] += x
+		}
+	}
 }
 
 // held is a reservation being placed: its start, end and room by node index.
