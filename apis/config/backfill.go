@@ -25,7 +25,7 @@ type BackfillArgs struct {
 	ReplanInterval Duration `json:"replanInterval,omitempty"`
 	// LapseAfter is how long a reservation may hold free room without its gang starting: then it
 	// lapses, and the gang is left out of the plans for as long again, twice as long at each lapse
-	// after that, up to the window. A gang held back by what the plan does not model (pod
+	// after that, up to 8 times as long (and the window). A gang held back by what the plan does not model (pod
 	// affinity, topology spread, volumes, ports, claims) keeps no room idle for ever;
 	// DefaultLapseAfter when zero.
 	LapseAfter Duration `json:"lapseAfter,omitempty"`

@@ -38,6 +38,8 @@ type WaitingGang struct {
 // startPlan is the reservations of the waiting gangs, as the Backfill plugin last planned them.
 type startPlan struct {
 	latest atomic.Pointer[timeline.Plan]
+	// planned: a planner runs in this process, and will publish a plan.
+	planned atomic.Bool
 	// onChange hear of each gang whose reservation was made, moved or dropped.
 	onChange listeners
 }
@@ -157,9 +159,10 @@ func largestFirst(x, y pendingMember) int {
 	return strings.Compare(x.pod.Name, y.pod.Name)
 }
 
-// holdOf sorts a gang's members by the room they hold: placing, assumed at Reserve and not bound;
-// pending, holding none, with what each asks for (as counted, or for a pod not counted yet, its
-// requests); and how many are bound. A gated member is none of them.
+// holdOf sorts a gang's members by the room they hold: placing, assumed at Reserve and not on a node
+// as the informer shows them; pending, holding none, with what each asks for (as counted, or for a
+// pod not counted yet, its requests), a member let go at Unreserve included; and how many the
+// informer shows on a node. A gated member is none of them.
 func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pendingMember, bound int) {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
@@ -169,7 +172,7 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 		case len(pod.Spec.SchedulingGates) > 0:
 		case !counted:
 			pending = append(pending, pendingMember{pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})})
-		case p.bound:
+		case p.onNode:
 			bound++
 		case p.assumed:
 			placing = append(placing, pod)
@@ -178,6 +181,16 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 		}
 	}
 	return placing, pending, bound
+}
+
+// PlanStarts says that a planner (the Backfill plugin) runs in this process: until it publishes
+// its first plan, the reservations are not known, rather than none.
+func (a *Accounting) PlanStarts() { a.startPlan.planned.Store(true) }
+
+// StartPlanKnown says whether the reservations are known: a plan was published, or no planner runs
+// and none are held.
+func (a *Accounting) StartPlanKnown() bool {
+	return a.startPlan.latest.Load() != nil || !a.startPlan.planned.Load()
 }
 
 // PublishStartPlan makes plan the reservations every reader sees, and tells the listeners of each

@@ -65,6 +65,9 @@ func TestWaitingGangs(t *testing.T) {
 	small.Spec.NodeName = "n"
 	a.Assume(small)
 	want("one waits at Permit", []string{"g-0", "g-1"}, []string{"g-0"})
+	a.Forget(small)
+	want("the one let go at Unreserve", []string{"g-1", "g-0"}, []string{})
+	a.Assume(small)
 	large.Spec.NodeName = "n"
 	a.Assume(large)
 	want("minMember placed", nil, nil)
@@ -138,5 +141,22 @@ func TestBackfillClaimIsTheQueuesAtMost(t *testing.T) {
 	reserve(time.Now().Add(-time.Second), 16000)
 	if got := a.backfillClaim(snap); got != nil {
 		t.Errorf("a reservation that is due: %v, want none", got)
+	}
+}
+
+// With no planner, no reservation is held; with one, none is known until it publishes its first
+// plan, so that a restarted scheduler does not say its gangs' reservations were let go.
+func TestStartPlanKnown(t *testing.T) {
+	a := new(Accounting)
+	if !a.StartPlanKnown() {
+		t.Error("no planner: the reservations, none, are not known")
+	}
+	a.PlanStarts()
+	if a.StartPlanKnown() {
+		t.Error("a planner that has not planned yet: the reservations are known")
+	}
+	a.PublishStartPlan(&timeline.Plan{})
+	if !a.StartPlanKnown() {
+		t.Error("a plan published: the reservations are not known")
 	}
 }

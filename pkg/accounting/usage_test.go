@@ -54,10 +54,6 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			{"forget again", forget, "1"},
 			{"update after forget", update(labelled), "1"},
 		}},
-		{"forgotten before any update", []step{
-			{"assume", assume, "3"},
-			{"forget", forget, "1"},
-		}},
 		{"binding confirms it once", []step{
 			{"assume", assume, "3"},
 			{"nominatedNodeName", update(nominated), "3"},

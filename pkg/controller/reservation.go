@@ -35,13 +35,16 @@ type reservation struct {
 	unplaced bool
 	// lapsed: the group's reservation lapsed, and the group is left out of the plans for a while.
 	lapsed *timeline.Lapse
+	// unknown: the planner has not published its first plan yet (it just started): the condition
+	// stays as it is.
+	unknown bool
 }
 
 // reservationOf reads the PodGroup's reservation in the plan in force.
 func (c *Controller) reservationOf(pg *schedulingv1beta1.PodGroup) reservation {
 	plan := c.acct.StartPlan()
 	if plan == nil {
-		return reservation{}
+		return reservation{unknown: !c.acct.StartPlanKnown()}
 	}
 	key := pg.Namespace + "/" + pg.Name
 	r := plan.Reservation(key)
@@ -55,6 +58,8 @@ func setReservedCondition(pg *schedulingv1beta1.PodGroup, status *schedulingv1be
 	was := meta.FindStatusCondition(status.Conditions, schedulingv1beta1.PodGroupReserved)
 	condition := metav1.Condition{Type: schedulingv1beta1.PodGroupReserved, ObservedGeneration: pg.Generation}
 	switch {
+	case r.unknown:
+		return
 	case r.r != nil:
 		condition.Status, condition.Reason, condition.Message = metav1.ConditionTrue, ReasonStartPlanned, reservedMessage(r)
 	case r.unplaced:
@@ -67,8 +72,7 @@ func setReservedCondition(pg *schedulingv1beta1.PodGroup, status *schedulingv1be
 			r.lapsed.Since.UTC().Format(time.RFC3339), r.lapsed.Until.UTC().Format(time.RFC3339))
 	case was == nil:
 		return
-	case meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled) &&
-		(was.Status == metav1.ConditionTrue || was.Reason == ReasonReleased || was.Reason == ReasonLapsed):
+	case meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled) && was.Reason != ReasonStarted:
 		// The plan lets a gang go as its members are reserved, before they are bound.
 		condition.Status, condition.Reason, condition.Message = metav1.ConditionFalse, ReasonStarted, "minMember members scheduled: the reservation is over"
 	case was.Status == metav1.ConditionTrue:

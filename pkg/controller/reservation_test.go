@@ -41,6 +41,8 @@ func TestReservedCondition(t *testing.T) {
 		{name: "lapsed", before: reserved(metav1.ConditionTrue, ReasonStartPlanned), r: reservation{lapsed: &timeline.Lapse{Gang: "ns/g", Since: start, Until: start.Add(4 * time.Minute)}},
 			want: "False/Lapsed", words: []string{"free from 2026-11-26T12:00:00Z", "planned again from 2026-11-26T12:04:00Z"}},
 		{name: "started after it lapsed", before: append(reserved(metav1.ConditionFalse, ReasonLapsed), scheduled), want: "False/Started"},
+		{name: "started after no start was found", before: append(reserved(metav1.ConditionFalse, ReasonNoStart), scheduled), want: "False/Started"},
+		{name: "planner not planned yet", before: reserved(metav1.ConditionTrue, ReasonStartPlanned), r: reservation{unknown: true}, want: "True/StartPlanned"},
 	}
 	for _, tt := range tests {
 		status := &schedulingv1beta1.PodGroupStatus{Conditions: tt.before}
@@ -65,7 +67,7 @@ func TestReservedCondition(t *testing.T) {
 		// The start a StartPlanned condition promises reads back from it: the time named, or the
 		// time it is read at for room free now.
 		read := start.Add(-time.Minute)
-		want, wantOK := start, tt.want == "True/StartPlanned"
+		want, wantOK := start, tt.want == "True/StartPlanned" && tt.r.r != nil
 		if tt.r.due {
 			want = read
 		}

@@ -9,6 +9,10 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
+// lapseMost is how many lapseAfters a gang sits out at most, however often its reservation lapsed:
+// a gang held back by something passing (a node NotReady, a port freed late) is planned again soon.
+const lapseMost = 8
+
 // lapses let go of reservations whose room is free while their gangs do not start. The plan does
 // not model everything that places a pod (pod affinity, topology spread, volumes, ports, claims):
 // a gang held back by those would otherwise keep its room idle for ever. A reservation that has
