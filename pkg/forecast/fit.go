@@ -1,0 +1,86 @@
+package forecast
+
+import "slices"
+
+// fit places each member, largest first, on the eligible node it leaves the least room on, and
+// returns the node of each member in the members' order; nothing is taken when one does not fit.
+func (w *world) fit(members []Member) ([]int, bool) {
+	order := make([]int, len(members))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sumOf(members[b].Requests) - sumOf(members[a].Requests) })
+	placed := make([]int, len(members))
+	taken := 0
+	for _, i := range order {
+		best := w.bestNode(members[i])
+		if best < 0 {
+			for _, j := range order[:taken] {
+				w.free[placed[j]].add(members[j].Requests, 1)
+			}
+			return nil, false
+		}
+		placed[i] = best
+		w.free[best].add(members[i].Requests, -1)
+		taken++
+	}
+	// start takes the room again, as it records the run's ends.
+	for i, m := range members {
+		w.free[placed[i]].add(m.Requests, 1)
+	}
+	return placed, true
+}
+
+// bestNode is the eligible node with room for m that it leaves the least room on, or -1.
+func (w *world) bestNode(m Member) int {
+	best, bestLeft := -1, 0
+	for n, free := range w.free {
+		if m.Eligible != nil && !m.Eligible[n] || !m.Requests.fits(free) {
+			continue
+		}
+		if left := sumOf(free) - sumOf(m.Requests); best < 0 || left < bestLeft {
+			best, bestLeft = n, left
+		}
+	}
+	return best
+}
+
+// sumOf weighs a vector for the best fit: its cpu, in milli-cpu, as the scheduler's most contended
+// resource; ties fall to the node order.
+func sumOf(v Vector) int {
+	if len(v) == 0 {
+		return 0
+	}
+	return int(v[0])
+}
+
+// fits says whether v fits in room.
+func (v Vector) fits(room Vector) bool {
+	for i, x := range v {
+		if x > 0 && x > room[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// add adds o times sign to v in place.
+func (v Vector) add(o Vector, sign int64) {
+	for i, x := range o {
+		v[i] += sign * x
+	}
+}
+
+func (v Vector) clone() Vector { return append(Vector(nil), v...) }
+
+// total is what members ask for together.
+func total(members []Member) Vector {
+	var out Vector
+	for _, m := range members {
+		if out == nil {
+			out = make(Vector, len(m.Requests))
+		}
+		out.add(m.Requests, 1)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+// Package forecast predicts when pending work starts. From a snapshot of the cluster (each node's
+// free room, and when each running pod ends) and of the queues, it plays the scheduling policy
+// forward in simulated time: at each moment room frees up, the queues' fair shares are computed
+// again from their demand (pkg/fairshare), and the pending work, in the scheduler's order, starts
+// where its queue admits it (pkg/policy) and its members fit on the nodes. It plays twice: once with
+// every runtime at its median, once at its 90th percentile, for a p50 and a p90 start. It is pure:
+// no informer, lock on shared state, client or clock.
+package forecast
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// Vector is an amount of each resource the forecast reads, in the order of the snapshot's Dims, in
+// the units of the scheduler's NodeInfo: milli-cpu, bytes, and whole units of every other resource.
+type Vector []int64
+
+// Snapshot is what a forecast starts from.
+type Snapshot struct {
+	// Now is the moment the snapshot holds.
+	Now time.Time
+	// Dims names the resources of every vector.
+	Dims []v1.ResourceName
+	// Nodes are the schedulable nodes.
+	Nodes []Node
+	// Queues are every queue, the root included (Parent ""), parents before children or not.
+	Queues []Queue
+	// Pending is the work that waits, in any order: the forecast takes it in the scheduler's.
+	Pending []Work
+}
+
+// Node is one node: its free room now, and its running pods.
+type Node struct {
+	Name    string
+	Free    Vector
+	Running []Running
+}
+
+// Running is a running pod: its queue, what it holds, and when it ends.
+type Running struct {
+	Queue    string
+	Requests Vector
+	// Ends is when it ends, at the median and at the 90th percentile; a zero time is never.
+	Ends Ends
+}
+
+// Ends are an end at the median and at the 90th percentile.
+type Ends struct{ P50, P90 time.Time }
+
+// Queue is a queue as the fair shares and the admission read it.
+type Queue struct {
+	Name, Parent string
+	Weight       int32
+	// Guarantee and Capability bound what the queue deserves and holds.
+	Guarantee, Capability  v1.ResourceList
+	Reclaimable, Suspended bool
+}
+
+// Work is a pending pod, gang or unit of work.
+type Work struct {
+	// Key names it ("PodGroup/ns/name", "Pod/ns/name"...): the forecast's answers are by key.
+	Key   string
+	Queue string
+	// Place is where it stands in the scheduler's order.
+	Place policy.Place
+	// Members are the pods that must start together (one for a pod alone).
+	Members []Member
+	// Runtime is how long it runs once started, at the median and at the 90th percentile; zero
+	// values take the settings' default.
+	Runtime Runtime
+}
+
+// Member is one pod of a piece of work.
+type Member struct {
+	Requests Vector
+	// Eligible says, by index in the snapshot's nodes, where the pod may run; nil is everywhere.
+	Eligible []bool
+}
+
+// Runtime is a run's length at the median and at the 90th percentile.
+type Runtime struct{ P50, P90 time.Duration }
+
+// Settings bound a forecast.
+type Settings struct {
+	// Horizon is how far ahead starts are looked for: work that does not start by then has none.
+	Horizon time.Duration
+	// Resolution is the step ends are rounded up to: the ends within one step are played together.
+	Resolution time.Duration
+	// DefaultRuntime is the runtime of work that states none.
+	DefaultRuntime Runtime
+}
+
+// Start is a piece of work's predicted start at the median and at the 90th percentile of the
+// runtimes; a zero time is not within the horizon.
+type Start struct{ P50, P90 time.Time }
+
+// Predict returns the predicted start of every pending piece of work, by key.
+func Predict(s *Snapshot, settings Settings) map[string]Start {
+	out := make(map[string]Start, len(s.Pending))
+	p50 := play(s, settings, false)
+	p90 := play(s, settings, true)
+	for _, w := range s.Pending {
+		out[w.Key] = Start{P50: p50[w.Key], P90: p90[w.Key]}
+	}
+	return out
+}

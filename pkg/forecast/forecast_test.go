@@ -1,0 +1,113 @@
+package forecast
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+var (
+	now  = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	dims = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods}
+)
+
+func cpu(n int64) Vector { return Vector{n * 1000, 0, 1} }
+
+// node is a node of cpus CPUs running pods of queue, each of 1 CPU, ending at the offsets given at
+// the median and twice as late at the 90th percentile (0: never).
+func node(name string, cpus int64, queue string, ends ...time.Duration) Node {
+	n := Node{Name: name, Free: Vector{cpus * 1000, 1 << 40, 110}}
+	for _, e := range ends {
+		r := Running{Queue: queue, Requests: cpu(1)}
+		if e > 0 {
+			r.Ends = Ends{P50: now.Add(e), P90: now.Add(2 * e)}
+		}
+		n.Running = append(n.Running, r)
+		n.Free.add(cpu(1), -1)
+	}
+	return n
+}
+
+func queue(name string, capability string) Queue {
+	q := Queue{Name: name, Parent: "root", Weight: 1, Reclaimable: true}
+	if capability != "" {
+		q.Capability = v1.ResourceList{v1.ResourceCPU: resource.MustParse(capability)}
+	}
+	return q
+}
+
+func work(key, queue string, age time.Duration, runtime time.Duration, members ...Vector) Work {
+	w := Work{Key: key, Queue: queue, Place: policy.Place{Since: now.Add(-age), Name: key}, Runtime: Runtime{P50: runtime, P90: 2 * runtime}}
+	for _, m := range members {
+		w.Members = append(w.Members, Member{Requests: m})
+	}
+	return w
+}
+
+func snapshot(nodes []Node, queues []Queue, pending ...Work) *Snapshot {
+	return &Snapshot{Now: now, Dims: dims, Nodes: nodes, Queues: append([]Queue{{Name: "root"}}, queues...), Pending: pending}
+}
+
+func settings() Settings {
+	return Settings{Horizon: 24 * time.Hour, Resolution: time.Second, DefaultRuntime: Runtime{P50: time.Hour, P90: 2 * time.Hour}}
+}
+
+func want(t *testing.T, got map[string]Start, key string, p50, p90 time.Duration) {
+	t.Helper()
+	s := got[key]
+	if !s.P50.Equal(now.Add(p50)) || !s.P90.Equal(now.Add(p90)) {
+		t.Errorf("%s starts %v / %v, want %v / %v", key, s.P50.Sub(now), s.P90.Sub(now), p50, p90)
+	}
+}
+
+// Work starts in the scheduler's order as the running pods' ends free room: each run takes its
+// runtime, at the median and at the 90th percentile.
+func TestWorkStartsAsRoomFrees(t *testing.T) {
+	// 4 CPUs, all held until 10m (20m at p90); then a 2-CPU job of 5m, then a 4-CPU one.
+	s := snapshot([]Node{node("a", 4, "q", 10*time.Minute, 10*time.Minute, 10*time.Minute, 10*time.Minute)}, []Queue{queue("q", "")},
+		work("first", "q", 2*time.Minute, 5*time.Minute, cpu(2)), work("second", "q", time.Minute, time.Minute, cpu(4)))
+	got := Predict(s, settings())
+	want(t, got, "first", 10*time.Minute, 20*time.Minute)
+	want(t, got, "second", 15*time.Minute, 30*time.Minute)
+}
+
+// A piece of work its queue does not admit waits even where room is free: here its queue is at its
+// capability until its own pod ends.
+func TestWorkWaitsForItsQueue(t *testing.T) {
+	s := snapshot([]Node{node("a", 8, "capped", 10*time.Minute, 10*time.Minute)}, []Queue{queue("capped", "2")},
+		work("job", "capped", 0, time.Minute, cpu(1)))
+	want(t, Predict(s, settings()), "job", 10*time.Minute, 20*time.Minute)
+}
+
+// A gang starts once all of its members fit at once; work that never fits has no start.
+func TestGangsStartWhole(t *testing.T) {
+	s := snapshot([]Node{node("a", 4, "q"), node("b", 4, "q", 0, 5*time.Minute, 5*time.Minute, 5*time.Minute)}, []Queue{queue("q", "")},
+		work("gang", "q", time.Minute, time.Minute, cpu(4), cpu(3)), work("never", "q", 0, time.Minute, cpu(5)))
+	got := Predict(s, settings())
+	want(t, got, "gang", 5*time.Minute, 10*time.Minute)
+	if s := got["never"]; !s.P50.IsZero() || !s.P90.IsZero() {
+		t.Errorf("work larger than any node starts at %v", s)
+	}
+}
+
+// Queues share what frees up by their fair shares: a queue's younger work starts before another
+// queue's older work once that queue holds its share.
+func TestFreedRoomGoesByTheShares(t *testing.T) {
+	// 4 CPUs held until 10m. Then heavy's four 1-CPU jobs, older, and light's two compete: each
+	// queue deserves 2, so heavy's third and fourth wait past light's, for a run to end.
+	s := snapshot([]Node{node("a", 4, "heavy", 10*time.Minute, 10*time.Minute, 10*time.Minute, 10*time.Minute)},
+		[]Queue{queue("heavy", ""), queue("light", "")},
+		work("heavy-1", "heavy", 10*time.Minute, time.Hour, cpu(1)), work("heavy-2", "heavy", 9*time.Minute, time.Hour, cpu(1)),
+		work("heavy-3", "heavy", 8*time.Minute, time.Hour, cpu(1)), work("heavy-4", "heavy", 7*time.Minute, time.Hour, cpu(1)),
+		work("light-1", "light", time.Minute, time.Hour, cpu(1)), work("light-2", "light", 0, time.Hour, cpu(1)))
+	got := Predict(s, settings())
+	for _, key := range []string{"heavy-1", "heavy-2", "light-1", "light-2"} {
+		want(t, got, key, 10*time.Minute, 20*time.Minute)
+	}
+	want(t, got, "heavy-3", 70*time.Minute, 140*time.Minute)
+	want(t, got, "heavy-4", 70*time.Minute, 140*time.Minute)
+}

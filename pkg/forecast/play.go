@@ -1,0 +1,188 @@
+package forecast
+
+import (
+	"container/heap"
+	"slices"
+	"time"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// world is one play: the room and the queues' usage as simulated time goes, the ends to come, and
+// the work that still waits.
+type world struct {
+	s        *Snapshot
+	settings Settings
+	p90      bool
+	horizon  time.Time
+	free     []Vector
+	queues   *queues
+	ends     releases
+	waiting  []*Work
+	started  map[string]time.Time
+}
+
+// play plays the snapshot forward and returns when each piece of work starts, with every runtime
+// at its median, or with p90 at its 90th percentile.
+func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
+	w := &world{s: s, settings: settings, p90: p90, horizon: s.Now.Add(settings.Horizon), free: make([]Vector, len(s.Nodes)),
+		queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending))}
+	for i, n := range s.Nodes {
+		w.free[i] = n.Free.clone()
+		for _, r := range n.Running {
+			w.queues.hold(r.Queue, r.Requests, 1)
+			if end := w.endOf(r.Ends); !end.IsZero() {
+				heap.Push(&w.ends, release{at: w.rounded(end), node: i, queue: r.Queue, gives: r.Requests})
+			}
+		}
+	}
+	for i := range s.Pending {
+		w.waiting = append(w.waiting, &s.Pending[i])
+		w.queues.ask(s.Pending[i].Queue, total(s.Pending[i].Members), 1)
+	}
+	slices.SortStableFunc(w.waiting, func(a, b *Work) int {
+		switch {
+		case policy.Ahead(a.Place, b.Place):
+			return -1
+		case policy.Ahead(b.Place, a.Place):
+			return 1
+		}
+		return 0
+	})
+	w.run()
+	return w.started
+}
+
+// run starts what it can now, then moves to each next end, until nothing waits or the horizon.
+func (w *world) run() {
+	now := w.s.Now
+	for {
+		w.startWhatFits(now)
+		if len(w.waiting) == 0 || w.ends.Len() == 0 {
+			return
+		}
+		now = w.ends[0].at
+		if now.After(w.horizon) {
+			return
+		}
+		for w.ends.Len() > 0 && !w.ends[0].at.After(now) {
+			e := heap.Pop(&w.ends).(release)
+			w.free[e.node].add(e.gives, 1)
+			w.queues.hold(e.queue, e.gives, -1)
+		}
+	}
+}
+
+// startWhatFits takes the waiting work in order and starts each piece its queue admits and whose
+// members fit, at now. Within one pass a refusal stands for any later work of the same queue that
+// asks for at least as much, and a misfit for any later pod as large: a start only takes room.
+func (w *world) startWhatFits(now time.Time) {
+	snap := w.queues.snapshot()
+	refused, unfit := map[string][]Vector{}, []Vector(nil)
+	kept := w.waiting[:0]
+	for _, work := range w.waiting {
+		req := total(work.Members)
+		memo := work.Queue
+		if len(work.Members) > 1 {
+			memo += "/whole"
+		}
+		if covers(refused[memo], req) || len(work.Members) == 1 && work.Members[0].Eligible == nil && covers(unfit, req) {
+			kept = append(kept, work)
+			continue
+		}
+		if policy.Admit(snap, work.Queue, w.queues.list(req), policy.Work{Whole: len(work.Members) > 1, Pod: len(work.Members) == 1}) != nil {
+			refused[memo] = append(refused[memo], req)
+			kept = append(kept, work)
+			continue
+		}
+		placed, ok := w.fit(work.Members)
+		if !ok {
+			if len(work.Members) == 1 && work.Members[0].Eligible == nil {
+				unfit = append(unfit, req)
+			}
+			kept = append(kept, work)
+			continue
+		}
+		w.start(work, placed, now)
+		snap = w.queues.started(snap, work.Queue)
+	}
+	w.waiting = kept
+}
+
+// covers says whether req asks for at least as much as one of smaller, in every resource.
+func covers(smaller []Vector, req Vector) bool {
+	for _, s := range smaller {
+		if s.fits(req) {
+			return true
+		}
+	}
+	return false
+}
+
+// start runs work from now on the nodes placed, until its runtime ends.
+func (w *world) start(work *Work, placed []int, now time.Time) {
+	w.started[work.Key] = now
+	req := total(work.Members)
+	w.queues.ask(work.Queue, req, -1)
+	w.queues.hold(work.Queue, req, 1)
+	end := w.rounded(now.Add(w.runtimeOf(work.Runtime)))
+	for i, m := range work.Members {
+		w.free[placed[i]].add(m.Requests, -1)
+		heap.Push(&w.ends, release{at: end, node: placed[i], queue: work.Queue, gives: m.Requests})
+	}
+}
+
+// endOf is a running pod's end in this play.
+func (w *world) endOf(e Ends) time.Time {
+	if w.p90 {
+		return e.P90
+	}
+	return e.P50
+}
+
+// runtimeOf is a piece of work's runtime in this play: its own, or the default.
+func (w *world) runtimeOf(r Runtime) time.Duration {
+	if r == (Runtime{}) {
+		r = w.settings.DefaultRuntime
+	}
+	if w.p90 {
+		return r.P90
+	}
+	return r.P50
+}
+
+// rounded is t rounded up to the resolution, and no earlier than the snapshot: a pod past its end
+// is about to end.
+func (w *world) rounded(t time.Time) time.Time {
+	if t.Before(w.s.Now) {
+		t = w.s.Now
+	}
+	if step := w.settings.Resolution; step > 0 {
+		if r := t.Truncate(step); r.Before(t) {
+			t = r.Add(step)
+		}
+	}
+	return t
+}
+
+// release is a run's end on one node: the room it gives back there, and to its queue.
+type release struct {
+	at    time.Time
+	node  int
+	queue string
+	gives Vector
+}
+
+// releases orders the ends, earliest first.
+type releases []release
+
+func (h releases) Len() int           { return len(h) }
+func (h releases) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h releases) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *releases) Push(x any)        { *h = append(*h, x.(release)) }
+func (h *releases) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
