@@ -1,0 +1,81 @@
+package runtimes
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// within says whether got is d to within a bucket's ratio.
+func within(got, d time.Duration) bool {
+	return float64(got) >= float64(d)/ratio && float64(got) <= float64(d)*ratio
+}
+
+// The median and the 90th percentile of the runtimes seen, to within a bucket.
+func TestEstimateReadsTheQuantiles(t *testing.T) {
+	l := NewLearner(24*time.Hour, 1)
+	key := Key{Queue: "q", Kind: "Job"}
+	for i := 1; i <= 100; i++ {
+		l.Observe(key, time.Duration(i)*time.Minute, t0)
+	}
+	e, ok := l.Estimate(key, t0)
+	if !ok || !within(e.P50, 50*time.Minute) || !within(e.P90, 90*time.Minute) || e.Weight != 100 {
+		t.Errorf("estimate %+v, %v; want about 50m and 90m from 100 runs", e, ok)
+	}
+}
+
+// Older runtimes count less: after a half-life, a run counts half of a new one.
+func TestOldRuntimesCountLess(t *testing.T) {
+	l := NewLearner(time.Hour, 1)
+	key := Key{Queue: "q", Kind: "Job"}
+	for range 10 {
+		l.Observe(key, time.Minute, t0)
+	}
+	for range 10 {
+		l.Observe(key, time.Hour, t0.Add(3*time.Hour))
+	}
+	e, ok := l.Estimate(key, t0.Add(3*time.Hour))
+	// The old runs weigh 10/8 beside the new ones' 10: the median is among the new.
+	if !ok || !within(e.P50, time.Hour) || e.Weight < 11.2 || e.Weight > 11.3 {
+		t.Errorf("estimate %+v; want the median near 1h, on a weight of 11.25", e)
+	}
+	// A time before the last observation leaves the weights as they are.
+	if e, _ := l.Estimate(key, t0); e.Weight < 11.2 || e.Weight > 11.3 {
+		t.Errorf("an estimate read at an earlier time decayed the weights: %+v", e)
+	}
+}
+
+// An estimate stands on enough finished work: its queue and kind's, else its queue's, else its kind's
+// anywhere; none when nothing is known.
+func TestEstimateFallsBack(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	l.Observe(Key{Queue: "q", Kind: "Job"}, time.Minute, t0)
+	l.Observe(Key{Queue: "q", Kind: "PyTorchJob"}, time.Minute, t0)
+	l.Observe(Key{Queue: "q", Kind: "Job"}, time.Minute, t0)
+	for range 3 {
+		l.Observe(Key{Queue: "other", Kind: "RayJob"}, 2*time.Hour, t0)
+	}
+	if e, ok := l.Estimate(Key{Queue: "q", Kind: "Job"}, t0); !ok || e.Weight != 3 || !within(e.P50, time.Minute) {
+		t.Errorf("q's Jobs, 2 runs: %+v, %v; want q's 3 runs", e, ok)
+	}
+	if e, ok := l.Estimate(Key{Queue: "q", Kind: "RayJob"}, t0); !ok || !within(e.P50, time.Minute) {
+		t.Errorf("q's RayJobs, none: %+v, %v; want q's other work", e, ok)
+	}
+	if e, ok := l.Estimate(Key{Queue: "new", Kind: "RayJob"}, t0); !ok || !within(e.P50, 2*time.Hour) {
+		t.Errorf("a new queue's RayJobs: %+v, %v; want RayJobs anywhere", e, ok)
+	}
+	if _, ok := l.Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); ok {
+		t.Error("nothing known: want no estimate")
+	}
+}
+
+// Runtimes below a second and beyond the last bucket are kept at the ends.
+func TestBucketEnds(t *testing.T) {
+	if b := bucketOf(0); b != 0 {
+		t.Errorf("bucket of 0: %d", b)
+	}
+	if b := bucketOf(100 * 365 * 24 * time.Hour); b != buckets-1 {
+		t.Errorf("bucket of a century: %d", b)
+	}
+}
