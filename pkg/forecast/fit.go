@@ -35,7 +35,7 @@ func (w *world) fit(members []Member) ([]int, bool) {
 func (w *world) bestNode(m Member) int {
 	best, bestLeft := -1, 0
 	for n, free := range w.free {
-		if m.Eligible != nil && !m.Eligible[n] || !m.Requests.fits(free) {
+		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] || !m.Requests.fits(free) {
 			continue
 		}
 		if left := sumOf(free) - sumOf(m.Requests); best < 0 || left < bestLeft {

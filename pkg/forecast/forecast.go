@@ -33,11 +33,12 @@ type Snapshot struct {
 	Pending []Work
 }
 
-// Node is one node: its free room now, and its running pods.
+// Node is one node: its free room now, and its running pods. A cordoned node takes no new pods.
 type Node struct {
-	Name    string
-	Free    Vector
-	Running []Running
+	Name     string
+	Free     Vector
+	Running  []Running
+	Cordoned bool
 }
 
 // Running is a running pod: its queue, what it holds, and when it ends.

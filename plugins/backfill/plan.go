@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -10,14 +9,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podfit"
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
@@ -125,10 +123,10 @@ func (b *Backfill) planOn(infos []fwk.NodeInfo, gangs []accounting.WaitingGang, 
 		schedulable = append(schedulable, info.Node())
 	}
 	planned := make([]timeline.Gang, 0, len(gangs))
-	eligible := eligibility{nodes: schedulable}
+	eligible := podfit.NewEligibility(schedulable)
 	last := b.acct.StartPlan()
 	for _, g := range gangs {
-		gang := b.gangOf(dims, g, &eligible)
+		gang := b.gangOf(dims, g, eligible)
 		gang.Prefer = lastNodes(last.Reservation(g.Key), schedulable)
 		planned = append(planned, gang)
 	}
@@ -205,19 +203,19 @@ func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, placing map
 // counted from a resolution step later, as it starts within a step of being bound.
 func (b *Backfill) podOf(dims []v1.ResourceName, pod *v1.Pod, gang string, now time.Time) timeline.Pod {
 	return timeline.Pod{
-		Requests: requestVector(dims, pod),
+		Requests: timeline.Vector(podfit.Requests(dims, pod)),
 		End:      b.acct.RuntimeBound(pod).End(now.Add(b.args.Resolution.Duration)),
 		Gang:     gang,
 	}
 }
 
 // gangOf is a waiting gang as the plan reads it.
-func (b *Backfill) gangOf(dims []v1.ResourceName, g accounting.WaitingGang, eligible *eligibility) timeline.Gang {
+func (b *Backfill) gangOf(dims []v1.ResourceName, g accounting.WaitingGang, eligible *podfit.Eligibility) timeline.Gang {
 	out := timeline.Gang{Key: g.Key}
 	for _, pod := range g.Members {
 		out.Members = append(out.Members, timeline.Member{
-			Requests: requestVector(dims, pod),
-			Eligible: eligible.of(pod),
+			Requests: timeline.Vector(podfit.Requests(dims, pod)),
+			Eligible: eligible.Of(pod),
 			Bound:    b.acct.RuntimeBound(pod),
 		})
 	}
@@ -240,25 +238,6 @@ func requestedNames(gangs []accounting.WaitingGang) []v1.ResourceName {
 	return names
 }
 
-// requestVector is what a pod requests, in the plan's resources; one pod.
-func requestVector(dims []v1.ResourceName, pod *v1.Pod) timeline.Vector {
-	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	v := make(timeline.Vector, len(dims))
-	for i, name := range dims {
-		q, ok := req[name]
-		switch {
-		case name == v1.ResourcePods:
-			v[i] = 1
-		case !ok:
-		case name == v1.ResourceCPU:
-			v[i] = q.MilliValue()
-		default:
-			v[i] = q.Value()
-		}
-	}
-	return v
-}
-
 // resourceVector reads a NodeInfo's resource in the plan's resources, with pods for the pod count.
 func resourceVector(dims []v1.ResourceName, r fwk.Resource, pods int64) timeline.Vector {
 	v := make(timeline.Vector, len(dims))
@@ -277,43 +256,4 @@ func resourceVector(dims []v1.ResourceName, r fwk.Resource, pods int64) timeline
 		}
 	}
 	return v
-}
-
-// eligibility says on which nodes a pod may run by its node selector, required node affinity and
-// tolerations, worked out once for each distinct set of them.
-type eligibility struct {
-	nodes []*v1.Node
-	seen  []eligible
-}
-
-type eligible struct {
-	pod *v1.Pod
-	on  []bool
-}
-
-func (e *eligibility) of(pod *v1.Pod) []bool {
-	for _, s := range e.seen {
-		if sameConstraints(s.pod, pod) {
-			return s.on
-		}
-	}
-	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	on := make([]bool, len(e.nodes))
-	for i, node := range e.nodes {
-		match, _ := affinity.Match(node)
-		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, schedulingTaint, false)
-		on[i] = match && !untolerated
-	}
-	e.seen = append(e.seen, eligible{pod: pod, on: on})
-	return on
-}
-
-func schedulingTaint(t *v1.Taint) bool {
-	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-}
-
-func sameConstraints(a, b *v1.Pod) bool {
-	return reflect.DeepEqual(a.Spec.NodeSelector, b.Spec.NodeSelector) &&
-		reflect.DeepEqual(a.Spec.Affinity, b.Spec.Affinity) &&
-		reflect.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
 }
