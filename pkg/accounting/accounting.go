@@ -57,6 +57,8 @@ type Accounting struct {
 	pods       cache.Indexer
 	// podInformer is the scheduler's pod informer, whose store pods is.
 	podInformer cache.SharedIndexInformer
+	// nodes lists the nodes the capacity is counted from.
+	nodes corelisters.NodeLister
 	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
 	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
 	queueIndex    cache.Indexer
@@ -172,6 +174,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.selectors.watch(v1beta1.Queues().Informer()); err != nil {
 		return nil, err
 	}
+	a.nodes = kube.Core().V1().Nodes().Lister()
 	nodesSynced, err := a.shares.capacityOf.watch(kube.Core().V1().Nodes().Informer())
 	if err != nil {
 		return nil, err

@@ -1,7 +1,12 @@
 package accounting
 
 import (
+	"sync"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // WaitingPod is a live pod counted against a queue that does not hold its requests yet.
@@ -32,4 +37,57 @@ func (a *Accounting) WaitingPods() map[string][]WaitingPod {
 		}
 	}
 	return out
+}
+
+// Nodes lists the cluster's nodes, as the capacity counts them.
+func (a *Accounting) Nodes() ([]*v1.Node, error) { return a.nodes.List(labels.Everything()) }
+
+// LivePods lists every pod the scheduler's informer holds, of every scheduler: those it has not
+// seen end.
+func (a *Accounting) LivePods() []*v1.Pod {
+	objs := a.pods.List()
+	out := make([]*v1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*v1.Pod); ok {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// OnPodFinished registers f to be told of each queue-scheduler pod that ended (Succeeded or
+// Failed), once, as the informer shows it then: as it turns terminal or, for an informer that
+// leaves terminal pods out (the scheduler's), as it leaves. f must not block.
+func (a *Accounting) OnPodFinished(f func(*v1.Pod)) error {
+	var mu sync.Mutex
+	told := map[types.UID]bool{} // turned terminal in the informer, not deleted yet
+	_, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) {
+			if pod := podOf(obj); isQueuePod(pod) && ended(pod) && !ended(podOf(old)) {
+				mu.Lock()
+				told[pod.UID] = true
+				mu.Unlock()
+				f(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			pod := podOf(obj)
+			if !isQueuePod(pod) {
+				return
+			}
+			mu.Lock()
+			already := told[pod.UID]
+			delete(told, pod.UID)
+			mu.Unlock()
+			if ended(pod) && !already {
+				f(pod)
+			}
+		},
+	})
+	return err
+}
+
+// ended says whether a pod ran to its end.
+func ended(pod *v1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed)
 }

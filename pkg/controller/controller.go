@@ -69,6 +69,8 @@ type Controller struct {
 	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
 	// them out.
 	unitsWaiting atomic.Bool
+	// forecast is the last forecast of the pending work's starts, and what it learned of runtimes.
+	forecast forecaster
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory

@@ -57,6 +57,9 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	c.acct.OnQueueUsageChange(c.enqueueQueueForUsage)
 	c.acct.OnDeservedChange(c.enqueueQueuePaced)
 	c.acct.OnReservationChange(c.enqueuePodGroup)
+	if err := c.acct.OnPodFinished(c.learnRuntime); err != nil {
+		return err
+	}
 	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)
 }
 

@@ -208,13 +208,26 @@ func sortedKeys(set map[string]bool) []string {
 	return keys
 }
 
-// pendingIn numbers a queue's pending work: first what the queue admitted (pods and gangs the
-// scheduler may take now) in the scheduler's queue order, then the PodGroups and QueueUnits the
+// pendingIn numbers a queue's pending work (pendingWorkIn) and adds when each piece is expected to
+// start.
+func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
+	work := c.pendingWorkIn(queue, waiting)
+	starts := c.expectedStarts()
+	out := make([]visibilityv1beta1.PendingWorkload, len(work))
+	for i, w := range work {
+		out[i] = w.item
+		out[i].ExpectedStart = starts.of(forecastKey(w))
+	}
+	return out
+}
+
+// pendingWorkIn is a queue's pending work, numbered: first what the queue admitted (pods and gangs
+// the scheduler may take now) in the scheduler's queue order, then the PodGroups and QueueUnits the
 // queue has not admitted yet, in the order they are admitted.
 //
 // A queue that holds all of its work back (Suspended, Unknown) is why each piece waits, whatever its
 // last attempt said.
-func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
+func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod) []*pendingWork {
 	// The informer lists pods in no fixed order: by name, a gang's first member is always the same.
 	waiting = slices.Clone(waiting)
 	slices.SortFunc(waiting, func(a, b accounting.WaitingPod) int {
@@ -224,7 +237,7 @@ func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []
 	later := c.unadmittedWork(queue, waiting)
 	q, _ := c.acct.Queue(queue)
 	hold := c.acct.QueueHold(queue, q)
-	out := make([]visibilityv1beta1.PendingWorkload, 0, len(admitted)+len(later))
+	out := make([]*pendingWork, 0, len(admitted)+len(later))
 	for _, part := range [][]*pendingWork{admitted, later} {
 		sort.SliceStable(part, func(i, j int) bool { return policy.Ahead(part[i].place, part[j].place) })
 		for _, w := range part {
@@ -232,16 +245,17 @@ func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []
 			if hold.Message != "" {
 				w.item.Reason, w.item.Message = hold.Reason, hold.Message
 			}
-			out = append(out, w.item)
+			out = append(out, w)
 		}
 	}
 	return out
 }
 
-// pendingWork is a pending workload and its place in its queue.
+// pendingWork is a pending workload, its place in its queue, and its pods that wait.
 type pendingWork struct {
 	item  visibilityv1beta1.PendingWorkload
 	place policy.Place
+	pods  []*v1.Pod
 }
 
 // admittedWork gathers the queue's waiting pods: a pod of no gang alone, the waiting members of an
@@ -276,6 +290,7 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 			w.place.Since = p.Pod.CreationTimestamp.Time
 		}
 		w.item.Pods++
+		w.pods = append(w.pods, p.Pod)
 		w.item.Requests = quota.Add(w.item.Requests, p.Requests)
 		w.item.Priority = max(w.item.Priority, corev1helpers.PodPriority(p.Pod))
 		w.place.Priority = w.item.Priority
@@ -291,6 +306,7 @@ func podWork(queue string, p accounting.WaitingPod) *pendingWork {
 		item: workload(visibilityv1beta1.WorkloadPod, pod.Namespace, pod.Name, pod.CreationTimestamp, queue, priority, 1,
 			p.Requests.DeepCopy(), reason, message),
 		place: policy.Place{Priority: priority, Since: pod.CreationTimestamp.Time, Namespace: pod.Namespace, Name: pod.Name},
+		pods:  []*v1.Pod{pod},
 	}
 }
 
@@ -314,12 +330,12 @@ func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod)
 
 // unadmittedWork is the queue's PodGroups and QueueUnits that wait for their queue to admit them.
 func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
-	members, unitPods := map[string]int32{}, map[string]int32{}
+	members, unitPods := map[string][]*v1.Pod{}, map[string][]*v1.Pod{}
 	for _, p := range waiting {
 		if u := c.acct.UnitOf(p.Pod); u != nil && !u.Dequeued() {
-			unitPods[accounting.UnitKey(u)]++
+			unitPods[accounting.UnitKey(u)] = append(unitPods[accounting.UnitKey(u)], p.Pod)
 		} else if key := c.acct.GangKey(p.Pod); key != "" {
-			members[key]++
+			members[key] = append(members[key], p.Pod)
 		}
 	}
 	var out []*pendingWork
@@ -332,10 +348,12 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 		if cond := unschedulable(pg); cond != nil {
 			reason, message = cond.Reason, cond.Message
 		}
+		pods := members[pg.Namespace+"/"+pg.Name]
 		out = append(out, &pendingWork{
 			item: workload(visibilityv1beta1.WorkloadPodGroup, pg.Namespace, pg.Name, pg.CreationTimestamp, queue, priority,
-				members[pg.Namespace+"/"+pg.Name], pg.Spec.MinResources.DeepCopy(), reason, message),
+				int32(len(pods)), pg.Spec.MinResources.DeepCopy(), reason, message),
 			place: placeOf(pg, priority),
+			pods:  pods,
 		})
 	}
 	for _, u := range c.acct.QueueUnitsOf(queue) {
@@ -343,10 +361,12 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 			continue
 		}
 		priority := c.acct.UnitPriority(u)
+		pods := unitPods[accounting.UnitKey(u)]
 		out = append(out, &pendingWork{
 			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority,
-				unitPods[accounting.UnitKey(u)], u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
+				int32(len(pods)), u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
 			place: placeOf(u, priority),
+			pods:  pods,
 		})
 	}
 	return out

@@ -134,6 +134,27 @@ type PendingWorkload struct {
 	// Reservation is the room a waiting gang holds, when it holds some (the Backfill plugin).
 	// +optional
 	Reservation *Reservation `json:"reservation,omitempty"`
+	// ExpectedStart is when it is expected to start, by the scheduling policy played forward from
+	// the cluster's state; absent until the first forecast that includes it.
+	// +optional
+	ExpectedStart *ExpectedStart `json:"expectedStart,omitempty"`
+}
+
+// ExpectedStart is a forecast of when a piece of pending work starts: the scheduling policy (fair
+// shares, capabilities, the order) played forward in simulated time from the running pods' ends,
+// their runtime bounds or, without one, the runtimes learned from finished work of their queue and
+// kind, with every runtime at its median (P50) and at its 90th percentile (P90).
+type ExpectedStart struct {
+	// P50 is the start with the median runtimes; absent when it does not start within the
+	// forecast's horizon.
+	// +optional
+	P50 *metav1.Time `json:"p50,omitempty"`
+	// P90 is the start with the 90th-percentile runtimes; absent when it does not start within the
+	// forecast's horizon.
+	// +optional
+	P90 *metav1.Time `json:"p90,omitempty"`
+	// ForecastTime is when the forecast was made.
+	ForecastTime metav1.Time `json:"forecastTime"`
 }
 
 // Reservation is the room a waiting gang is promised: from Start, on Nodes, until End.

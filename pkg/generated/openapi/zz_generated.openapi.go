@@ -32,6 +32,7 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart":       schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PendingWorkload":     schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkload(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PendingWorkloadList": schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkloadList(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PodGroupCounts":      schema_queue_scheduler_apis_visibility_v1beta1_PodGroupCounts(ref),
@@ -94,6 +95,40 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.TypeMeta{}.OpenAPIModelName():                                                    schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
 		runtime.Unknown{}.OpenAPIModelName():                                                     schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		version.Info{}.OpenAPIModelName():                                                        schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExpectedStart is a forecast of when a piece of pending work starts: the scheduling policy (fair shares, capabilities, the order) played forward in simulated time from the running pods' ends, their runtime bounds or, without one, the runtimes learned from finished work of their queue and kind, with every runtime at its median (P50) and at its 90th percentile (P90).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"p50": {
+						SchemaProps: spec.SchemaProps{
+							Description: "P50 is the start with the median runtimes; absent when it does not start within the forecast's horizon.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"p90": {
+						SchemaProps: spec.SchemaProps{
+							Description: "P90 is the start with the 90th-percentile runtimes; absent when it does not start within the forecast's horizon.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"forecastTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ForecastTime is when the forecast was made.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"forecastTime"},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -196,12 +231,18 @@ func schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkload(ref common.R
 							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation"),
 						},
 					},
+					"expectedStart": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExpectedStart is when it is expected to start, by the scheduling policy played forward from the cluster's state; absent until the first forecast that includes it.",
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart"),
+						},
+					},
 				},
 				Required: []string{"workload", "queue", "positionInQueue", "priority", "pods"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -1,0 +1,246 @@
+package controller
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/forecast"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podfit"
+	"github.com/queue-scheduler/queue-scheduler/pkg/runtimes"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
+)
+
+// The forecast of when pending work starts (package forecast), as the live view serves it.
+const (
+	// forecastInterval is the least time between two forecasts: the live view serves the last one
+	// until it is that old.
+	forecastInterval = 10 * time.Second
+	// forecastHorizon is how far ahead starts are looked for.
+	forecastHorizon = 7 * 24 * time.Hour
+	// forecastResolution is the step ends are rounded up to, and played together.
+	forecastResolution = 10 * time.Second
+	// runtimeHalfLife is how long after it ended a finished pod's runtime counts half.
+	runtimeHalfLife = 7 * 24 * time.Hour
+	// runtimeMinWeight is the least finished work (in runs, decayed) a learned runtime stands on.
+	runtimeMinWeight = 3
+)
+
+// defaultRuntime is the runtime of work with no bound and nothing finished to learn from: its
+// queue's work of its kind, its queue's work of any kind, or its kind in any queue.
+var defaultRuntime = forecast.Runtime{P50: time.Hour, P90: 4 * time.Hour}
+
+// forecaster keeps the last forecast and the runtimes learned from finished pods.
+type forecaster struct {
+	mu      sync.Mutex
+	learner *runtimes.Learner
+	starts  expectedStarts
+}
+
+// expectedStarts are a forecast's starts by work key, and when it was made.
+type expectedStarts struct {
+	byKey map[string]forecast.Start
+	at    time.Time
+}
+
+// of is the expected start of the work of key, as the live view shows it; nil when the forecast
+// does not hold the work (it came after it).
+func (e expectedStarts) of(key string) *visibilityv1beta1.ExpectedStart {
+	s, ok := e.byKey[key]
+	if !ok {
+		return nil
+	}
+	out := &visibilityv1beta1.ExpectedStart{ForecastTime: metav1.NewTime(e.at)}
+	if !s.P50.IsZero() {
+		out.P50 = ptr.To(metav1.NewTime(s.P50))
+	}
+	if !s.P90.IsZero() {
+		out.P90 = ptr.To(metav1.NewTime(s.P90))
+	}
+	return out
+}
+
+// forecastKey names a piece of pending work in a forecast.
+func forecastKey(w *pendingWork) string {
+	return string(w.item.Workload.Kind) + "/" + w.item.Namespace + "/" + w.item.Workload.Name
+}
+
+// expectedStarts is the last forecast, made again when it is forecastInterval old.
+func (c *Controller) expectedStarts() expectedStarts {
+	f := &c.forecast
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := c.acct.Clock().Now()
+	if f.starts.byKey != nil && now.Sub(f.starts.at) < forecastInterval {
+		return f.starts
+	}
+	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastSnapshot(now), forecast.Settings{
+		Horizon: forecastHorizon, Resolution: forecastResolution, DefaultRuntime: defaultRuntime}), at: now}
+	return f.starts
+}
+
+// learnRuntime learns how long a finished pod ran, for its queue and kind of work.
+func (c *Controller) learnRuntime(pod *v1.Pod) {
+	if pod.Status.StartTime == nil {
+		return
+	}
+	end := finishedAt(pod, c.acct.Clock().Now())
+	queue, _ := c.acct.QueueOf(pod)
+	f := &c.forecast
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.learnerLocked().Observe(runtimes.Key{Queue: queue, Kind: c.kindOf(pod)}, end.Sub(pod.Status.StartTime.Time), end)
+}
+
+func (f *forecaster) learnerLocked() *runtimes.Learner {
+	if f.learner == nil {
+		f.learner = runtimes.NewLearner(runtimeHalfLife, runtimeMinWeight)
+	}
+	return f.learner
+}
+
+// finishedAt is when a pod's last container ended, or now when its status does not say.
+func finishedAt(pod *v1.Pod, now time.Time) time.Time {
+	var last time.Time
+	for _, s := range pod.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.FinishedAt.After(last) {
+			last = t.FinishedAt.Time
+		}
+	}
+	if last.IsZero() {
+		return now
+	}
+	return last
+}
+
+// kindOf is the kind of work a pod runs for: its gang's, its QueueUnit's, or its own.
+func (c *Controller) kindOf(pod *v1.Pod) string {
+	switch {
+	case c.acct.GangKey(pod) != "":
+		return string(visibilityv1beta1.WorkloadPodGroup)
+	case c.acct.UnitOf(pod) != nil:
+		return string(visibilityv1beta1.WorkloadQueueUnit)
+	}
+	return string(visibilityv1beta1.WorkloadPod)
+}
+
+// runtimeLocked is the learned runtime of work of queue and kind, or the default; with the
+// forecaster's lock held.
+func (c *Controller) runtimeLocked(queue, kind string, now time.Time) forecast.Runtime {
+	f := &c.forecast
+	if e, ok := f.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
+		return forecast.Runtime{P50: e.P50, P90: e.P90}
+	}
+	return defaultRuntime
+}
+
+// forecastSnapshot reads the forecast's snapshot from the caches: the nodes and the pods on them,
+// each running until its runtime bound or its learned runtime ends; the queues; and the pending
+// work as the live view lists it. Called with the forecaster's lock held.
+func (c *Controller) forecastSnapshot(now time.Time) *forecast.Snapshot {
+	var pending []*pendingWork
+	waiting := c.acct.WaitingPods()
+	for _, q := range c.acct.AllQueues() {
+		pending = append(pending, c.pendingWorkIn(q.Name, waiting[q.Name])...)
+	}
+	dims := timeline.Dims(requestedNames(pending))
+	nodes, _ := c.acct.Nodes()
+	slices.SortFunc(nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	s := &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.LivePods(), c.queueOfPod,
+		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) })}
+	for _, q := range c.acct.AllQueues() {
+		parent := ""
+		if q.Name != schedulingv1beta1.RootQueue {
+			parent = accounting.ParentOf(q)
+		}
+		s.Queues = append(s.Queues, forecast.Queue{Name: q.Name, Parent: parent, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
+			Capability: q.Spec.Capability, Reclaimable: ptr.Deref(q.Spec.Reclaimable, true), Suspended: q.EffectiveState() == schedulingv1beta1.QueueStateSuspended})
+	}
+	eligible := podfit.NewEligibility(nodes)
+	for _, w := range pending {
+		members := forecast.MembersOf(dims, w.pods, eligible)
+		if len(members) == 0 {
+			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one.
+			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
+		}
+		s.Pending = append(s.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
+			Runtime: c.runtimeLocked(w.item.Queue, string(w.item.Workload.Kind), now)})
+	}
+	return s
+}
+
+// queueOfPod is the queue of a pod the accounting counts, or "".
+func (c *Controller) queueOfPod(pod *v1.Pod) string {
+	if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
+		return ""
+	}
+	queue, _ := c.acct.QueueOf(pod)
+	return queue
+}
+
+// endsOf is when a running pod is expected to end: a queue's pod after its learned runtime (or the
+// default) counted from its start, and by its runtime bound at the latest; another scheduler's pod
+// (a DaemonSet's, a service's) by its bound alone, or never. No end is earlier than now.
+func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
+	start := now
+	if pod.Status.StartTime != nil {
+		start = pod.Status.StartTime.Time
+	}
+	bound := c.acct.RunningEnd(pod, now)
+	queue := c.queueOfPod(pod)
+	if queue == "" {
+		if bound.IsZero() {
+			return forecast.Ends{}
+		}
+		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now)}
+	}
+	r := c.runtimeLocked(queue, c.kindOf(pod), now)
+	p50, p90 := start.Add(r.P50), start.Add(r.P90)
+	if !bound.IsZero() {
+		p50, p90 = earliest(p50, bound), earliest(p90, bound)
+	}
+	return forecast.Ends{P50: latestOf(p50, now), P90: latestOf(p90, now)}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func latestOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// requestedNames are the resources the pending work asks for.
+func requestedNames(pending []*pendingWork) []v1.ResourceName {
+	var names []v1.ResourceName
+	add := func(list v1.ResourceList) {
+		for name := range list {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	for _, w := range pending {
+		add(w.item.Requests)
+		for _, pod := range w.pods {
+			add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+		}
+	}
+	slices.SortFunc(names, func(a, b v1.ResourceName) int { return strings.Compare(string(a), string(b)) })
+	return names
+}

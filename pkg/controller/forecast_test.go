@@ -1,0 +1,80 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A pending pod's expected start in the live view: when the running pod in its way ends by its
+// runtime bound (its activeDeadlineSeconds and grace, counted from its start), at the median and
+// at the 90th percentile alike; a pod that never fits has none.
+func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now().Add(-100 * time.Second).Truncate(time.Second)
+	pod := func(name, cpu, node string) *v1.Pod {
+		p := util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, "q").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+		p.Spec.NodeName = node
+		return p
+	}
+	running := pod("running", "8", "n")
+	running.Spec.ActiveDeadlineSeconds = ptr.To[int64](600)
+	running.Status.Phase, running.Status.StartTime = v1.PodRunning, ptr.To(metav1.NewTime(started))
+	waiting, huge := pod("waiting", "4", ""), pod("huge", "16", "")
+	huge.CreationTimestamp = metav1.NewTime(time.Now().Add(time.Minute))
+	kube := kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), running, waiting, huge)
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kube)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.PodCount("q") == 3 && acct.Synced(), nil
+	}); err != nil {
+		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
+	}
+	c := &Controller{acct: acct}
+	got, _ := c.PendingInQueue("q")
+	if len(got) != 2 || got[0].Workload.Name != "waiting" || got[0].ExpectedStart == nil || got[0].ExpectedStart.P50 == nil {
+		t.Fatalf("pending work %+v, want waiting first with an expected start", got)
+	}
+	end := started.Add(600*time.Second + 30*time.Second) // the bound and the default grace
+	s := got[0].ExpectedStart
+	if p50 := s.P50.Time; p50.Before(end) || p50.After(end.Add(forecastResolution)) || !s.P90.Equal(s.P50) {
+		t.Errorf("waiting expected from %v (p90 %v), want the running pod's end %v, to within %s", p50, s.P90, end, forecastResolution)
+	}
+	if h := got[1].ExpectedStart; h == nil || h.P50 != nil || h.P90 != nil {
+		t.Errorf("a pod larger than any node: expected start %+v, want none within the horizon", h)
+	}
+}
+
+// Finished pods teach the forecast their runtimes, for their queue and kind of work: once three
+// have finished, their runtime replaces the default.
+func TestRuntimesAreLearned(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
+	c := &Controller{acct: acct}
+	now := time.Now()
+	if r := c.runtimeLocked("q", "Pod", now); r != defaultRuntime {
+		t.Fatalf("nothing finished: runtime %+v, want the default", r)
+	}
+	for i := range 3 {
+		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(10+i)*time.Minute)))
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
+		c.learnRuntime(p)
+	}
+	if r := c.runtimeLocked("q", "Pod", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+		t.Errorf("three pods of 10 minutes: runtime %+v, want about 10m", r)
+	}
+}
