@@ -27,8 +27,8 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 		}
 	}
 	walk(root)
-	if seen != 13 {
-		t.Errorf("%d commands, want the 13 of the plugin", seen)
+	if seen != 14 {
+		t.Errorf("%d commands, want the 14 of the plugin", seen)
 	}
 }
 

@@ -1,0 +1,156 @@
+package kubectlqueue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
+)
+
+func newETACommand(o *Options) *cobra.Command {
+	var queue string
+	cmd := &cobra.Command{
+		Use:   "eta [KIND/]NAME | --queue QUEUE",
+		Short: "Show when pending work is expected to start",
+		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
+policy played forward from the cluster's state, with the running pods' runtimes at their median
+(EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
+of the current namespace (or --namespace), or a Job whose pods wait; KIND (podgroup, queueunit, pod)
+narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
+else of the current namespace.`,
+		Example: `  kubectl queue eta train --namespace team-a
+  kubectl queue eta podgroup/train
+  kubectl queue eta --queue team-a`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 0) == (queue == "") {
+				return fmt.Errorf("name the pending work, or a queue with --queue (not both)")
+			}
+			if err := o.clients(); err != nil {
+				return err
+			}
+			ns, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			var items []visibilityv1beta1.PendingWorkload
+			if queue != "" {
+				items, err = o.pendingOfQueue(cmd.Context(), queue, ns)
+			} else {
+				items, err = o.pendingNamed(cmd.Context(), args[0], ns)
+			}
+			if err != nil {
+				return err
+			}
+			return o.writeETA(items)
+		},
+	}
+	cmd.Flags().StringVar(&queue, "queue", "", "list the expected starts of this queue's pending work")
+	return cmd
+}
+
+// pendingOfQueue is a queue's pending work: of every namespace when the user may read it, else of
+// namespace.
+func (o *Options) pendingOfQueue(ctx context.Context, queue, namespace string) ([]visibilityv1beta1.PendingWorkload, error) {
+	if _, err := o.getQueue(ctx, queue); err != nil {
+		return nil, err
+	}
+	list, err := o.queues.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
+	if err == nil {
+		return list.Items, nil
+	}
+	if !apierrors.IsForbidden(err) {
+		return nil, liveViewError(err)
+	}
+	mine, err := o.queues.VisibilityV1beta1().PendingWorkloads(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, liveViewError(err)
+	}
+	var out []visibilityv1beta1.PendingWorkload
+	for _, w := range mine.Items {
+		if w.Queue == queue {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// pendingNamed is the pending work of namespace that name ([KIND/]NAME) names: the PodGroup,
+// QueueUnit or pod of that name, or the pods of a Job of that name.
+func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]visibilityv1beta1.PendingWorkload, error) {
+	kind, name, hasKind := strings.Cut(name, "/")
+	if !hasKind {
+		kind, name = "", kind
+	}
+	list, err := o.queues.VisibilityV1beta1().PendingWorkloads(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, liveViewError(err)
+	}
+	var exact, ofJob []visibilityv1beta1.PendingWorkload
+	for _, w := range list.Items {
+		if kind != "" && !strings.EqualFold(kind, string(w.Workload.Kind)) {
+			continue
+		}
+		switch {
+		case w.Workload.Name == name:
+			exact = append(exact, w)
+		case kind == "" && w.Workload.Kind == visibilityv1beta1.WorkloadPod && strings.HasPrefix(w.Workload.Name, name+"-"):
+			ofJob = append(ofJob, w)
+		}
+	}
+	if len(exact) == 0 {
+		exact = ofJob
+	}
+	if len(exact) == 0 {
+		return nil, fmt.Errorf("no pending work named %q in namespace %q: it may be running already, or not exist", name, namespace)
+	}
+	return exact, nil
+}
+
+// liveViewError says that expected starts come from the live view, when it is not served.
+func liveViewError(err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("the scheduler's live view (visibility.queue-scheduler.io) is not served here, and expected starts come from it: %w", err)
+	}
+	return err
+}
+
+// writeETA prints each piece of pending work with its expected starts.
+func (o *Options) writeETA(items []visibilityv1beta1.PendingWorkload) error {
+	w := printers.GetNewTabWriter(o.Out)
+	l := &textout.Lines{W: w}
+	l.Printf("NAMESPACE\tWORKLOAD\tQUEUE\tPOSITION\tEXPECTED START\tP90\n")
+	for _, item := range items {
+		p50, p90 := "-", "-"
+		if s := item.ExpectedStart; s != nil {
+			p50, p90 = o.fromNow(s.P50), o.fromNow(s.P90)
+		}
+		l.Printf("%s\t%s/%s\t%s\t%d\t%s\t%s\n", item.Namespace, strings.ToLower(string(item.Workload.Kind)), item.Workload.Name,
+			item.Queue, item.PositionInQueue, p50, p90)
+	}
+	if l.Err != nil {
+		return l.Err
+	}
+	return w.Flush()
+}
+
+// fromNow writes an expected start as the time from now ("now" once it has come), or "not within
+// a week" when there is none.
+func (o *Options) fromNow(t *metav1.Time) string {
+	if t == nil {
+		return "not within a week"
+	}
+	if d := t.Sub(o.Now()); d > time.Second {
+		return "in " + duration.HumanDuration(d)
+	}
+	return "now"
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// interval is one scheduling interval: the time from room freeing up to a waiting pod bound there.
+const interval = 5 * time.Second
+
+// eta predicts a waiting pod's start from the runtime bound of the pod in its way, and the pod then
+// starts by that time, within a scheduling interval: the test stands in for the kubelet, which ends
+// the running pod at its bound.
+func TestETA(t *testing.T) {
+	removeQueues(t, "eta")
+	mustRun(t, "create", "eta", "--all-namespaces")
+	ctx := context.Background()
+	pods := cluster.Kube.CoreV1().Pods("default")
+	holder := util.MakePod("default", "eta-holder").Label(schedulingv1beta1.QueueLabel, "eta").Req(map[v1.ResourceName]string{v1.ResourceCPU: "16"}).Obj()
+	holder.Spec.ActiveDeadlineSeconds, holder.Spec.TerminationGracePeriodSeconds = ptr.To[int64](20), ptr.To[int64](0)
+	waiting := util.MakePod("default", "eta-waiting").Label(schedulingv1beta1.QueueLabel, "eta").Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	t.Cleanup(func() {
+		for _, name := range []string{holder.Name, waiting.Name} {
+			_ = pods.Delete(ctx, name, *metav1.NewDeleteOptions(0))
+		}
+	})
+	if _, err := pods.Create(ctx, holder, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{holder.Name}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	// Started on the forecast's 10 s grid, the holder's bound ends on it: start + 20 s.
+	started := time.Now().Truncate(10 * time.Second)
+	running, err := pods.Get(ctx, holder.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running.Status.Phase, running.Status.StartTime = v1.PodRunning, ptr.To(metav1.NewTime(started))
+	if _, err := pods.UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	end := started.Add(20 * time.Second)
+	var last *visibilityv1beta1.ExpectedStart
+	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, w := range list.Items {
+			if w.Workload.Name == waiting.Name && w.ExpectedStart != nil && w.ExpectedStart.P50 != nil {
+				last = w.ExpectedStart
+			}
+		}
+		return last != nil && last.P50.Time.Equal(end), nil
+	})
+	if err != nil {
+		t.Fatalf("the waiting pod's expected start never was the holder's end %v; last %+v", end, last)
+	}
+	out := mustRun(t, "eta", waiting.Name, "--namespace", "default")
+	if !strings.Contains(out, "pod/eta-waiting") || !strings.Contains(out, "eta") || strings.Contains(out, "not within a week") {
+		t.Errorf("kubectl queue eta:\n%s", out)
+	}
+	if out := mustRun(t, "eta", "--queue", "eta"); !strings.Contains(out, "pod/eta-waiting") {
+		t.Errorf("kubectl queue eta --queue eta:\n%s", out)
+	}
+	// The kubelet ends the holder at its bound; the waiting pod is then bound.
+	time.Sleep(time.Until(end))
+	if err := pods.Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{waiting.Name}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	if bound := time.Now(); bound.After(end.Add(interval)) {
+		t.Errorf("the waiting pod started at %v, %s after its expected start %v: more than a scheduling interval", bound, bound.Sub(end), end)
+	}
+}
