@@ -20,7 +20,7 @@ func bigSnapshot() *Snapshot {
 			end := time.Duration((i*2+p)%1440) * time.Minute
 			r := Running{Queue: queues[(i*2+p)%100].Name, Requests: cpu(16), Ends: Ends{P50: now.Add(end), P90: now.Add(end * 3 / 2)}}
 			n.Running = append(n.Running, r)
-			n.Free.add(r.Requests, -1)
+			n.Free.Add(r.Requests, -1)
 		}
 		nodes[i] = n
 	}

@@ -16,17 +16,17 @@ func (w *world) fit(members []Member) ([]int, bool) {
 		best := w.bestNode(members[i])
 		if best < 0 {
 			for _, j := range order[:taken] {
-				w.free[placed[j]].add(members[j].Requests, 1)
+				w.free[placed[j]].Add(members[j].Requests, 1)
 			}
 			return nil, false
 		}
 		placed[i] = best
-		w.free[best].add(members[i].Requests, -1)
+		w.free[best].Add(members[i].Requests, -1)
 		taken++
 	}
 	// start takes the room again, as it records the run's ends.
 	for i, m := range members {
-		w.free[placed[i]].add(m.Requests, 1)
+		w.free[placed[i]].Add(m.Requests, 1)
 	}
 	return placed, true
 }
@@ -35,7 +35,7 @@ func (w *world) fit(members []Member) ([]int, bool) {
 func (w *world) bestNode(m Member) int {
 	best, bestLeft := -1, 0
 	for n, free := range w.free {
-		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] || !m.Requests.fits(free) {
+		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] || !m.Requests.Fits(free) {
 			continue
 		}
 		if left := sumOf(free) - sumOf(m.Requests); best < 0 || left < bestLeft {
@@ -54,25 +54,6 @@ func sumOf(v Vector) int {
 	return int(v[0])
 }
 
-// fits says whether v fits in room.
-func (v Vector) fits(room Vector) bool {
-	for i, x := range v {
-		if x > 0 && x > room[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// add adds o times sign to v in place.
-func (v Vector) add(o Vector, sign int64) {
-	for i, x := range o {
-		v[i] += sign * x
-	}
-}
-
-func (v Vector) clone() Vector { return append(Vector(nil), v...) }
-
 // total is what members ask for together.
 func total(members []Member) Vector {
 	var out Vector
@@ -80,7 +61,7 @@ func total(members []Member) Vector {
 		if out == nil {
 			out = make(Vector, len(m.Requests))
 		}
-		out.add(m.Requests, 1)
+		out.Add(m.Requests, 1)
 	}
 	return out
 }

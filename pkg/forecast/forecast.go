@@ -12,12 +12,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/podfit"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // Vector is an amount of each resource the forecast reads, in the order of the snapshot's Dims, in
 // the units of the scheduler's NodeInfo: milli-cpu, bytes, and whole units of every other resource.
-type Vector []int64
+type Vector = podfit.Vector
 
 // Snapshot is what a forecast starts from.
 type Snapshot struct {

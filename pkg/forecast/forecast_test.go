@@ -27,7 +27,7 @@ func node(name string, cpus int64, queue string, ends ...time.Duration) Node {
 			r.Ends = Ends{P50: now.Add(e), P90: now.Add(2 * e)}
 		}
 		n.Running = append(n.Running, r)
-		n.Free.add(cpu(1), -1)
+		n.Free.Add(cpu(1), -1)
 	}
 	return n
 }

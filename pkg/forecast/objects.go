@@ -24,7 +24,7 @@ func NodesOf(dims []v1.ResourceName, nodes []*v1.Node, pods []*v1.Pod, queueOf f
 			continue
 		}
 		r := Running{Queue: queueOf(pod), Requests: podfit.Requests(dims, pod), Ends: endsOf(pod)}
-		out[i].Free.add(r.Requests, -1)
+		out[i].Free.Add(r.Requests, -1)
 		out[i].Running = append(out[i].Running, r)
 	}
 	return out

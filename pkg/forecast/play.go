@@ -28,7 +28,7 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 	w := &world{s: s, settings: settings, p90: p90, horizon: s.Now.Add(settings.Horizon), free: make([]Vector, len(s.Nodes)),
 		queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending))}
 	for i, n := range s.Nodes {
-		w.free[i] = n.Free.clone()
+		w.free[i] = n.Free.Clone()
 		for _, r := range n.Running {
 			w.queues.hold(r.Queue, r.Requests, 1)
 			if end := w.endOf(r.Ends); !end.IsZero() {
@@ -67,7 +67,7 @@ func (w *world) run() {
 		}
 		for w.ends.Len() > 0 && !w.ends[0].at.After(now) {
 			e := heap.Pop(&w.ends).(release)
-			w.free[e.node].add(e.gives, 1)
+			w.free[e.node].Add(e.gives, 1)
 			w.queues.hold(e.queue, e.gives, -1)
 		}
 	}
@@ -112,7 +112,7 @@ func (w *world) startWhatFits(now time.Time) {
 // covers says whether req asks for at least as much as one of smaller, in every resource.
 func covers(smaller []Vector, req Vector) bool {
 	for _, s := range smaller {
-		if s.fits(req) {
+		if s.Fits(req) {
 			return true
 		}
 	}
@@ -127,7 +127,7 @@ func (w *world) start(work *Work, placed []int, now time.Time) {
 	w.queues.hold(work.Queue, req, 1)
 	end := w.rounded(now.Add(w.runtimeOf(work.Runtime)))
 	for i, m := range work.Members {
-		w.free[placed[i]].add(m.Requests, -1)
+		w.free[placed[i]].Add(m.Requests, -1)
 		heap.Push(&w.ends, release{at: end, node: placed[i], queue: work.Queue, gives: m.Requests})
 	}
 }

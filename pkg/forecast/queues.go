@@ -57,9 +57,9 @@ func newQueues(s *Snapshot) *queues {
 	}
 	capacity := make(Vector, len(s.Dims))
 	for _, n := range s.Nodes {
-		capacity.add(n.Free, 1)
+		capacity.Add(n.Free, 1)
 		for _, r := range n.Running {
-			capacity.add(r.Requests, 1)
+			capacity.Add(r.Requests, 1)
 		}
 	}
 	q.capacity = q.list(capacity)
@@ -68,17 +68,17 @@ func newQueues(s *Snapshot) *queues {
 
 // hold counts room held (sign 1) or given back (-1) by queue's pods.
 func (q *queues) hold(queue string, v Vector, sign int64) {
-	q.held.add(v, sign)
+	q.held.Add(v, sign)
 	if qs, ok := q.byName[queue]; ok {
-		qs.allocated.add(v, sign)
+		qs.allocated.Add(v, sign)
 	}
 }
 
 // ask counts room asked for (sign 1) or no longer asked for (-1) by queue's waiting work.
 func (q *queues) ask(queue string, v Vector, sign int64) {
 	if qs, ok := q.byName[queue]; ok {
-		q.asked.add(v, sign)
-		qs.asking.add(v, sign)
+		q.asked.Add(v, sign)
+		qs.asking.Add(v, sign)
 	}
 }
 
@@ -118,8 +118,8 @@ func (q *queues) started(snap *policy.Snapshot, queue string) *policy.Snapshot {
 
 // count keeps the lists of what the queue holds and asks for, for policy.Claimable.
 func (q *queues) count(name string, qs *queueState) {
-	demand := qs.allocated.clone()
-	demand.add(qs.asking, 1)
+	demand := qs.allocated.Clone()
+	demand.Add(qs.asking, 1)
 	q.allocated[name], q.demands[name] = q.list(qs.allocated), q.list(demand)
 }
 
@@ -145,12 +145,12 @@ const maxDepth = 64
 func (qs *queueState) subtree() Vector { return qs.below(maxDepth) }
 
 func (qs *queueState) below(depth int) Vector {
-	out := qs.allocated.clone()
+	out := qs.allocated.Clone()
 	if depth == 0 {
 		return out
 	}
 	for _, c := range qs.children {
-		out.add(c.below(depth-1), 1)
+		out.Add(c.below(depth-1), 1)
 	}
 	return out
 }

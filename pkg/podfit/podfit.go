@@ -15,14 +15,37 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// Vector is an amount of each resource of a list, in the list's order.
+type Vector []int64
+
+// Fits says whether v fits in room.
+func (v Vector) Fits(room Vector) bool {
+	for i, x := range v {
+		if x > 0 && x > room[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Add adds o times sign to v in place.
+func (v Vector) Add(o Vector, sign int64) {
+	for i, x := range o {
+		v[i] += sign * x
+	}
+}
+
+// Clone is a copy of v.
+func (v Vector) Clone() Vector { return append(Vector(nil), v...) }
+
 // Requests is what a pod requests, its overhead included, over dims; one pod.
-func Requests(dims []v1.ResourceName, pod *v1.Pod) []int64 {
+func Requests(dims []v1.ResourceName, pod *v1.Pod) Vector {
 	return Amounts(dims, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), 1)
 }
 
 // Amounts is list over dims, with pods for the pod count.
-func Amounts(dims []v1.ResourceName, list v1.ResourceList, pods int64) []int64 {
-	v := make([]int64, len(dims))
+func Amounts(dims []v1.ResourceName, list v1.ResourceList, pods int64) Vector {
+	v := make(Vector, len(dims))
 	for i, name := range dims {
 		q, ok := list[name]
 		switch {

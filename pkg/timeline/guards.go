@@ -25,7 +25,7 @@ type Guard struct {
 // the spare and what is left of the gang's share; for any other pod, the spare less what the gang's
 // members took beyond their share.
 func (g *Guard) left(own bool) Vector {
-	out := g.Spare.clone()
+	out := g.Spare.Clone()
 	for i := range out {
 		if over := g.OwnTaken[i] - g.Own[i]; own || over > 0 {
 			out[i] -= over
@@ -44,18 +44,18 @@ func (p *Plan) guard(t *times) {
 	for n, list := range t.heldOn {
 		var out []Guard
 		for _, h := range list {
-			spare := t.nodes[n].Free.clone()
+			spare := t.nodes[n].Free.Clone()
 			for _, r := range t.nodes[n].Releases {
 				if !t.releaseAt(r.At).After(h.start) {
-					spare.add(r.Gives, 1)
+					spare.Add(r.Gives, 1)
 				}
 			}
 			for _, other := range list {
 				if other.holdsAt(h.start) {
-					spare.add(other.amount[n], -1)
+					spare.Add(other.amount[n], -1)
 				}
 			}
-			out = append(out, Guard{Start: h.start, Spare: spare, Own: h.amount[n].clone(), OwnTaken: make(Vector, t.dims),
+			out = append(out, Guard{Start: h.start, Spare: spare, Own: h.amount[n].Clone(), OwnTaken: make(Vector, t.dims),
 				Gang: h.gang.Key})
 		}
 		g := &guards{}
@@ -102,7 +102,7 @@ func (p *Plan) Blocking(node string, pod Pod) *Guard {
 		if !own && endsBy(end, guard.Start) {
 			continue
 		}
-		if !pod.Requests.fits(guard.left(own)) {
+		if !pod.Requests.Fits(guard.left(own)) {
 			return &guard
 		}
 	}
@@ -121,7 +121,7 @@ func (p *Plan) Backfills(node string, pod Pod) bool {
 	}
 	end := p.rounded(pod.End)
 	for _, guard := range g.load() {
-		if guard.Gang != pod.Gang && endsBy(end, guard.Start) && !pod.Requests.fits(guard.left(false)) {
+		if guard.Gang != pod.Gang && endsBy(end, guard.Start) && !pod.Requests.Fits(guard.left(false)) {
 			return true
 		}
 	}
@@ -156,11 +156,11 @@ func (p *Plan) Take(node string, pod Pod, sign int64) {
 	for i := range list {
 		switch guard := &list[i]; {
 		case guard.Gang == pod.Gang && pod.Gang != "":
-			guard.OwnTaken = guard.OwnTaken.clone()
-			guard.OwnTaken.add(pod.Requests, sign)
+			guard.OwnTaken = guard.OwnTaken.Clone()
+			guard.OwnTaken.Add(pod.Requests, sign)
 		case !endsBy(end, guard.Start):
-			guard.Spare = guard.Spare.clone()
-			guard.Spare.add(pod.Requests, -sign)
+			guard.Spare = guard.Spare.Clone()
+			guard.Spare.Add(pod.Requests, -sign)
 		}
 	}
 	g.list.Store(&list)
@@ -190,10 +190,10 @@ func (p *Plan) Without(gangs []string) *Plan {
 			if slices.Contains(gangs, guard.Gang) {
 				continue
 			}
-			guard.Spare = guard.Spare.clone()
+			guard.Spare = guard.Spare.Clone()
 			for _, r := range dropped {
 				if r.holdsAt(guard.Start) {
-					guard.Spare.add(r.amountOn(node), 1)
+					guard.Spare.Add(r.amountOn(node), 1)
 				}
 			}
 			list = append(list, guard)

@@ -121,17 +121,17 @@ type slots struct {
 func (t *times) newSweep(members []Member) *sweep {
 	s := &sweep{t: t, free: make([]Vector, len(t.nodes)), eligible: anyEligible(members, len(t.nodes))}
 	s.slots = []slots{{shape: smallest(members, t.dims), need: len(members)}}
-	if large := members[0].Requests; !large.fits(s.slots[0].shape) {
+	if large := members[0].Requests; !large.Fits(s.slots[0].shape) {
 		need := 0
 		for _, m := range members {
-			if large.fits(m.Requests) {
+			if large.Fits(m.Requests) {
 				need++
 			}
 		}
 		s.slots = append(s.slots, slots{shape: large, need: need})
 	}
 	for i, n := range t.nodes {
-		s.free[i] = n.Free.clone()
+		s.free[i] = n.Free.Clone()
 		for k := range s.slots {
 			s.slots[k].held += s.slotsOn(k, i, s.free[i])
 		}
@@ -197,7 +197,7 @@ func (s *sweep) to(at time.Time) {
 		for k := range s.slots {
 			s.slots[k].held -= s.slotsOn(k, e.node, s.free[e.node])
 		}
-		s.free[e.node].add(e.gives, 1)
+		s.free[e.node].Add(e.gives, 1)
 		for k := range s.slots {
 			s.slots[k].held += s.slotsOn(k, e.node, s.free[e.node])
 		}
@@ -272,7 +272,7 @@ func (s *sweep) leftBeside(n int, from, to time.Time, into Vector) (Vector, bool
 			copy(into, s.free[n])
 			held = true
 		}
-		into.add(h.amount[n], -1)
+		into.Add(h.amount[n], -1)
 	}
 	return into, held
 }
@@ -313,7 +313,7 @@ func (t *times) fit(members []Member, prefer []bool, free []Vector, room map[int
 	for _, m := range members {
 		best, bestScore := -1, 0.0
 		for n, l := range left {
-			if (m.Eligible != nil && !m.Eligible[n]) || !m.Requests.fits(l) {
+			if (m.Eligible != nil && !m.Eligible[n]) || !m.Requests.Fits(l) {
 				continue
 			}
 			score := t.leftover(l, m.Requests)
@@ -327,9 +327,9 @@ func (t *times) fit(members []Member, prefer []bool, free []Vector, room map[int
 		if took[best] == nil {
 			took[best] = make(Vector, t.dims)
 		}
-		took[best].add(m.Requests, 1)
-		left[best] = left[best].clone()
-		left[best].add(m.Requests, -1)
+		took[best].Add(m.Requests, 1)
+		left[best] = left[best].Clone()
+		left[best].Add(m.Requests, -1)
 	}
 	return took, true
 }

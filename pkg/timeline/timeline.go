@@ -9,30 +9,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/podfit"
 )
 
 // Vector is an amount of each resource a plan looks at, in the order of the plan's Dims, in the
 // units of the scheduler's NodeInfo: milli-cpu, bytes, and whole units of every other resource.
-type Vector []int64
-
-// fits says whether v fits in room.
-func (v Vector) fits(room Vector) bool {
-	for i, x := range v {
-		if x > 0 && x > room[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// add adds o times sign to v in place.
-func (v Vector) add(o Vector, sign int64) {
-	for i, x := range o {
-		v[i] += sign * x
-	}
-}
-
-func (v Vector) clone() Vector { return append(Vector(nil), v...) }
+type Vector = podfit.Vector
 
 // Release is a running pod's end at the latest: when its runtime bound ends, and the room it gives
 // back then.

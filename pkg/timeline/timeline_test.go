@@ -22,7 +22,7 @@ func settings() Settings { return Settings{Now: now, Window: time.Hour, Resoluti
 func node(name string, ends ...time.Duration) Node {
 	n := Node{Name: name, Free: Vector{8000, 1 << 40, 110}}
 	for _, e := range ends {
-		n.Free.add(cpu(1000), -1)
+		n.Free.Add(cpu(1000), -1)
 		if e > 0 {
 			n.Releases = append(n.Releases, Release{At: now.Add(e), Gives: cpu(1000)})
 		}
@@ -210,24 +210,24 @@ func TestNothingLetInDelaysAReservation(t *testing.T) {
 						n = x
 					}
 				}
-				room := n.Free.clone()
+				room := n.Free.Clone()
 				for _, rel := range n.Releases {
 					if !ceil(rel.At, step).After(r.Start) {
-						room.add(rel.Gives, 1)
+						room.Add(rel.Gives, 1)
 					}
 				}
 				for _, other := range p.Reservations {
 					if !other.Start.After(r.Start) && (other.Open() || other.End.After(r.Start)) {
 						for _, s := range other.Nodes {
 							if s.Node == share.Node {
-								room.add(s.Amount, -1)
+								room.Add(s.Amount, -1)
 							}
 						}
 					}
 				}
 				for _, x := range taken {
 					if x.node == share.Node && !endsBy(x.end, r.Start) {
-						room.add(x.req, -1)
+						room.Add(x.req, -1)
 					}
 				}
 				if room[0] < 0 {

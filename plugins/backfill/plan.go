@@ -186,9 +186,7 @@ func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, placing map
 	for _, pi := range pods {
 		pod := pi.GetPod()
 		if gang, ok := placing[pod.UID]; ok {
-			for i, x := range resourceVector(dims, pi.CalculateResource().Resource, 1) {
-				n.Free[i] += x
-			}
+			n.Free.Add(resourceVector(dims, pi.CalculateResource().Resource, 1), 1)
 			placed = append(placed, placedMember{node: n.Name, pod: b.podOf(dims, pod, gang, now)})
 			continue
 		}
@@ -203,7 +201,7 @@ func (b *Backfill) nodeOf(dims []v1.ResourceName, info fwk.NodeInfo, placing map
 // counted from a resolution step later, as it starts within a step of being bound.
 func (b *Backfill) podOf(dims []v1.ResourceName, pod *v1.Pod, gang string, now time.Time) timeline.Pod {
 	return timeline.Pod{
-		Requests: timeline.Vector(podfit.Requests(dims, pod)),
+		Requests: podfit.Requests(dims, pod),
 		End:      b.acct.RuntimeBound(pod).End(now.Add(b.args.Resolution.Duration)),
 		Gang:     gang,
 	}
@@ -214,7 +212,7 @@ func (b *Backfill) gangOf(dims []v1.ResourceName, g accounting.WaitingGang, elig
 	out := timeline.Gang{Key: g.Key}
 	for _, pod := range g.Members {
 		out.Members = append(out.Members, timeline.Member{
-			Requests: timeline.Vector(podfit.Requests(dims, pod)),
+			Requests: podfit.Requests(dims, pod),
 			Eligible: eligible.Of(pod),
 			Bound:    b.acct.RuntimeBound(pod),
 		})
