@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
@@ -20,6 +23,7 @@ import (
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/kubectlqueue"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -58,6 +62,13 @@ func TestLiveViewShowsATenantItsOwnPendingWorkInOrder(t *testing.T) {
 	wantForbidden(t, "every namespace's pending work", err)
 	_, err = tenant.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(context.Background(), queue, metav1.GetOptions{})
 	wantForbidden(t, "the queue's pending work in every namespace", err)
+	// kubectl queue eta, as the tenant: its own pod's expected start, and a refusal for another's.
+	if out, err := etaAs(t, "view-tenant", own, waiting[own][0]); err != nil || !strings.Contains(out, "pod/"+waiting[own][0]) {
+		t.Errorf("the tenant's eta of its own pod: %v\n%s", err, out)
+	}
+	if out, err := etaAs(t, "view-tenant", other, waiting[other][0]); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("the tenant's eta of another namespace's pod: %v\n%s; want it forbidden", err, out)
+	}
 
 	all, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(context.Background(), queue, metav1.GetOptions{})
 	if err != nil {
@@ -340,4 +351,15 @@ func waitEvent(t *testing.T, w watch.Interface, what string, ok func(watch.Event
 			t.Fatalf("%s: no such event within %s; events: %v", what, settle, last)
 		}
 	}
+}
+
+// etaAs runs kubectl queue eta NAME in namespace as user, in-process.
+func etaAs(t *testing.T, user, namespace, name string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "--as", user, "--as-group", "system:authenticated",
+		"eta", name, "--namespace", namespace})
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
 }
