@@ -39,11 +39,14 @@ const (
 // queue's work of its kind, its queue's work of any kind, or its kind in any queue.
 var defaultRuntime = forecast.Runtime{P50: time.Hour, P90: 4 * time.Hour}
 
-// forecaster keeps the last forecast and the runtimes learned from finished pods.
+// forecaster keeps the last forecast, and the runtimes learned from finished pods under a lock of
+// their own: the informer that tells of finished pods never waits for a forecast.
 type forecaster struct {
-	mu      sync.Mutex
+	mu     sync.Mutex
+	starts expectedStarts
+
+	learnMu sync.Mutex
 	learner *runtimes.Learner
-	starts  expectedStarts
 }
 
 // expectedStarts are a forecast's starts by work key, and when it was made.
@@ -96,11 +99,12 @@ func (c *Controller) learnRuntime(pod *v1.Pod) {
 	end := finishedAt(pod, c.acct.Clock().Now())
 	queue, _ := c.acct.QueueOf(pod)
 	f := &c.forecast
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.learnMu.Lock()
+	defer f.learnMu.Unlock()
 	f.learnerLocked().Observe(runtimes.Key{Queue: queue, Kind: c.kindOf(pod)}, end.Sub(pod.Status.StartTime.Time), end)
 }
 
+// learnerLocked is the learner, made on first use; with learnMu held.
 func (f *forecaster) learnerLocked() *runtimes.Learner {
 	if f.learner == nil {
 		f.learner = runtimes.NewLearner(runtimeHalfLife, runtimeMinWeight)
@@ -133,10 +137,11 @@ func (c *Controller) kindOf(pod *v1.Pod) string {
 	return string(visibilityv1beta1.WorkloadPod)
 }
 
-// runtimeLocked is the learned runtime of work of queue and kind, or the default; with the
-// forecaster's lock held.
-func (c *Controller) runtimeLocked(queue, kind string, now time.Time) forecast.Runtime {
+// runtimeOf is the learned runtime of work of queue and kind, or the default.
+func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runtime {
 	f := &c.forecast
+	f.learnMu.Lock()
+	defer f.learnMu.Unlock()
 	if e, ok := f.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
 		return forecast.Runtime{P50: e.P50, P90: e.P90}
 	}
@@ -173,7 +178,7 @@ func (c *Controller) forecastSnapshot(now time.Time) *forecast.Snapshot {
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
 		}
 		s.Pending = append(s.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: c.runtimeLocked(w.item.Queue, string(w.item.Workload.Kind), now)})
+			Runtime: c.runtimeOf(w.item.Queue, string(w.item.Workload.Kind), now)})
 	}
 	return s
 }
@@ -203,7 +208,7 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 		}
 		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now)}
 	}
-	r := c.runtimeLocked(queue, c.kindOf(pod), now)
+	r := c.runtimeOf(queue, c.kindOf(pod), now)
 	p50, p90 := start.Add(r.P50), start.Add(r.P90)
 	if !bound.IsZero() {
 		p50, p90 = earliest(p50, bound), earliest(p90, bound)

@@ -64,7 +64,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
 	c := &Controller{acct: acct}
 	now := time.Now()
-	if r := c.runtimeLocked("q", "Pod", now); r != defaultRuntime {
+	if r := c.runtimeOf("q", "Pod", now); r != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
 	for i := range 3 {
@@ -74,7 +74,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
 		c.learnRuntime(p)
 	}
-	if r := c.runtimeLocked("q", "Pod", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+	if r := c.runtimeOf("q", "Pod", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
 		t.Errorf("three pods of 10 minutes: runtime %+v, want about 10m", r)
 	}
 }
