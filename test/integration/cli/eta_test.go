@@ -28,7 +28,7 @@ func TestETA(t *testing.T) {
 	ctx := context.Background()
 	pods := cluster.Kube.CoreV1().Pods("default")
 	holder := util.MakePod("default", "eta-holder").Label(schedulingv1beta1.QueueLabel, "eta").Req(map[v1.ResourceName]string{v1.ResourceCPU: "16"}).Obj()
-	holder.Spec.ActiveDeadlineSeconds, holder.Spec.TerminationGracePeriodSeconds = ptr.To[int64](20), ptr.To[int64](0)
+	holder.Spec.ActiveDeadlineSeconds, holder.Spec.TerminationGracePeriodSeconds = ptr.To[int64](40), ptr.To[int64](0)
 	waiting := util.MakePod("default", "eta-waiting").Label(schedulingv1beta1.QueueLabel, "eta").Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
 	t.Cleanup(func() {
 		for _, name := range []string{holder.Name, waiting.Name} {
@@ -41,7 +41,8 @@ func TestETA(t *testing.T) {
 	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{holder.Name}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
-	// Started on the forecast's 10 s grid, the holder's bound ends on it: start + 20 s.
+	// Started on the forecast's 10 s grid, the holder's bound ends on it: start + 40 s, at least 30 s
+	// from now, well after the next forecast (one every 10 s).
 	started := time.Now().Truncate(10 * time.Second)
 	running, err := pods.Get(ctx, holder.Name, metav1.GetOptions{})
 	if err != nil {
@@ -54,7 +55,7 @@ func TestETA(t *testing.T) {
 	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	end := started.Add(20 * time.Second)
+	end := started.Add(40 * time.Second)
 	var last *visibilityv1beta1.ExpectedStart
 	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
 		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads("default").List(ctx, metav1.ListOptions{})
