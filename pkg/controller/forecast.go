@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -126,15 +127,59 @@ func finishedAt(pod *v1.Pod, now time.Time) time.Time {
 	return last
 }
 
-// kindOf is the kind of work a pod runs for: its gang's, its QueueUnit's, or its own.
+// kindOf is the kind of work a pod runs for, which its runtime is learned under: its gang's, its
+// QueueUnit's, or its own controller's (PyTorchJob, Job...); Pod for a pod of none.
 func (c *Controller) kindOf(pod *v1.Pod) string {
-	switch {
-	case c.acct.GangKey(pod) != "":
-		return string(visibilityv1beta1.WorkloadPodGroup)
-	case c.acct.UnitOf(pod) != nil:
+	if key := c.acct.GangKey(pod); key != "" {
+		pg, _ := c.acct.PodGroupByKey(key)
+		return podGroupKind(pg)
+	}
+	if u := c.acct.UnitOf(pod); u != nil {
+		return unitKind(u)
+	}
+	return controllerKind(pod.OwnerReferences, string(visibilityv1beta1.WorkloadPod))
+}
+
+// workKind is the kind of a piece of pending work, as kindOf names its pods'.
+func (c *Controller) workKind(w *pendingWork) string {
+	namespace, name := w.item.Namespace, w.item.Workload.Name
+	switch w.item.Workload.Kind {
+	case visibilityv1beta1.WorkloadPodGroup:
+		pg, _ := c.acct.PodGroupByKey(namespace + "/" + name)
+		return podGroupKind(pg)
+	case visibilityv1beta1.WorkloadQueueUnit:
+		if u, err := c.acct.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
+			return unitKind(u)
+		}
 		return string(visibilityv1beta1.WorkloadQueueUnit)
 	}
+	if len(w.pods) > 0 {
+		return c.kindOf(w.pods[0])
+	}
 	return string(visibilityv1beta1.WorkloadPod)
+}
+
+// podGroupKind is the kind of the job a PodGroup runs (its controller's), or PodGroup.
+func podGroupKind(pg *schedulingv1beta1.PodGroup) string {
+	if pg == nil {
+		return string(visibilityv1beta1.WorkloadPodGroup)
+	}
+	return controllerKind(pg.OwnerReferences, string(visibilityv1beta1.WorkloadPodGroup))
+}
+
+// unitKind is the kind of the job a QueueUnit queues, or QueueUnit.
+func unitKind(u *schedulingv1beta1.QueueUnit) string {
+	return cmp.Or(u.Spec.ConsumerRef.Kind, string(visibilityv1beta1.WorkloadQueueUnit))
+}
+
+// controllerKind is the kind of the controller among owners, or fallback.
+func controllerKind(owners []metav1.OwnerReference, fallback string) string {
+	for _, ref := range owners {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.Kind
+		}
+	}
+	return fallback
 }
 
 // runtimeOf is the learned runtime of work of queue and kind, or the default.
@@ -178,7 +223,7 @@ func (c *Controller) forecastSnapshot(now time.Time) *forecast.Snapshot {
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
 		}
 		s.Pending = append(s.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: c.runtimeOf(w.item.Queue, string(w.item.Workload.Kind), now)})
+			Runtime: c.runtimeOf(w.item.Queue, c.workKind(w), now)})
 	}
 	return s
 }

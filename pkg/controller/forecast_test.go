@@ -56,25 +56,52 @@ func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
 	}
 }
 
-// Finished pods teach the forecast their runtimes, for their queue and kind of work: once three
-// have finished, their runtime replaces the default.
+// Finished pods teach the forecast their runtimes, for their queue and the kind of their job: once
+// three have finished, their runtime replaces the default, for that kind and, by fallback, for the
+// queue's work of other kinds.
 func TestRuntimesAreLearned(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
 	c := &Controller{acct: acct}
 	now := time.Now()
-	if r := c.runtimeOf("q", "Pod", now); r != defaultRuntime {
+	if r := c.runtimeOf("q", "Job", now); r != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
 	for i := range 3 {
 		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", Controller: ptr.To(true)}}
 		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(10+i)*time.Minute)))
 		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
 		c.learnRuntime(p)
 	}
-	if r := c.runtimeOf("q", "Pod", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
-		t.Errorf("three pods of 10 minutes: runtime %+v, want about 10m", r)
+	for _, kind := range []string{"Job", "PyTorchJob"} {
+		if r := c.runtimeOf("q", kind, now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+			t.Errorf("three Job pods of 10 minutes: runtime of q's %s %+v, want about 10m", kind, r)
+		}
+	}
+	if r := c.runtimeOf("other", "PyTorchJob", now); r != defaultRuntime {
+		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want the default", r)
+	}
+}
+
+// The kind a runtime is learned under is the job's: a PodGroup's or a pod's controller, a
+// QueueUnit's consumer; the object's own kind without one.
+func TestKindsOfWork(t *testing.T) {
+	owned := []metav1.OwnerReference{{Kind: "Other"}, {Kind: "PyTorchJob", Controller: ptr.To(true)}}
+	if k := podGroupKind(&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{OwnerReferences: owned}}); k != "PyTorchJob" {
+		t.Errorf("a PyTorchJob's PodGroup: %s", k)
+	}
+	if k := podGroupKind(nil); k != "PodGroup" {
+		t.Errorf("a gang without its PodGroup: %s", k)
+	}
+	unit := util.MakeQueueUnit("ns", "u", "q", "sweep").Obj()
+	unit.Spec.ConsumerRef.Kind = "RayJob"
+	if k := unitKind(unit); k != "RayJob" {
+		t.Errorf("a RayJob's QueueUnit: %s", k)
+	}
+	if k := controllerKind(nil, "Pod"); k != "Pod" {
+		t.Errorf("a pod of no controller: %s", k)
 	}
 }
