@@ -34,8 +34,12 @@ func TestUsageCheckpoint(t *testing.T) {
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	// The history starts once the accounting is synced, at the computation of the shares after; the
-	// fake clock lets the computations' spacing pass.
+	// fake clock lets the computations' spacing pass, from then on only: stepped while the informers
+	// still catch up, it could run out of its second before the history starts.
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		if !acct.Synced() {
+			return false, nil
+		}
 		_, ok := acct.OwnUsage("used")
 		if !ok && clk.Since(now) < 900*time.Millisecond {
 			clk.Step(100 * time.Millisecond)
