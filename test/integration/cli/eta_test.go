@@ -79,15 +79,30 @@ func TestETA(t *testing.T) {
 	if out := mustRun(t, "eta", "--queue", "eta"); !strings.Contains(out, "pod/eta-waiting") {
 		t.Errorf("kubectl queue eta --queue eta:\n%s", out)
 	}
-	// The kubelet ends the holder at its bound; the waiting pod is then bound.
-	time.Sleep(time.Until(end))
+	// The kubelet ends the holder once its bound has passed; the waiting pod is then bound.
+	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, time.Until(end)+settle, true, func(context.Context) (bool, error) {
+		return !time.Now().Before(end), nil
+	})
+	if err != nil {
+		t.Fatalf("the holder's bound %v never passed", end)
+	}
 	if err := pods.Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{waiting.Name}, settle, "bound", util.IsBound); err != nil {
 		t.Fatal(err)
 	}
-	if bound := time.Now(); bound.After(end.Add(interval)) {
-		t.Errorf("the waiting pod started at %v, %s after its expected start %v: more than a scheduling interval", bound, bound.Sub(end), end)
+	// When the scheduler bound it, as the API server recorded it (to the second), not when this
+	// test saw it.
+	bound, err := pods.Get(ctx, waiting.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := util.PodScheduledCondition(bound)
+	if c == nil || c.Status != v1.ConditionTrue {
+		t.Fatalf("bound pod %s has no PodScheduled=True condition: %+v", waiting.Name, c)
+	}
+	if at := c.LastTransitionTime.Time; at.After(end.Add(interval)) {
+		t.Errorf("the waiting pod started at %v, %s after its expected start %v: more than a scheduling interval", at, at.Sub(end), end)
 	}
 }
