@@ -2,27 +2,52 @@ package reclaim
 
 import (
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/clock"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // inflight remembers the victims chosen but not yet gone: evictions run asynchronously, and until a
 // victim is deleting, the accounting still counts it. The next pod's dry run must not count on it
 // again, or a victim queue would be taken below its share and a gang below minMember.
 type inflight struct {
+	clock clock.PassiveClock
+
 	mu sync.Mutex
 	// chosen holds, per preemptor and node ("uid/node"), the victims its dry run picked there.
 	chosen map[string][]*v1.Pod
 	// victims holds the victims of preemptions under way.
 	victims map[types.UID]*v1.Pod
+	// left holds, with when the accounting first saw them go, the victims that left victims because
+	// the accounting sees them terminating or gone. A cycle's node snapshot, taken before, can still
+	// show such a victim as it was, neither terminating nor gone: until gangs.AttemptSlack has passed
+	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
+	// again.
+	left map[types.UID]time.Time
 }
 
-func newInflight() *inflight {
-	return &inflight{chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}}
+func newInflight(c clock.PassiveClock) *inflight {
+	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{}}
 }
+
+// victimState is how the accounting sees a victim under way.
+type victimState int
+
+const (
+	// victimHeld: the victim still holds its room.
+	victimHeld victimState = iota
+	// victimLeaving: the victim is terminating, or gone.
+	victimLeaving
+	// victimReleased: the victim went back to the scheduling queue (it was preempted while it
+	// waited at Permit), and holds nothing.
+	victimReleased
+)
 
 func chosenKey(preemptor types.UID, node string) string { return string(preemptor) + "/" + node }
 
@@ -61,24 +86,38 @@ func (f *inflight) add(victims []*v1.Pod) {
 	}
 }
 
-// evicting says whether the pod is the victim of a preemption under way.
+// evicting says whether the pod is the victim of a preemption under way, or one the accounting saw
+// leave less than gangs.AttemptSlack ago.
 func (f *inflight) evicting(uid types.UID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, ok := f.victims[uid]
-	return ok
+	if _, ok := f.victims[uid]; ok {
+		return true
+	}
+	since, ok := f.left[uid]
+	return ok && f.clock.Since(since) < gangs.AttemptSlack
 }
 
-// pending returns, among the victims under way, those still alive (live says so), per queue what
-// they hold and per gang how many they are; it forgets the others.
-func (f *inflight) pending(live func(*v1.Pod) bool, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
+// pending returns, among the victims under way, those the accounting still counts as holding their
+// room (state says how it sees each), per queue what they hold and per gang how many they are; it
+// moves those leaving to left, and forgets the others.
+func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := f.clock.Now()
+	for uid, since := range f.left {
+		if now.Sub(since) >= gangs.AttemptSlack {
+			delete(f.left, uid)
+		}
+	}
 	byQueue, byGang := map[string]v1.ResourceList{}, map[string]int{}
 	var alive []*v1.Pod
 	for uid, pod := range f.victims {
-		if !live(pod) {
+		if s := state(pod); s != victimHeld {
 			delete(f.victims, uid)
+			if s == victimLeaving {
+				f.left[uid] = now
+			}
 			continue
 		}
 		alive = append(alive, pod)

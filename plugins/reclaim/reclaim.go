@@ -77,7 +77,7 @@ var (
 // New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
 // hands it.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(), attempts: acct.GangAttempts(),
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: acct.GangAttempts(),
 		nominated: newNominated(acct.GangKey), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
@@ -209,7 +209,7 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
-	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.live, r.acct.QueueOf, r.acct.GangKey)
+	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey)
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
 	held := r.nominated.holding(queue, pod, r.pending)
@@ -280,12 +280,18 @@ func (r *Reclaim) pending(pod *v1.Pod) bool {
 	return ok && !r.acct.Holds(pod)
 }
 
-// live says whether a victim has not begun to go yet, as the accounting sees it: the shares are
-// stale from the moment it sees a victim go until they are recomputed without it, so a victim is
-// counted either as under way or by the shares' reclaimable spare, never by neither. A victim
-// preempted while it waited at Permit is no longer held: it went back to the queue.
-func (r *Reclaim) live(pod *v1.Pod) bool {
-	return r.acct.Holds(pod) && !r.acct.Leaving(pod)
+// victimState says whether a victim under way has begun to go, as the accounting sees it: the
+// shares are stale from the moment it sees a victim go until they are recomputed without it, so a
+// victim is counted either as under way or by the shares' reclaimable spare, never by neither. A
+// victim preempted while it waited at Permit is no longer held: it went back to the queue.
+func (r *Reclaim) victimState(pod *v1.Pod) victimState {
+	switch {
+	case r.acct.Leaving(pod):
+		return victimLeaving
+	case r.acct.Holds(pod):
+		return victimHeld
+	}
+	return victimReleased
 }
 
 // GetOffsetAndNumCandidates starts the dry run at a random node and tries at least
