@@ -21,6 +21,7 @@ rm -rf pkg/generated
 input_args=()
 for p in "${client_pkgs[@]}"; do input_args+=(--input "${p}"); done
 "${bin}/client-gen" --go-header-file "${header}" --clientset-name versioned --input-base "" \
+  --plural-exceptions "Endpoints:Endpoints,WhatIf:WhatIfs" \
   --output-pkg "${module}/pkg/generated/clientset" --output-dir pkg/generated/clientset "${input_args[@]}"
 "${bin}/lister-gen" --go-header-file "${header}" \
   --output-pkg "${module}/pkg/generated/listers" --output-dir pkg/generated/listers "${api_pkgs[@]}"
@@ -32,7 +33,8 @@ for p in "${client_pkgs[@]}"; do input_args+=(--input "${p}"); done
 "${bin}/openapi-gen" --go-header-file "${header}" --output-pkg "${module}/pkg/generated/openapi" \
   --output-dir pkg/generated/openapi --output-file zz_generated.openapi.go --report-filename /dev/null \
   k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
-  k8s.io/apimachinery/pkg/api/resource "${module}/apis/visibility/v1beta1"
+  k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr k8s.io/api/core/v1 \
+  "${module}/apis/visibility/v1beta1"
 
 rm -rf manifests/crds
 "${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds

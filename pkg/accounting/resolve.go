@@ -26,7 +26,7 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 // It says whether the answer is settled: named by the pod's PodGroup, its label or its unit, which do
 // not change; a queue that comes from the namespace is resolved again at each of the pod's updates.
 func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (queue string, settled bool, err error) {
-	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation, a.cachedPodGroup)
+	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation, a.PodGroupInCache)
 }
 
 // QueueOfNewPod is QueueOf for a pod being created, whose namespace (nil for none) the caller read,
@@ -45,8 +45,8 @@ func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace, podGroup PodGr
 // PodGroupGetter reads a PodGroup; a missing one is a NotFound error.
 type PodGroupGetter func(namespace, name string) (*schedulingv1beta1.PodGroup, error)
 
-// cachedPodGroup reads a PodGroup from the informer's cache.
-func (a *Accounting) cachedPodGroup(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+// PodGroupInCache reads a PodGroup from the informer's cache.
+func (a *Accounting) PodGroupInCache(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
 	return a.podGroups.PodGroups(namespace).Get(name)
 }
 

@@ -204,7 +204,7 @@ func (a *Accounting) recomputeShares() {
 	if factor > 0 {
 		used = a.ledger.at(now)
 	}
-	root, demands, unitDemand := a.shareTree(usage, used)
+	root, demands, unitDemand := a.shareTree(usage, used, nil, nil)
 	deserved, weights := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
@@ -314,20 +314,24 @@ func leaves(q *fairshare.Queue, out []string) []string {
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
 // pods hold and ask for, and what its Enqueued QueueUnits and Pending PodGroups ask for beyond their
-// pods; a Suspended queue asks for nothing more than it holds; and with used, its own usage history.
-// demands holds each queue's demand as if it were not Suspended, unitDemand what the queues' units
-// and PodGroups ask for beyond their pods.
-func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]history.Usage) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
+// pods, and extra; a Suspended queue asks for nothing more than it holds; and with used, its own usage
+// history. Each queue is taken as as gives it (as it is, for nil). demands holds each queue's demand
+// as if it were not Suspended, unitDemand what the queues' units and PodGroups ask for beyond their
+// pods.
+func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]history.Usage, as QueuesAs, extra map[string]v1.ResourceList) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
 	demands = make(map[string]v1.ResourceList, len(usage))
 	unitDemand = v1.ResourceList{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
+		if as != nil {
+			q = as(q)
+		}
 		u := usage[q.Name]
 		beyond := a.workDemand(q.Name)
 		if beyond != nil {
 			unitDemand = quota.Add(unitDemand, beyond)
 		}
-		demand := sumOf(u.Allocated, u.Pending, beyond)
+		demand := sumOf(u.Allocated, u.Pending, beyond, extra[q.Name])
 		demands[q.Name] = demand
 		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			demand = u.Allocated
@@ -347,6 +351,26 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]hist
 		top.Name = schedulingv1beta1.RootQueue
 	}
 	return build(top), demands, quota.RemoveZeros(unitDemand)
+}
+
+// QueuesAs gives the queue as a computation of the shares takes it: the queue itself, or a copy of
+// it changed.
+type QueuesAs func(*schedulingv1beta1.Queue) *schedulingv1beta1.Queue
+
+// DeservedIf computes the queues' fair shares now, on the inputs a computation would read now, with
+// each queue as as gives it and asking for extra beside its demand; nil for either leaves the
+// queues as they are. Nothing is stored: the shares the scheduler goes by stay as they are.
+func (a *Accounting) DeservedIf(as QueuesAs, extra map[string]v1.ResourceList) map[string]v1.ResourceList {
+	capacity := a.shares.capacityOf.get()
+	factor := a.ledger.settings.Factor
+	var used map[string]history.Usage
+	if factor > 0 {
+		used = a.ledger.at(a.clock.Now())
+	}
+	root, _, _ := a.shareTree(a.usageSnapshot(), used, as, extra)
+	deserved, _ := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
+	deserved[schedulingv1beta1.RootQueue] = capacity
+	return deserved
 }
 
 // sumOf adds lists up, leaving out resources whose sum is zero. The result is one of lists itself

@@ -50,18 +50,18 @@ func (a *Accounting) UnitPriority(u *schedulingv1beta1.QueueUnit) int32 {
 	if u.Spec.Priority != nil {
 		return *u.Spec.Priority
 	}
-	return a.classPriority(u.Spec.PriorityClassName)
+	return a.ClassPriority(u.Spec.PriorityClassName)
 }
 
 // PodGroupPriority is a PodGroup's priority: the value of its priorityClassName, else that of the
 // global default PriorityClass, else 0.
 func (a *Accounting) PodGroupPriority(pg *schedulingv1beta1.PodGroup) int32 {
-	return a.classPriority(pg.Spec.PriorityClassName)
+	return a.ClassPriority(pg.Spec.PriorityClassName)
 }
 
-// classPriority is the value of the PriorityClass by that name (0 when there is none by it), or for
+// ClassPriority is the value of the PriorityClass by that name (0 when there is none by it), or for
 // "" that of the global default PriorityClass, else 0.
-func (a *Accounting) classPriority(name string) int32 {
+func (a *Accounting) ClassPriority(name string) int32 {
 	if name != "" {
 		if pc, err := a.units.priorityClasses.Get(name); err == nil {
 			return pc.Value

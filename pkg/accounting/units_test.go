@@ -70,7 +70,7 @@ func TestUnitOf(t *testing.T) {
 	}
 	// q1: 1 CPU bound + 1 pending + 4 Enqueued; q2: the Enqueued MPIJob's 2 (the Dequeued unit asks
 	// nothing more than its pods).
-	_, demands, _ := a.shareTree(a.usageSnapshot(), nil)
+	_, demands, _ := a.shareTree(a.usageSnapshot(), nil, nil, nil)
 	for queue, want := range map[string]string{"q1": "6", "q2": "2"} {
 		if got := demands[queue]; got.Cpu().String() != want {
 			t.Errorf("demand of %s = %v CPU, want %s", queue, got.Cpu(), want)
@@ -185,7 +185,7 @@ func TestPendingPodGroupsAskForTheirMinResources(t *testing.T) {
 		group("waiting", ""), group("early", schedulingv1beta1.PodGroupPending), group("admitted", schedulingv1beta1.PodGroupInqueue)},
 		util.MakeNode("n", "20", "20Gi"), member)
 	// waiting: 4; early: its pending member's 1 and 3 more; admitted: nothing without pods.
-	_, demands, _ := a.shareTree(a.usageSnapshot(), nil)
+	_, demands, _ := a.shareTree(a.usageSnapshot(), nil, nil, nil)
 	if got := demands["q"]; got.Cpu().String() != "8" {
 		t.Errorf("demand = %v CPU, want 8", got.Cpu())
 	}

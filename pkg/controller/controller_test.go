@@ -67,7 +67,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 
 // startAccounting starts the accounting on the clients' informers, which run until ctx ends, and
 // waits for their caches.
-func startAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
+func startAccounting(t testing.TB, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	acct, err := accounting.Start(ctx, queues, factory, accounting.Config{})

@@ -87,10 +87,12 @@ func (c *Controller) expectedStarts() expectedStarts {
 	if f.starts.byKey != nil && now.Sub(f.starts.at) < forecastInterval {
 		return f.starts
 	}
-	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastSnapshot(now), forecast.Settings{
-		Horizon: forecastHorizon, Resolution: forecastResolution, DefaultRuntime: defaultRuntime}), at: now}
+	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastInput(now, nil).snap, forecastSettings), at: now}
 	return f.starts
 }
+
+// forecastSettings bound every forecast the controller makes.
+var forecastSettings = forecast.Settings{Horizon: forecastHorizon, Resolution: forecastResolution, DefaultRuntime: defaultRuntime}
 
 // learnRuntime learns how long a finished pod ran, for its queue and kind of work.
 func (c *Controller) learnRuntime(pod *v1.Pod) {
@@ -193,39 +195,72 @@ func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runti
 	return defaultRuntime
 }
 
-// forecastSnapshot reads the forecast's snapshot from the caches: the nodes and the pods on them,
-// each running until its runtime bound or its learned runtime ends; the queues; and the pending
-// work as the live view lists it. Called with the forecaster's lock held.
-func (c *Controller) forecastSnapshot(now time.Time) *forecast.Snapshot {
-	var pending []*pendingWork
+// forecastIn is what a forecast starts from: its snapshot, the pending work the snapshot holds (in
+// its queues' order, queue by queue), and the queues and nodes it was read from.
+type forecastIn struct {
+	snap     *forecast.Snapshot
+	pending  []*pendingWork
+	queues   []*schedulingv1beta1.Queue
+	eligible *podfit.Eligibility
+}
+
+// forecastInput reads a forecast's snapshot from the caches: the nodes and the pods on them, each
+// running until its runtime bound or its learned runtime ends; the queues; and the pending work as
+// the live view lists it. Its vectors hold the resources the pending work asks for, and more.
+func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
+	in := &forecastIn{queues: c.acct.AllQueues()}
 	waiting := c.acct.WaitingPods()
-	for _, q := range c.acct.AllQueues() {
-		pending = append(pending, c.pendingWorkIn(q.Name, waiting[q.Name])...)
+	for _, q := range in.queues {
+		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name])...)
 	}
-	dims := timeline.Dims(requestedNames(pending))
+	dims := timeline.Dims(append(requestedNames(in.pending), more...))
 	nodes, _ := c.acct.Nodes()
 	slices.SortFunc(nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
-	s := &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.LivePods(), c.queueOfPod,
-		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) })}
-	for _, q := range c.acct.AllQueues() {
-		parent := ""
-		if q.Name != schedulingv1beta1.RootQueue {
-			parent = accounting.ParentOf(q)
-		}
-		s.Queues = append(s.Queues, forecast.Queue{Name: q.Name, Parent: parent, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
-			Capability: q.Spec.Capability, Reclaimable: ptr.Deref(q.Spec.Reclaimable, true), Suspended: q.EffectiveState() == schedulingv1beta1.QueueStateSuspended})
-	}
-	eligible := podfit.NewEligibility(nodes)
-	for _, w := range pending {
-		members := forecast.MembersOf(dims, w.pods, eligible)
+	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.LivePods(), c.queueOfPod,
+		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
+	in.eligible = podfit.NewEligibility(nodes)
+	for _, w := range in.pending {
+		members := forecast.MembersOf(dims, w.pods, in.eligible)
 		if len(members) == 0 {
 			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one.
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
 		}
-		s.Pending = append(s.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: c.runtimeOf(w.item.Queue, c.workKind(w), now)})
+		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
+			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), w.pods)})
 	}
-	return s
+	return in
+}
+
+// forecastQueues are the queues as a forecast reads them, each as as gives it (as it is for nil).
+func forecastQueues(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs) []forecast.Queue {
+	out := make([]forecast.Queue, 0, len(queues))
+	for _, q := range queues {
+		if as != nil {
+			q = as(q)
+		}
+		parent := ""
+		if q.Name != schedulingv1beta1.RootQueue {
+			parent = accounting.ParentOf(q)
+		}
+		out = append(out, forecast.Queue{Name: q.Name, Parent: parent, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
+			Capability: q.Spec.Capability, Reclaimable: ptr.Deref(q.Spec.Reclaimable, true), Suspended: q.EffectiveState() == schedulingv1beta1.QueueStateSuspended})
+	}
+	return out
+}
+
+// boundedRuntime is r, within the runtime bound of pods (the least activeDeadlineSeconds among
+// them) when they have one.
+func boundedRuntime(r forecast.Runtime, pods []*v1.Pod) forecast.Runtime {
+	var bound time.Duration
+	for _, pod := range pods {
+		if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil && (bound == 0 || time.Duration(*ads)*time.Second < bound) {
+			bound = time.Duration(*ads) * time.Second
+		}
+	}
+	if bound > 0 {
+		r.P50, r.P90 = min(r.P50, bound), min(r.P90, bound)
+	}
+	return r
 }
 
 // queueOfPod is the queue of a pod the accounting counts, or "".

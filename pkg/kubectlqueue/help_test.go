@@ -27,8 +27,8 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 		}
 	}
 	walk(root)
-	if seen != 14 {
-		t.Errorf("%d commands, want the 14 of the plugin", seen)
+	if seen != 15 {
+		t.Errorf("%d commands, want the 15 of the plugin", seen)
 	}
 }
 

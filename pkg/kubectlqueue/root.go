@@ -49,7 +49,7 @@ and the work in them, and open, close, suspend or resume them.`,
 	cmd.AddCommand(
 		newCreateCommand(o), newListCommand(o), newGetCommand(o), newDescribeCommand(o), newUpdateCommand(o),
 		newStateCommand(o, open), newStateCommand(o, closeQueue), newStateCommand(o, suspend), newStateCommand(o, resume),
-		newDeleteCommand(o), newJobsCommand(o), newETACommand(o), newOperateCommand(o), newVersionCommand(o),
+		newDeleteCommand(o), newJobsCommand(o), newETACommand(o), newWhatIfCommand(o), newOperateCommand(o), newVersionCommand(o),
 	)
 	return cmd
 }

@@ -59,6 +59,9 @@ type Source interface {
 	// PendingInNamespace returns a namespace's pending work (every namespace's for ""), each piece
 	// with its position among all the work of its queue.
 	PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload
+	// WhatIf answers a WhatIf about namespace, on the state at the call; an error is an API status
+	// error (spec Invalid, naming the field).
+	WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec) (*visibilityv1beta1.WhatIfStatus, error)
 	// OnQueueChange registers f to be told the name of a queue whose summary may have changed (or
 	// that was added or deleted), as it happens; f does not block.
 	OnQueueChange(f func(queue string)) error
@@ -160,5 +163,6 @@ func storage(feed *feed, synced func() bool) map[string]rest.Storage {
 		visibilityv1beta1.QueueSummaries:                                            &queueSummaries{r, feed},
 		visibilityv1beta1.QueueSummaries + "/" + visibilityv1beta1.PendingWorkloads: &pendingInQueue{r},
 		visibilityv1beta1.PendingWorkloads:                                          &pendingWorkloads{r},
+		visibilityv1beta1.WhatIfs:                                                   &whatIfs{r},
 	}
 }

@@ -22,6 +22,8 @@ type source struct {
 	mu      sync.Mutex
 	queues  []visibilityv1beta1.QueueSummary
 	pending []visibilityv1beta1.PendingWorkload
+	// askedIn is the namespace of each WhatIf asked.
+	askedIn []string
 }
 
 func (s *source) QueueSummaries() []visibilityv1beta1.QueueSummary {
@@ -69,6 +71,18 @@ func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.Pendin
 }
 
 func (s *source) OnQueueChange(func(queue string)) error { return nil }
+
+// WhatIf answers with the spec's first queue change as the only queue, and records the namespace.
+func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec) (*visibilityv1beta1.WhatIfStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.askedIn = append(s.askedIn, namespace)
+	status := &visibilityv1beta1.WhatIfStatus{}
+	for _, ch := range spec.Queues {
+		status.Queues = append(status.Queues, visibilityv1beta1.QueueShareChange{Name: ch.Name})
+	}
+	return status, nil
+}
 
 // started is a feed of source that took its queues as they are.
 func started(source Source) *feed {
@@ -151,5 +165,34 @@ func TestTables(t *testing.T) {
 	}
 	if _, err := pendingWorkloadTable(&metav1.Status{}); err == nil {
 		t.Error("a table of an object the view does not serve")
+	}
+}
+
+// A WhatIf is answered about the namespace of the request, whatever its object says, and returned
+// with its status; one asked in no namespace is a bad request, and one before the caches synced 503.
+func TestWhatIfIsAnsweredAboutTheRequestsNamespace(t *testing.T) {
+	synced := false
+	src := literal()
+	w := &whatIfs{reader{source: src, synced: func() bool { return synced }}}
+	ask := &visibilityv1beta1.WhatIf{ObjectMeta: metav1.ObjectMeta{Namespace: "y"},
+		Spec: visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "a"}}}}
+	inX := genericapirequest.WithNamespace(context.Background(), "x")
+	if _, err := w.Create(inX, ask, nil, nil); !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("before the caches synced: %v, want 503", err)
+	}
+	synced = true
+	if _, err := w.Create(context.Background(), ask, nil, nil); !apierrors.IsBadRequest(err) {
+		t.Errorf("in no namespace: %v, want a bad request", err)
+	}
+	obj, err := w.Create(inX, ask, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := obj.(*visibilityv1beta1.WhatIf)
+	if got.Namespace != "x" || len(got.Status.Queues) != 1 || got.Status.Queues[0].Name != "a" {
+		t.Errorf("answer %+v; want namespace x and the queue a", got)
+	}
+	if len(src.askedIn) != 1 || src.askedIn[0] != "x" {
+		t.Errorf("asked in %v, want [x]", src.askedIn)
 	}
 }

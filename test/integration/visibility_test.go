@@ -356,10 +356,15 @@ func waitEvent(t *testing.T, w watch.Interface, what string, ok func(watch.Event
 // etaAs runs kubectl queue eta NAME in namespace as user, in-process.
 func etaAs(t *testing.T, user, namespace, name string) (string, error) {
 	t.Helper()
+	return kubectlQueueAs(t, user, "eta", name, "--namespace", namespace)
+}
+
+// kubectlQueueAs runs kubectl queue args... as user, in-process.
+func kubectlQueueAs(t *testing.T, user string, args ...string) (string, error) {
+	t.Helper()
 	var out bytes.Buffer
 	cmd := kubectlqueue.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs([]string{"--kubeconfig", cluster.Kubeconfig, "--as", user, "--as-group", "system:authenticated",
-		"eta", name, "--namespace", namespace})
+	cmd.SetArgs(append([]string{"--kubeconfig", cluster.Kubeconfig, "--as", user, "--as-group", "system:authenticated"}, args...))
 	err := cmd.ExecuteContext(context.Background())
 	return out.String(), err
 }

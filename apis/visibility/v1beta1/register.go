@@ -20,6 +20,8 @@ const (
 	// PendingWorkloads is the namespaced resource of PendingWorkload, and the subresource of a
 	// QueueSummary.
 	PendingWorkloads = "pendingworkloads"
+	// WhatIfs is the namespaced resource of WhatIf, which is only created, and answered.
+	WhatIfs = "whatifs"
 )
 
 // Resource returns a GroupResource of this group for an unqualified resource name.
@@ -38,6 +40,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&QueueSummary{}, &QueueSummaryList{},
 		&PendingWorkload{}, &PendingWorkloadList{},
+		&WhatIf{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

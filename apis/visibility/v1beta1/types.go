@@ -92,6 +92,8 @@ const (
 	WorkloadQueueUnit WorkloadKind = "QueueUnit"
 	// WorkloadPod is a pod of no gang, not bound yet.
 	WorkloadPod WorkloadKind = "Pod"
+	// WorkloadNew is new work a WhatIf asks about.
+	WorkloadNew WorkloadKind = "NewWorkload"
 )
 
 // WorkloadReference names the object a pending workload stands for, in the workload's namespace.

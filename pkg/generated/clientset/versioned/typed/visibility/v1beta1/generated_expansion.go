@@ -21,3 +21,5 @@ package v1beta1
 type PendingWorkloadExpansion interface{}
 
 type QueueSummaryExpansion interface{}
+
+type WhatIfExpansion interface{}

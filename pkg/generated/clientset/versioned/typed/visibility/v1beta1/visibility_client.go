@@ -30,6 +30,7 @@ type VisibilityV1beta1Interface interface {
 	RESTClient() rest.Interface
 	PendingWorkloadsGetter
 	QueueSummariesGetter
+	WhatIfsGetter
 }
 
 // VisibilityV1beta1Client is used to interact with features provided by the visibility.queue-scheduler.io group.
@@ -43,6 +44,10 @@ func (c *VisibilityV1beta1Client) PendingWorkloads(namespace string) PendingWork
 
 func (c *VisibilityV1beta1Client) QueueSummaries() QueueSummaryInterface {
 	return newQueueSummaries(c)
+}
+
+func (c *VisibilityV1beta1Client) WhatIfs(namespace string) WhatIfInterface {
+	return newWhatIfs(c, namespace)
 }
 
 // NewForConfig creates a new VisibilityV1beta1Client for the given config.

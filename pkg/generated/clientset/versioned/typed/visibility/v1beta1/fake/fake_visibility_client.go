@@ -36,6 +36,10 @@ func (c *FakeVisibilityV1beta1) QueueSummaries() v1beta1.QueueSummaryInterface {
 	return newFakeQueueSummaries(c)
 }
 
+func (c *FakeVisibilityV1beta1) WhatIfs(namespace string) v1beta1.WhatIfInterface {
+	return newFakeWhatIfs(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeVisibilityV1beta1) RESTClient() rest.Interface {

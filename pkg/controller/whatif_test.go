@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// whatIfFixture is a controller on a node of 8 CPUs, all held until a runtime bound 10 minutes
+// from now by a pod of queue busy; a 4-CPU pod of queue mine waits in namespace ns.
+func whatIfFixture(t *testing.T) (*Controller, time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	now := time.Now().Truncate(time.Second)
+	running := util.MakePod("busy", "running").UID("running").Label(schedulingv1beta1.QueueLabel, "busy").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj()
+	running.Spec.NodeName, running.Spec.ActiveDeadlineSeconds = "n", ptr.To[int64](600)
+	running.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	running.Status.Phase, running.Status.StartTime = v1.PodRunning, ptr.To(metav1.NewTime(now))
+	waiting := util.MakePod("ns", "waiting").UID("waiting").Label(schedulingv1beta1.QueueLabel, "mine").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	kube := kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), running, waiting)
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("busy").Obj(), util.MakeQueue("mine").Obj()), kube)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.PodCount("busy") == 1 && acct.PodCount("mine") == 1 && acct.Synced() && len(acct.Deserved("mine")) > 0, nil
+	}); err != nil {
+		t.Fatal("the accounting never counted the pods")
+	}
+	return &Controller{acct: acct}, now.Add(600 * time.Second)
+}
+
+// A new job is answered beside the namespace's pending pod: both start when the running pod ends,
+// and the new one, submitted last, fits beside the waiting one. The shares move with the new demand
+// and the new weight: of the 8 CPUs, mine asks for 8 with the job, and takes 3 parts of 4.
+func TestWhatIfPlaysNewWorkBehindTheWaiting(t *testing.T) {
+	c, end := whatIfFixture(t)
+	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 2, Gang: true, Template: v1.PodTemplateSpec{
+		Spec: *util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj().Spec.DeepCopy()}}
+	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Workloads: []visibilityv1beta1.NewWorkload{job},
+		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Weight: ptr.To[int32](3)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(status.Workloads) != 2 {
+		t.Fatalf("workloads %+v; want the waiting pod and the new job", status.Workloads)
+	}
+	for _, w := range status.Workloads {
+		s := w.StartIf
+		if s == nil || s.P50 == nil || s.P50.Before(&metav1.Time{Time: end}) || s.P50.After(end.Add(forecastResolution)) {
+			t.Errorf("%s/%s starts with the change at %+v; want the running pod's end %v", w.Workload.Kind, w.Workload.Name, s, end)
+		}
+	}
+	if w := status.Workloads[0]; w.Workload.Name != "waiting" || w.Start == nil || w.Start.P50 == nil {
+		t.Errorf("the waiting pod: %+v; want its start now too", w)
+	}
+	for _, q := range status.Queues {
+		if q.Name == "mine" && (q.Deserved.Cpu().MilliValue() != 4000 || q.DeservedIf.Cpu().MilliValue() != 6000) {
+			t.Errorf("queue mine deserves %v now and %v with the change; want 4 and 6", q.Deserved.Cpu(), q.DeservedIf.Cpu())
+		}
+	}
+}
+
+// A closed queue refuses the new work, and says so; the namespace's work waiting there already
+// still starts. A suspended queue's waiting work does not start.
+func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
+	c, _ := whatIfFixture(t)
+	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 1}
+	for _, tt := range []struct {
+		state       schedulingv1beta1.QueueState
+		refused     bool
+		waitingRuns bool
+	}{
+		{schedulingv1beta1.QueueStateClosed, true, true},
+		{schedulingv1beta1.QueueStateSuspended, false, false},
+	} {
+		status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
+			Queues:    []visibilityv1beta1.QueueChange{{Name: "mine", State: tt.state}},
+			Workloads: []visibilityv1beta1.NewWorkload{job}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting, train := status.Workloads[0], status.Workloads[1]
+		if got := train.Refused != ""; got != tt.refused || (tt.refused && !strings.Contains(train.Refused, "accepts no new work")) {
+			t.Errorf("%s: the new job refused %q; want refused %v", tt.state, train.Refused, tt.refused)
+		}
+		if got := waiting.StartIf != nil && waiting.StartIf.P50 != nil; got != tt.waitingRuns {
+			t.Errorf("%s: the waiting pod starts with the change: %+v; want %v", tt.state, waiting.StartIf, tt.waitingRuns)
+		}
+	}
+}
+
+// What cannot be asked is Invalid, each field named: an unknown queue, a weight out of range, a state
+// that is none, a workload with no name, none twice, or of no pods.
+func TestWhatIfRefusesBadInputByField(t *testing.T) {
+	c, _ := whatIfFixture(t)
+	_, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
+		Queues: []visibilityv1beta1.QueueChange{{Name: "gone"}, {Name: "mine", Weight: ptr.To[int32](0), State: "Paused"}},
+		Workloads: []visibilityv1beta1.NewWorkload{{Pods: 1}, {Name: "a", Pods: 1}, {Name: "a", Pods: 1},
+			{Name: "b", Pods: 0}, {Name: "c", Pods: maxWhatIfPods + 1}}})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("got %v, want Invalid", err)
+	}
+	for _, want := range []string{"spec.queues[0].name: Not found", "spec.queues[1].weight", "spec.queues[1].state",
+		"spec.workloads[0].name: Required", "spec.workloads[2].name: Duplicate", "spec.workloads[3].pods", "spec.workloads[4].pods"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package visibility
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+)
+
+// whatIfs serves WhatIf, namespaced, create only: a created WhatIf is answered in its status and
+// returned, and never stored, as a SubjectAccessReview is. Who may create one in a namespace may
+// ask about that namespace's work, and about nothing of another's.
+type whatIfs struct{ reader }
+
+var (
+	_ rest.Creater              = &whatIfs{} //nolint:misspell // the apiserver's name
+	_ rest.Scoper               = &whatIfs{}
+	_ rest.SingularNameProvider = &whatIfs{}
+)
+
+func (*whatIfs) New() runtime.Object     { return &visibilityv1beta1.WhatIf{} }
+func (*whatIfs) Destroy()                {}
+func (*whatIfs) NamespaceScoped() bool   { return true }
+func (*whatIfs) GetSingularName() string { return "whatif" }
+
+func (w *whatIfs) Create(ctx context.Context, obj runtime.Object, validate rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	if err := w.ready(); err != nil {
+		return nil, err
+	}
+	in, ok := obj.(*visibilityv1beta1.WhatIf)
+	if !ok {
+		return nil, apierrors.NewBadRequest("not a WhatIf")
+	}
+	namespace := genericapirequest.NamespaceValue(ctx)
+	if namespace == "" {
+		return nil, apierrors.NewBadRequest("a WhatIf is asked in a namespace: the one whose work it is about")
+	}
+	if validate != nil {
+		if err := validate(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	status, err := w.source.WhatIf(namespace, in.Spec)
+	if err != nil {
+		return nil, err
+	}
+	out := in.DeepCopy()
+	out.Namespace = namespace
+	out.Status = *status
+	return out, nil
+}
