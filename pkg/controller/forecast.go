@@ -48,6 +48,10 @@ type forecaster struct {
 
 	learnMu sync.Mutex
 	learner *runtimes.Learner
+	// restored is set once the learner took the runtimes checkpointed in the queues' status; since
+	// holds, by queue, the time of the checkpoint it took: a run that ended by then is in it.
+	restored bool
+	since    map[string]time.Time
 }
 
 // expectedStarts are a forecast's starts by work key, and when it was made.
@@ -104,15 +108,11 @@ func (c *Controller) learnRuntime(pod *v1.Pod) {
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	f.learnerLocked().Observe(runtimes.Key{Queue: queue, Kind: c.kindOf(pod)}, end.Sub(pod.Status.StartTime.Time), end)
-}
-
-// learnerLocked is the learner, made on first use; with learnMu held.
-func (f *forecaster) learnerLocked() *runtimes.Learner {
-	if f.learner == nil {
-		f.learner = runtimes.NewLearner(runtimeHalfLife, runtimeMinWeight)
+	learner := c.learnerLocked()
+	if !end.After(f.since[queue]) {
+		return // counted in the checkpoint the learner resumed from
 	}
-	return f.learner
+	learner.Observe(runtimes.Key{Queue: queue, Kind: c.kindOf(pod)}, end.Sub(pod.Status.StartTime.Time), end)
 }
 
 // finishedAt is when a pod's last container ended, or now when its status does not say.
@@ -189,7 +189,7 @@ func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runti
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	if e, ok := f.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
+	if e, ok := c.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
 		return forecast.Runtime{P50: e.P50, P90: e.P90}
 	}
 	return defaultRuntime

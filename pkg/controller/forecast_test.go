@@ -6,12 +6,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -104,4 +106,60 @@ func TestKindsOfWork(t *testing.T) {
 	if k := controllerKind(nil, "Pod"); k != "Pod" {
 		t.Errorf("a pod of no controller: %s", k)
 	}
+}
+
+// The runtimes learned are checkpointed into the queue's status, and a controller started afresh
+// (a restart, a new leader) resumes from them: it estimates as the one that learned them did, and a
+// run that ended by the checkpoint, told again, is not counted twice.
+func TestRuntimesSurviveARestart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))
+	first := &Controller{acct: acct, clock: acct.Clock(), checkpoints: time.Minute}
+	now := time.Now()
+	done := func(i int) *v1.Pod {
+		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", Controller: ptr.To(true)}}
+		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(20+i)*time.Minute)))
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
+		return p
+	}
+	for i := range 3 {
+		first.learnRuntime(done(i))
+	}
+	q, _ := acct.Queue("q")
+	checkpoint, due := first.runtimesCheckpoint(q)
+	if checkpoint == nil || len(checkpoint.Kinds) != 1 || checkpoint.Kinds[0].Kind != "Job" || due <= 0 {
+		t.Fatalf("checkpoint %+v (next in %s); want the Job runs, and a next one", checkpoint, due)
+	}
+
+	stored := util.MakeQueue("q").Obj()
+	stored.Status.Runtimes = checkpoint
+	restarted := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(stored))}
+	want := first.runtimeOf("q", "Job", now)
+	if got := restarted.runtimeOf("q", "Job", now); got != want || got == defaultRuntime {
+		t.Errorf("after a restart: %+v, want %+v as learned before", got, want)
+	}
+	restarted.learnRuntime(done(0))
+	if got := restarted.runtimeOf("q", "Job", now); got != want {
+		t.Errorf("a run in the checkpoint told again: %+v, want %+v", got, want)
+	}
+	q, _ = restarted.acct.Queue("q")
+	restarted.clock, restarted.checkpoints = restarted.acct.Clock(), time.Minute
+	if again, _ := restarted.runtimesCheckpoint(q); !apiequality.Semantic.DeepEqual(again, checkpoint) {
+		t.Errorf("within the interval the checkpoint is rewritten: %+v", again)
+	}
+}
+
+// syncedAccounting is an accounting of the queues and no pods, once synced.
+func syncedAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset) *accounting.Accounting {
+	t.Helper()
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset())
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never synced")
+	}
+	return acct
 }

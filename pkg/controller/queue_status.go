@@ -43,8 +43,12 @@ func (c *Controller) offerRoomToUnits() {
 
 func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue) error {
 	status := c.desiredStatus(q)
-	var due time.Duration
+	var due, runtimesDue time.Duration
 	status.Usage, due = c.usageCheckpoint(q)
+	status.Runtimes, runtimesDue = c.runtimesCheckpoint(q)
+	if due == 0 || (runtimesDue > 0 && runtimesDue < due) {
+		due = runtimesDue
+	}
 	if due > 0 {
 		c.enqueueQueueAfter(q.Name, due)
 	}

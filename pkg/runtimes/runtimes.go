@@ -32,6 +32,19 @@ const (
 	buckets = 84
 )
 
+// Bounds of what is learned by kind: a kind is whatever controller a pod names, which a tenant
+// chooses, so the kinds kept are bounded. A run of a kind beyond them counts for its queue alone.
+const (
+	// MaxKindsPerQueue is the most kinds learned in one queue.
+	MaxKindsPerQueue = 32
+	// MaxKinds is the most kinds learned across the queues.
+	MaxKinds = 256
+)
+
+// Buckets are a histogram's weights by bucket (bucket i holds runtimes of ratio^i to ratio^(i+1)
+// seconds), the empty ones left out.
+type Buckets map[int]float64
+
 // histogram is the decayed weights of the runtimes in each bucket, as of at.
 type histogram struct {
 	weights [buckets]float64
@@ -42,29 +55,103 @@ type histogram struct {
 type Learner struct {
 	// HalfLife is how long after a runtime was observed it counts half.
 	HalfLife time.Duration
-	// MinWeight is the least weight an estimate stands on; below it, the next key is tried.
+	// MinWeight is the least weight, in runs decayed and rounded, an estimate stands on; below it,
+	// the next key is tried.
 	MinWeight float64
 	byKey     map[Key]*histogram
+	// kindsIn counts the kinds learned in each queue; kinds, across the queues.
+	kindsIn map[string]int
+	kinds   int
 }
 
 // NewLearner learns runtimes that count half after halfLife, and estimates from at least minWeight
 // of finished work.
 func NewLearner(halfLife time.Duration, minWeight float64) *Learner {
-	return &Learner{HalfLife: halfLife, MinWeight: minWeight, byKey: map[Key]*histogram{}}
+	return &Learner{HalfLife: halfLife, MinWeight: minWeight, byKey: map[Key]*histogram{}, kindsIn: map[string]int{}}
 }
 
 // Observe learns that work of key ran for runtime, ending at at. It counts for its queue and kind,
-// its queue's work of every kind, and its kind in every queue.
+// its queue's work of every kind, and its kind in every queue; beyond MaxKindsPerQueue kinds in its
+// queue, or MaxKinds in all, a new kind counts for its queue alone.
 func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
-	b := bucketOf(runtime)
-	for _, k := range []Key{key, {Queue: key.Queue}, {Kind: key.Kind}} {
-		h := l.byKey[k]
-		if h == nil {
-			h = &histogram{at: at}
-			l.byKey[k] = h
+	var one [buckets]float64
+	one[bucketOf(runtime)] = 1
+	l.add(key, &histogram{weights: one, at: at}, false)
+}
+
+// add adds h to the histograms of key, of its queue, and of its kind, as Observe counts a run. With
+// decayOlder, h counts less the older it is than them; without, a run told late counts as one told
+// now.
+func (l *Learner) add(key Key, h *histogram, decayOlder bool) {
+	keys := []Key{{Queue: key.Queue}}
+	if l.keeps(key) {
+		keys = append(keys, key, Key{Kind: key.Kind})
+	}
+	for _, k := range keys {
+		mine := l.byKey[k]
+		if mine == nil {
+			mine = &histogram{at: h.at}
+			l.byKey[k] = mine
+			switch {
+			case k.Queue == "":
+				l.kinds++
+			case k.Kind != "":
+				l.kindsIn[k.Queue]++
+			}
 		}
-		h.decayTo(at, l.HalfLife)
-		h.weights[b]++
+		mine.decayTo(h.at, l.HalfLife)
+		theirs := *h
+		if decayOlder {
+			theirs.decayTo(mine.at, l.HalfLife)
+		}
+		for i, w := range theirs.weights {
+			mine.weights[i] += w
+		}
+	}
+}
+
+// keeps says whether the kind of key is learned: known already, or within the bounds.
+func (l *Learner) keeps(key Key) bool {
+	if _, ok := l.byKey[key]; ok {
+		return true
+	}
+	_, kindKnown := l.byKey[Key{Kind: key.Kind}]
+	return l.kindsIn[key.Queue] < MaxKindsPerQueue && (kindKnown || l.kinds < MaxKinds)
+}
+
+// Export is what was learned of each kind of queue's work, decayed to at, by kind.
+func (l *Learner) Export(queue string, at time.Time) map[string]Buckets {
+	out := map[string]Buckets{}
+	for k, h := range l.byKey {
+		if k.Queue != queue || k.Kind == "" {
+			continue
+		}
+		decayed := *h
+		decayed.decayTo(at, l.HalfLife)
+		b := Buckets{}
+		for i, w := range decayed.weights {
+			if w > 0 {
+				b[i] = w
+			}
+		}
+		if len(b) > 0 {
+			out[k.Kind] = b
+		}
+	}
+	return out
+}
+
+// Import adds what Export gave for queue at at, as if its runs had been observed here: buckets out
+// of range are left out.
+func (l *Learner) Import(queue string, kinds map[string]Buckets, at time.Time) {
+	for kind, b := range kinds {
+		h := &histogram{at: at}
+		for i, w := range b {
+			if i >= 0 && i < buckets && w > 0 {
+				h.weights[i] = w
+			}
+		}
+		l.add(Key{Queue: queue, Kind: kind}, h, true)
 	}
 }
 
@@ -79,7 +166,7 @@ func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
 		}
 		decayed := *h
 		decayed.decayTo(at, l.HalfLife)
-		if e := decayed.estimate(); e.Weight >= l.MinWeight && e.Weight > 0 {
+		if e := decayed.estimate(); math.Round(e.Weight) >= l.MinWeight && e.Weight > 0 {
 			return e, true
 		}
 	}

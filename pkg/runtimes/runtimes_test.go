@@ -1,6 +1,8 @@
 package runtimes
 
 import (
+	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -77,5 +79,50 @@ func TestBucketEnds(t *testing.T) {
 	}
 	if b := bucketOf(100 * 365 * 24 * time.Hour); b != buckets-1 {
 		t.Errorf("bucket of a century: %d", b)
+	}
+}
+
+// What is exported at a moment and imported elsewhere estimates as the original does, there and
+// later: the runtimes survive a restart.
+func TestExportedRuntimesImportAlike(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	for i := range 5 {
+		l.Observe(Key{Queue: "q", Kind: "Job"}, time.Duration(10+i)*time.Minute, t0.Add(time.Duration(i)*time.Hour))
+	}
+	l.Observe(Key{Queue: "q", Kind: "PyTorchJob"}, 2*time.Hour, t0.Add(5*time.Hour))
+	l.Observe(Key{Queue: "other", Kind: "Job"}, time.Hour, t0.Add(5*time.Hour))
+	at := t0.Add(6 * time.Hour)
+	exported := l.Export("q", at)
+	if len(exported) != 2 {
+		t.Fatalf("exported kinds %v, want Job and PyTorchJob", exported)
+	}
+	restored := NewLearner(24*time.Hour, 3)
+	restored.Import("q", exported, at)
+	for _, key := range []Key{{Queue: "q", Kind: "Job"}, {Queue: "q", Kind: "PyTorchJob"}, {Queue: "q"}} {
+		later := at.Add(12 * time.Hour)
+		want, wantOK := l.Estimate(key, later)
+		got, ok := restored.Estimate(key, later)
+		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || math.Abs(got.Weight-want.Weight) > 1e-9 {
+			t.Errorf("%+v: restored %+v (%v), want %+v (%v)", key, got, ok, want, wantOK)
+		}
+	}
+}
+
+// The kinds learned are bounded: past MaxKindsPerQueue in a queue, a new kind's run counts for the
+// queue alone, and the estimate for that kind falls back to the queue's.
+func TestKindsAreBounded(t *testing.T) {
+	l := NewLearner(24*time.Hour, 1)
+	for i := range MaxKindsPerQueue {
+		l.Observe(Key{Queue: "q", Kind: fmt.Sprintf("Kind%d", i)}, time.Minute, t0)
+	}
+	l.Observe(Key{Queue: "q", Kind: "OneTooMany"}, time.Hour, t0)
+	if got := len(l.Export("q", t0)); got != MaxKindsPerQueue {
+		t.Errorf("%d kinds kept in the queue, want %d", got, MaxKindsPerQueue)
+	}
+	if _, ok := l.byKey[Key{Kind: "OneTooMany"}]; ok {
+		t.Error("the kind beyond the bound was learned across the queues")
+	}
+	if e, ok := l.Estimate(Key{Queue: "q"}, t0); !ok || e.Weight != MaxKindsPerQueue+1 {
+		t.Errorf("the queue's estimate %+v stands on %v runs, want %d", e, e.Weight, MaxKindsPerQueue+1)
 	}
 }

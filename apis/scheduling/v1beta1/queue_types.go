@@ -136,6 +136,10 @@ type QueueStatus struct {
 	// a restart or a change of leader.
 	// +optional
 	Usage *UsageCheckpoint `json:"usage,omitempty"`
+	// runtimes is how long the queue's finished work ran, by kind of job, as last checkpointed: the
+	// forecast of when pending work starts resumes from it after a restart or a change of leader.
+	// +optional
+	Runtimes *RuntimesCheckpoint `json:"runtimes,omitempty"`
 
 	// conditions describe the queue's state in detail.
 	// +optional
@@ -161,6 +165,41 @@ type UsageCheckpoint struct {
 	EffectiveWeight corev1.ResourceList `json:"effectiveWeight,omitempty"`
 	// time is when the usage stood at resourceSeconds.
 	Time metav1.Time `json:"time"`
+}
+
+// RuntimesCheckpoint is how long a queue's finished work ran, by kind of job, at a moment: for each
+// kind, the decayed count of runs in each bucket of runtimes (docs/visibility.md).
+type RuntimesCheckpoint struct {
+	// kinds are the kinds of job that finished in the queue: Job, PyTorchJob, Pod...
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +kubebuilder:validation:MaxItems=32
+	Kinds []KindRuntimes `json:"kinds,omitempty"`
+	// time is when the counts stood so.
+	Time metav1.Time `json:"time"`
+}
+
+// KindRuntimes is how long the runs of one kind of job in a queue took.
+type KindRuntimes struct {
+	// kind is the kind of job.
+	// +kubebuilder:validation:MaxLength=253
+	Kind string `json:"kind"`
+	// buckets are the runtimes' buckets that hold runs: bucket i holds the runs of 1.25^i to
+	// 1.25^(i+1) seconds.
+	// +listType=map
+	// +listMapKey=bucket
+	// +kubebuilder:validation:MaxItems=84
+	Buckets []RuntimeBucket `json:"buckets"`
+}
+
+// RuntimeBucket is the decayed count of runs in one bucket of runtimes, in thousandths of a run.
+type RuntimeBucket struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=83
+	Bucket int32 `json:"bucket"`
+	// +kubebuilder:validation:Minimum=0
+	MilliRuns int64 `json:"milliRuns"`
 }
 
 // Queue is a share of the cluster for a team: a weight, a guaranteed minimum, a hard maximum and a
