@@ -357,20 +357,26 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]hist
 // it changed.
 type QueuesAs func(*schedulingv1beta1.Queue) *schedulingv1beta1.Queue
 
-// DeservedIf computes the queues' fair shares now, on the inputs a computation would read now, with
-// each queue as as gives it and asking for extra beside its demand; nil for either leaves the
-// queues as they are. Nothing is stored: the shares the scheduler goes by stay as they are.
-func (a *Accounting) DeservedIf(as QueuesAs, extra map[string]v1.ResourceList) map[string]v1.ResourceList {
+// SharesIf computes the queues' fair shares as they are and as they would be, on one reading of
+// the inputs a computation reads (capacity, the queues' usage and usage history): now with each
+// queue as it is, then with each as as gives it and asking for extra beside its demand. It also
+// returns the usage it read. Nothing is stored: the shares the scheduler goes by stay as they are.
+// The usage history is read as of the last computation of the shares, moved on to now.
+func (a *Accounting) SharesIf(as QueuesAs, extra map[string]v1.ResourceList) (now, then map[string]v1.ResourceList, usage map[string]QueueUsage) {
 	capacity := a.shares.capacityOf.get()
+	usage = a.usageSnapshot()
 	factor := a.ledger.settings.Factor
 	var used map[string]history.Usage
 	if factor > 0 {
 		used = a.ledger.at(a.clock.Now())
 	}
-	root, _, _ := a.shareTree(a.usageSnapshot(), used, as, extra)
-	deserved, _ := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
-	deserved[schedulingv1beta1.RootQueue] = capacity
-	return deserved
+	compute := func(as QueuesAs, extra map[string]v1.ResourceList) map[string]v1.ResourceList {
+		root, _, _ := a.shareTree(usage, used, as, extra)
+		deserved, _ := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
+		deserved[schedulingv1beta1.RootQueue] = capacity
+		return deserved
+	}
+	return compute(nil, nil), compute(as, extra), usage
 }
 
 // sumOf adds lists up, leaving out resources whose sum is zero. The result is one of lists itself

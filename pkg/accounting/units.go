@@ -59,6 +59,15 @@ func (a *Accounting) PodGroupPriority(pg *schedulingv1beta1.PodGroup) int32 {
 	return a.ClassPriority(pg.Spec.PriorityClassName)
 }
 
+// ClassValue is the value of the PriorityClass by that name; ok is false when there is none.
+func (a *Accounting) ClassValue(name string) (value int32, ok bool) {
+	pc, err := a.units.priorityClasses.Get(name)
+	if err != nil {
+		return 0, false
+	}
+	return pc.Value, true
+}
+
 // ClassPriority is the value of the PriorityClass by that name (0 when there is none by it), or for
 // "" that of the global default PriorityClass, else 0.
 func (a *Accounting) ClassPriority(name string) int32 {

@@ -52,6 +52,9 @@ type forecaster struct {
 	// holds, by queue, the time of the checkpoint it took: a run that ended by then is in it.
 	restored bool
 	since    map[string]time.Time
+
+	// whatIf is held while a WhatIf is answered: one at a time.
+	whatIf sync.Mutex
 }
 
 // expectedStarts are a forecast's starts by work key, and when it was made.
@@ -206,15 +209,16 @@ type forecastIn struct {
 
 // forecastInput reads a forecast's snapshot from the caches: the nodes and the pods on them, each
 // running until its runtime bound or its learned runtime ends; the queues; and the pending work as
-// the live view lists it. Its vectors hold the resources the pending work asks for, and more.
+// the live view lists it. Its vectors hold the resources the pending work asks for, and those of
+// more that some node has.
 func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
 	in := &forecastIn{queues: c.acct.AllQueues()}
 	waiting := c.acct.WaitingPods()
 	for _, q := range in.queues {
 		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name])...)
 	}
-	dims := timeline.Dims(append(requestedNames(in.pending), more...))
 	nodes, _ := c.acct.Nodes()
+	dims := timeline.Dims(append(requestedNames(in.pending), onSomeNode(more, nodes)...))
 	slices.SortFunc(nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
 	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.LivePods(), c.queueOfPod,
 		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
@@ -308,6 +312,20 @@ func latestOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// onSomeNode are the names among names that some node has allocatable.
+func onSomeNode(names []v1.ResourceName, nodes []*v1.Node) []v1.ResourceName {
+	var out []v1.ResourceName
+	for _, name := range names {
+		for _, node := range nodes {
+			if _, ok := node.Status.Allocatable[name]; ok {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // requestedNames are the resources the pending work asks for.

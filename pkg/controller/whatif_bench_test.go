@@ -19,7 +19,8 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// BenchmarkWhatIf answers a what-if (a queue's weight tripled, and a job of 8 pods) on 5,000 nodes
+// BenchmarkWhatIf answers a what-if (a queue's weight tripled, and a gang of 8 pods, or 10,000 pods,
+// the most one may ask, of 1 CPU each) on 5,000 nodes
 // of 32 CPUs running 10,000 pods of 100 queues, started over the last hour (so that they end, at
 // the default runtimes, over the next one at the median and the next four at the 90th percentile),
 // with 2,000 pods pending in 20 namespaces: the snapshot read from the caches, the shares computed
@@ -56,14 +57,25 @@ func BenchmarkWhatIf(b *testing.B) {
 		b.Fatal("the accounting never synced")
 	}
 	c := &Controller{acct: acct}
-	spec := visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "q00", Weight: ptr.To[int32](3)}},
-		Workloads: []visibilityv1beta1.NewWorkload{{Name: "train", Queue: "q00", Pods: 8, Gang: true, Template: v1.PodTemplateSpec{
-			Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj().Spec}}}}
-	b.ResetTimer()
-	for b.Loop() {
-		status, err := c.WhatIf("ns-0", spec)
-		if err != nil || len(status.Workloads) != 101 {
-			b.Fatalf("answer %v, %d workloads; want the 100 pods of ns-0 and the job", err, len(status.Workloads))
-		}
+	template := func(cpu string) v1.PodTemplateSpec {
+		return v1.PodTemplateSpec{Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj().Spec}
+	}
+	for _, bc := range []struct {
+		name string
+		work visibilityv1beta1.NewWorkload
+	}{
+		{"gang of 8", visibilityv1beta1.NewWorkload{Name: "train", Queue: "q00", Pods: 8, Gang: true, Template: template("8")}},
+		{"10000 pods", visibilityv1beta1.NewWorkload{Name: "sweep", Queue: "q00", Pods: maxWhatIfPods, Template: template("1")}},
+	} {
+		spec := visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "q00", Weight: ptr.To[int32](3)}},
+			Workloads: []visibilityv1beta1.NewWorkload{bc.work}}
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				status, err := c.WhatIf("ns-0", spec)
+				if err != nil || len(status.Workloads) != 101 {
+					b.Fatalf("answer %v, %d workloads; want the 100 pods of ns-0 and the new work", err, len(status.Workloads))
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -48,8 +49,10 @@ func whatIfFixture(t *testing.T) (*Controller, time.Time) {
 // and the new weight: of the 8 CPUs, mine asks for 8 with the job, and takes 3 parts of 4.
 func TestWhatIfPlaysNewWorkBehindTheWaiting(t *testing.T) {
 	c, end := whatIfFixture(t)
+	// Limits alone: the requests default to them.
 	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 2, Gang: true, Template: v1.PodTemplateSpec{
-		Spec: *util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj().Spec.DeepCopy()}}
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}}}}
 	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Workloads: []visibilityv1beta1.NewWorkload{job},
 		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Weight: ptr.To[int32](3)}}})
 	if err != nil {
@@ -78,7 +81,7 @@ func TestWhatIfPlaysNewWorkBehindTheWaiting(t *testing.T) {
 // still starts. A suspended queue's waiting work does not start.
 func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
 	c, _ := whatIfFixture(t)
-	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 1}
+	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 1, Template: oneCPU()}
 	for _, tt := range []struct {
 		state       schedulingv1beta1.QueueState
 		refused     bool
@@ -103,21 +106,74 @@ func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
 	}
 }
 
+// oneCPU is a template of one container asking for a CPU.
+func oneCPU() v1.PodTemplateSpec {
+	return v1.PodTemplateSpec{Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj().Spec}
+}
+
 // What cannot be asked is Invalid, each field named: an unknown queue, a weight out of range, a state
-// that is none, a workload with no name, none twice, or of no pods.
+// that is none, a guarantee above the capability; a workload whose name is no DNS subdomain, the
+// same name twice, no pods or too many, no container, a negative request, an unknown priority class,
+// another scheduler, a node already.
 func TestWhatIfRefusesBadInputByField(t *testing.T) {
 	c, _ := whatIfFixture(t)
+	negative, otherScheduler, onNode, unknownClass := oneCPU(), oneCPU(), oneCPU(), oneCPU()
+	negative.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("-1")}
+	otherScheduler.Spec.SchedulerName = "default-scheduler"
+	onNode.Spec.NodeName = "n"
+	unknownClass.Spec.PriorityClassName = "urgent"
 	_, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
-		Queues: []visibilityv1beta1.QueueChange{{Name: "gone"}, {Name: "mine", Weight: ptr.To[int32](0), State: "Paused"}},
-		Workloads: []visibilityv1beta1.NewWorkload{{Pods: 1}, {Name: "a", Pods: 1}, {Name: "a", Pods: 1},
-			{Name: "b", Pods: 0}, {Name: "c", Pods: maxWhatIfPods + 1}}})
+		Queues: []visibilityv1beta1.QueueChange{{Name: "gone"}, {Name: "mine", Weight: ptr.To[int32](0), State: "Paused"},
+			{Name: "busy", Capability: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")},
+				Guarantee: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}},
+		Workloads: []visibilityv1beta1.NewWorkload{{Name: "A/0", Pods: 1, Template: oneCPU()}, {Name: "a", Pods: 1, Template: oneCPU()},
+			{Name: "a", Pods: 1, Template: oneCPU()}, {Name: "b", Pods: 0}, {Name: "c", Pods: maxWhatIfPods + 1},
+			{Name: "d", Pods: 1}, {Name: "e", Pods: 1, Template: negative}, {Name: "f", Pods: 1, Template: unknownClass},
+			{Name: "g", Pods: 1, Template: otherScheduler}, {Name: "h", Pods: 1, Template: onNode}}})
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("got %v, want Invalid", err)
 	}
 	for _, want := range []string{"spec.queues[0].name: Not found", "spec.queues[1].weight", "spec.queues[1].state",
-		"spec.workloads[0].name: Required", "spec.workloads[2].name: Duplicate", "spec.workloads[3].pods", "spec.workloads[4].pods"} {
+		"spec.queues[2].guarantee", "spec.workloads[0].name: Invalid", "spec.workloads[2].name: Duplicate",
+		"spec.workloads[3].pods", "spec.workloads[4].pods", "spec.workloads[5].template.spec.containers: Required",
+		"spec.workloads[6].template.spec.containers[0].resources.requests[cpu]", "spec.workloads[7].template.spec.priorityClassName: Not found",
+		"spec.workloads[8].template.spec.schedulerName", "spec.workloads[9].template.spec.nodeName: Forbidden"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// A parent suspended in the change suspends its children as the controller's cascade would: their
+// waiting work does not start. The answer holds the queues that take the namespace's work and
+// those above them, and not the others.
+func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	waiting := util.MakePod("ns", "waiting").UID("waiting").Label(schedulingv1beta1.QueueLabel, "child").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	queues := fake.NewSimpleClientset(util.MakeQueue("parent").Obj(), util.MakeQueue("child").Parent("parent").Obj(),
+		util.MakeQueue("elsewhere").Namespaces(map[string]string{"team": "other"}).Obj())
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), waiting))
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.PodCount("child") == 1 && acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never counted the pod")
+	}
+	c := &Controller{acct: acct}
+	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{
+		{Name: "parent", State: schedulingv1beta1.QueueStateSuspended}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := status.Workloads; len(w) != 1 || w[0].Start == nil || w[0].Start.P50 == nil || w[0].StartIf == nil || w[0].StartIf.P50 != nil {
+		t.Errorf("the child's waiting pod: %+v; want it to start now, and not with its parent suspended", w)
+	}
+	var names []string
+	for _, q := range status.Queues {
+		names = append(names, q.Name)
+	}
+	if strings.Join(names, ",") != "child,parent" {
+		t.Errorf("queues answered %v; want child,parent: not elsewhere, which takes no work of ns", names)
 	}
 }

@@ -82,8 +82,9 @@ func (o *Options) whatIfSpec(namespace string, files *resource.FilenameOptions) 
 		return nil, err
 	}
 	spec := &visibilityv1beta1.WhatIfSpec{}
+	warn := func(msg string) { _, _ = fmt.Fprintln(o.ErrOut, "Warning: "+msg) }
 	for _, info := range infos {
-		if err := addToWhatIf(spec, info, namespace); err != nil {
+		if err := addToWhatIf(spec, info, namespace, warn); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package kubectlqueue
 
 import (
 	"fmt"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -23,8 +24,8 @@ var (
 )
 
 // addToWhatIf adds one object of the files to spec: a Job or a Pod as a new workload of namespace,
-// a Queue as a change of the queue, a WhatIf's own spec as it is.
-func addToWhatIf(spec *visibilityv1beta1.WhatIfSpec, info *resource.Info, namespace string) error {
+// a Queue as a change of the queue, a WhatIf's own spec as it is. warn is told of what it leaves out.
+func addToWhatIf(spec *visibilityv1beta1.WhatIfSpec, info *resource.Info, namespace string, warn func(string)) error {
 	u, ok := info.Object.(*unstructured.Unstructured)
 	if !ok {
 		return fmt.Errorf("%s: not an object", info.Source)
@@ -54,6 +55,10 @@ func addToWhatIf(spec *visibilityv1beta1.WhatIfSpec, info *resource.Info, namesp
 			return err
 		}
 		spec.Queues = append(spec.Queues, queueChange(&q))
+		if ignored := ignoredQueueFields(&q); len(ignored) > 0 {
+			warn(fmt.Sprintf("%s: a what-if plays changes of weight, guarantee, capability, reclaimable and state; %s left as the queue has them",
+				where, strings.Join(ignored, ", ")))
+		}
 	case whatIfKind:
 		var w visibilityv1beta1.WhatIf
 		if err := fromUnstructured(u, &w, where); err != nil {
@@ -76,7 +81,7 @@ func fromUnstructured(u *unstructured.Unstructured, into any, where string) erro
 
 // jobWorkload is a Job as new work: its parallelism's pods (1 when unset, at most its completions),
 // as its template makes them, bounded by the Job's activeDeadlineSeconds as the webhook bounds
-// them, in the queue of the Job's queue label when its template names none.
+// them. Its queue is its pods': the Job's own labels do not reach them.
 func jobWorkload(job *batchv1.Job) visibilityv1beta1.NewWorkload {
 	pods := int32(1)
 	if p := job.Spec.Parallelism; p != nil {
@@ -89,11 +94,26 @@ func jobWorkload(job *batchv1.Job) visibilityv1beta1.NewWorkload {
 	if template.Spec.ActiveDeadlineSeconds == nil {
 		template.Spec.ActiveDeadlineSeconds = job.Spec.ActiveDeadlineSeconds
 	}
-	w := visibilityv1beta1.NewWorkload{Name: job.Name, Kind: jobKind.Kind, Pods: pods, Template: template}
-	if template.Labels[schedulingv1beta1.QueueLabel] == "" {
-		w.Queue = job.Labels[schedulingv1beta1.QueueLabel]
+	return visibilityv1beta1.NewWorkload{Name: job.Name, Kind: jobKind.Kind, Pods: pods, Template: template}
+}
+
+// ignoredQueueFields names the fields a Queue manifest sets that a what-if does not play.
+func ignoredQueueFields(q *schedulingv1beta1.Queue) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"spec.parent", q.Spec.Parent != ""},
+		{"spec.namespaceSelector", q.Spec.NamespaceSelector != nil},
+		{"spec.priority", q.Spec.Priority != 0},
+		{"spec.defaultActiveDeadlineSeconds", q.Spec.DefaultActiveDeadlineSeconds != nil},
+	} {
+		if f.set {
+			out = append(out, f.name)
+		}
 	}
-	return w
+	return out
 }
 
 // queueChange is a Queue manifest as a change: the fields it sets.

@@ -54,10 +54,11 @@ spec: {weight: 3}
 ---
 apiVersion: batch/v1
 kind: Job
-metadata: {name: train, namespace: %s, labels: {scheduling.queue-scheduler.io/queue: whatif-a}}
+metadata: {name: train, namespace: %s}
 spec:
   parallelism: 2
   template:
+    metadata: {labels: {scheduling.queue-scheduler.io/queue: whatif-a}}
     spec:
       restartPolicy: Never
       containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]

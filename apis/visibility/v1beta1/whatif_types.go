@@ -60,7 +60,7 @@ type QueueChange struct {
 
 // NewWorkload is a job to be submitted: Pods pods alike, as Template makes each.
 type NewWorkload struct {
-	// Name names it in the answer; unique among the workloads.
+	// Name names it in the answer: a DNS subdomain, unique among the workloads.
 	Name string `json:"name"`
 	// Kind is the kind of job it is (Job, PyTorchJob...), by which runtimes are learned; Pod when
 	// empty.
@@ -75,8 +75,9 @@ type NewWorkload struct {
 	// Gang says whether its pods start together or not at all.
 	// +optional
 	Gang bool `json:"gang,omitempty"`
-	// Template is each pod: its requests, priority, node selector, tolerations and
-	// activeDeadlineSeconds (its runtime bound) are read.
+	// Template is each pod, as the API server admits it: its requests (defaulted from its limits),
+	// the priority of its priorityClassName, its node selector, affinity and tolerations, and its
+	// activeDeadlineSeconds (its runtime bound; the queue's default when it has none) are read.
 	Template corev1.PodTemplateSpec `json:"template"`
 }
 
@@ -85,7 +86,9 @@ type NewWorkload struct {
 type WhatIfStatus struct {
 	// ForecastTime is the moment of the snapshot.
 	ForecastTime metav1.Time `json:"forecastTime"`
-	// Queues are every queue's fair share, as it is and as it would be.
+	// Queues are the fair shares, as they are and as they would be, of the queues that take the
+	// namespace's work (now or with the change), of the queues above them, and of those the change
+	// names.
 	// +optional
 	Queues []QueueShareChange `json:"queues,omitempty"`
 	// Workloads are the pending work of the namespace, in its queues' order, and then the new work:
@@ -120,8 +123,8 @@ type WorkloadStartChange struct {
 	// StartIf is its expected start with the change; absent for work the change refuses.
 	// +optional
 	StartIf *ExpectedStart `json:"startIf,omitempty"`
-	// Refused says why the change would refuse it: its queue closed or suspended, or a queue that
-	// does not take work from the namespace.
+	// Refused says why the change would refuse new work: its queue closed, a queue that does not
+	// take work from the namespace, or a gang above its queue's capability.
 	// +optional
 	Refused string `json:"refused,omitempty"`
 }

@@ -397,7 +397,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_NewWorkload(ref common.Refer
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Name names it in the answer; unique among the workloads.",
+							Description: "Name names it in the answer: a DNS subdomain, unique among the workloads.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -434,7 +434,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_NewWorkload(ref common.Refer
 					},
 					"template": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Template is each pod: its requests, priority, node selector, tolerations and activeDeadlineSeconds (its runtime bound) are read.",
+							Description: "Template is each pod, as the API server admits it: its requests (defaulted from its limits), the priority of its priorityClassName, its node selector, affinity and tolerations, and its activeDeadlineSeconds (its runtime bound; the queue's default when it has none) are read.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.PodTemplateSpec{}.OpenAPIModelName()),
 						},
@@ -1220,7 +1220,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_WhatIfStatus(ref common.Refe
 					},
 					"queues": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Queues are every queue's fair share, as it is and as it would be.",
+							Description: "Queues are the fair shares, as they are and as they would be, of the queues that take the namespace's work (now or with the change), of the queues above them, and of those the change names.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1317,7 +1317,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_WorkloadStartChange(ref comm
 					},
 					"refused": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Refused says why the change would refuse it: its queue closed or suspended, or a queue that does not take work from the namespace.",
+							Description: "Refused says why the change would refuse new work: its queue closed, a queue that does not take work from the namespace, or a gang above its queue's capability.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
