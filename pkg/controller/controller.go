@@ -192,6 +192,7 @@ func (c *Controller) lead(ctx context.Context) {
 		wg.Go(func() { c.work(ctx, wq.admissions, c.admitPending) })
 	}
 	wg.Go(func() { c.work(ctx, wq.units, c.syncUnits) })
+	wg.Go(func() { c.refreshStarts(ctx) })
 	for range podGroupWorkers {
 		wg.Go(func() { c.work(ctx, wq.gangs, c.syncGang) })
 		wg.Go(func() { c.work(ctx, wq.podGroups, c.syncPodGroup) })

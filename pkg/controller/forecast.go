@@ -55,6 +55,8 @@ type forecaster struct {
 
 	// whatIf is held while a WhatIf is answered: one at a time.
 	whatIf sync.Mutex
+	// shown is what the ExpectedStart conditions this replica wrote show.
+	shown shownStarts
 }
 
 // expectedStarts are a forecast's starts by work key, and when it was made.

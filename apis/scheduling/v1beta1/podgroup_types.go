@@ -32,6 +32,11 @@ const (
 	// PodGroupReserved is true while the group holds a reservation (the Backfill plugin): its
 	// message names the start and the nodes.
 	PodGroupReserved = "Reserved"
+	// PodGroupExpectedStart is the forecast of when a waiting group starts: true with the expected
+	// start at the median and the 90th percentile in its message, false when it is not expected to
+	// start within the forecast's horizon. It is written when the forecast moves by more than a
+	// tenth of the wait (a minute at least), and removed once the group no longer waits.
+	PodGroupExpectedStart = "ExpectedStart"
 )
 
 // PodGroupSpec is a gang: pods scheduled all or nothing.

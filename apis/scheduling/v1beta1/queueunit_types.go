@@ -54,7 +54,16 @@ type QueueUnitStatus struct {
 	// message says why the unit still waits, or when it was admitted.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// conditions describe the unit's state in detail: ExpectedStart while it waits.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// QueueUnitExpectedStart is the condition of a unit that waits: when it is expected to start (see
+// PodGroupExpectedStart).
+const QueueUnitExpectedStart = "ExpectedStart"
 
 // QueueUnit is the queueing record of one job of any kind.
 //
