@@ -77,6 +77,14 @@ type ControllerArgs struct {
 	// queues are busy than StatusWriteInterval allows at this rate, each is written less often.
 	// DefaultStatusWritesPerSecond when zero.
 	StatusWritesPerSecond int32 `json:"statusWritesPerSecond,omitempty"`
+	// ForecastResolution is the step the forecast of expected starts (the live view's, the
+	// ExpectedStart conditions', what-if's) rounds the running pods' ends up to and plays together:
+	// finer is more exact and costs more. DefaultForecastResolution when zero; at least 100ms.
+	ForecastResolution Duration `json:"forecastResolution,omitempty"`
+	// ForecastDefaultRuntime is the median runtime the forecast gives work of a queue and kind with
+	// too little finished work to learn from; its 90th percentile is four times as long.
+	// DefaultForecastRuntime when zero; at least 1s.
+	ForecastDefaultRuntime Duration `json:"forecastDefaultRuntime,omitempty"`
 }
 
 // WebhookArgs configures the admission webhook server, which manages its own certificates.
@@ -153,6 +161,10 @@ const (
 	// (docs/visibility.md, docs/performance.md "Queue status freshness").
 	DefaultStatusWriteInterval   = 5 * time.Second
 	DefaultStatusWritesPerSecond = 5
+	// DefaultForecastResolution is the forecast's step: fine beside runtimes of minutes and more.
+	DefaultForecastResolution = 10 * time.Second
+	// DefaultForecastRuntime is the runtime of work nothing is known of: an hour at the median.
+	DefaultForecastRuntime = time.Hour
 	// DefaultUsageHalfLife, DefaultEntryCharge and DefaultCheckpointInterval are the usage history's:
 	// yesterday's usage counts half, an admission a minute at once, and a restart loses at most five
 	// minutes of it. MaxUsageFactor bounds its strength.
@@ -185,6 +197,12 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	}
 	if a.Controller.StatusWritesPerSecond == 0 {
 		a.Controller.StatusWritesPerSecond = DefaultStatusWritesPerSecond
+	}
+	if a.Controller.ForecastResolution.Duration == 0 {
+		a.Controller.ForecastResolution.Duration = DefaultForecastResolution
+	}
+	if a.Controller.ForecastDefaultRuntime.Duration == 0 {
+		a.Controller.ForecastDefaultRuntime.Duration = DefaultForecastRuntime
 	}
 	if a.GangSources == nil {
 		a.GangSources = slices.Clone(schedulingv1beta1.GangSources)
@@ -284,6 +302,12 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 	controller := field.NewPath("controller")
 	if a.Controller.StatusWriteInterval.Duration < 100*time.Millisecond {
 		errs = append(errs, field.Invalid(controller.Child("statusWriteInterval"), a.Controller.StatusWriteInterval.String(), "must be at least 100ms"))
+	}
+	if a.Controller.ForecastResolution.Duration < 100*time.Millisecond {
+		errs = append(errs, field.Invalid(controller.Child("forecastResolution"), a.Controller.ForecastResolution.String(), "must be at least 100ms"))
+	}
+	if a.Controller.ForecastDefaultRuntime.Duration < time.Second {
+		errs = append(errs, field.Invalid(controller.Child("forecastDefaultRuntime"), a.Controller.ForecastDefaultRuntime.String(), "must be at least 1s"))
 	}
 	if a.Controller.StatusWritesPerSecond < 1 {
 		errs = append(errs, field.Invalid(controller.Child("statusWritesPerSecond"), a.Controller.StatusWritesPerSecond, "must be at least 1"))

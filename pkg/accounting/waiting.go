@@ -57,7 +57,9 @@ func (a *Accounting) LivePods() []*v1.Pod {
 
 // OnPodFinished registers f to be told of each queue-scheduler pod that ended (Succeeded or
 // Failed), once, as the informer shows it then: as it turns terminal or, for an informer that
-// leaves terminal pods out (the scheduler's), as it leaves. f must not block.
+// leaves terminal pods out (the scheduler's), as it leaves. Such an informer is told of a pod that
+// turned terminal as a deletion that carries the pod as it was before, running: f is then told of
+// it as it was, and the end is the moment it left. f must not block.
 func (a *Accounting) OnPodFinished(f func(*v1.Pod)) error {
 	var mu sync.Mutex
 	told := map[types.UID]bool{} // turned terminal in the informer, not deleted yet
@@ -79,12 +81,18 @@ func (a *Accounting) OnPodFinished(f func(*v1.Pod)) error {
 			already := told[pod.UID]
 			delete(told, pod.UID)
 			mu.Unlock()
-			if ended(pod) && !already {
+			if !already && (ended(pod) || leftRunning(pod)) {
 				f(pod)
 			}
 		},
 	})
 	return err
+}
+
+// leftRunning says whether a pod that left the informer was running, bound and not being deleted:
+// it left because it turned terminal (a pod being deleted carries its deletionTimestamp).
+func leftRunning(pod *v1.Pod) bool {
+	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && pod.Status.Phase == v1.PodRunning
 }
 
 // ended says whether a pod ran to its end.

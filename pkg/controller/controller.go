@@ -125,10 +125,11 @@ func (w *workqueues) shutDown() {
 
 // New builds the controller on the scheduler's accounting (which the composition root hands it); dyn reaches the jobs QueueUnits queue, of
 // any kind; gangs are the other gang APIs whose PodGroups it mirrors (none when nil), whose
-// CustomResourceDefinitions it watches through meta; pacing spaces the status writes of usage. Its
-// event broadcaster stops with ctx; call Run to start it.
+// CustomResourceDefinitions it watches through meta; pacing spaces the status writes of usage;
+// forecasts configure its forecasts of expected starts. Its event broadcaster stops with ctx; call
+// Run to start it.
 func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, acct *accounting.Accounting,
-	gangs []gangsource.Source, pacing StatusPacing) (*Controller, error) {
+	gangs []gangsource.Source, pacing StatusPacing, forecasts ForecastSettings) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(accounting.WithoutManagedFields),
@@ -141,6 +142,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		clock:           acct.Clock(),
 		usageWrites:     newThrottle(pacing),
 		checkpoints:     cmp.Or(pacing.Checkpoint, config.DefaultCheckpointInterval),
+		forecast:        forecaster{settings: forecasts},
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}

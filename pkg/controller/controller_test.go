@@ -33,7 +33,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	queues := fake.NewSimpleClientset(util.MakeQueue("q").State(schedulingv1beta1.QueueStateClosed).Obj())
 	kube := kubefake.NewClientset()
 	acct := startAccounting(t, ctx, queues, kube)
-	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25})
+	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, ForecastSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	factory.Start(ctx.Done())
-	if _, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}); err != nil {
+	if _, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, ForecastSettings{}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

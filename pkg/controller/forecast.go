@@ -12,6 +12,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -28,21 +29,36 @@ const (
 	forecastInterval = 10 * time.Second
 	// forecastHorizon is how far ahead starts are looked for.
 	forecastHorizon = 7 * 24 * time.Hour
-	// forecastResolution is the step ends are rounded up to, and played together.
-	forecastResolution = 10 * time.Second
+	// forecastResolution is the step ends are rounded up to, and played together, unless configured.
+	forecastResolution = config.DefaultForecastResolution
 	// runtimeHalfLife is how long after it ended a finished pod's runtime counts half.
 	runtimeHalfLife = 7 * 24 * time.Hour
 	// runtimeMinWeight is the least finished work (in runs, decayed) a learned runtime stands on.
 	runtimeMinWeight = 3
 )
 
-// defaultRuntime is the runtime of work with no bound and nothing finished to learn from: its
-// queue's work of its kind, its queue's work of any kind, or its kind in any queue.
-var defaultRuntime = forecast.Runtime{P50: time.Hour, P90: 4 * time.Hour}
+// defaultRuntime is the runtime of work with no bound and nothing finished to learn from (its
+// queue's work of its kind, its queue's work of any kind, or its kind in any queue), unless
+// configured.
+var defaultRuntime = runtimeOfMedian(config.DefaultForecastRuntime)
+
+// runtimeOfMedian is a default runtime of median m: its 90th percentile is four times as long.
+func runtimeOfMedian(m time.Duration) forecast.Runtime { return forecast.Runtime{P50: m, P90: 4 * m} }
+
+// ForecastSettings configure the controller's forecasts; a zero field takes the default.
+type ForecastSettings struct {
+	// Resolution is the step running pods' ends are rounded up to, and played together.
+	Resolution time.Duration
+	// DefaultRuntime is the median runtime of work nothing is known of.
+	DefaultRuntime time.Duration
+}
 
 // forecaster keeps the last forecast, and the runtimes learned from finished pods under a lock of
 // their own: the informer that tells of finished pods never waits for a forecast.
 type forecaster struct {
+	// settings configure the forecasts.
+	settings ForecastSettings
+
 	mu     sync.Mutex
 	starts expectedStarts
 
@@ -96,12 +112,23 @@ func (c *Controller) expectedStarts() expectedStarts {
 	if f.starts.byKey != nil && now.Sub(f.starts.at) < forecastInterval {
 		return f.starts
 	}
-	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastInput(now, nil).snap, forecastSettings), at: now}
+	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastInput(now, nil).snap, c.forecastSettings()), at: now}
 	return f.starts
 }
 
 // forecastSettings bound every forecast the controller makes.
-var forecastSettings = forecast.Settings{Horizon: forecastHorizon, Resolution: forecastResolution, DefaultRuntime: defaultRuntime}
+func (c *Controller) forecastSettings() forecast.Settings {
+	return forecast.Settings{Horizon: forecastHorizon, Resolution: cmp.Or(c.forecast.settings.Resolution, forecastResolution),
+		DefaultRuntime: c.defaultRuntime()}
+}
+
+// defaultRuntime is the runtime of work nothing is known of.
+func (c *Controller) defaultRuntime() forecast.Runtime {
+	if m := c.forecast.settings.DefaultRuntime; m > 0 {
+		return runtimeOfMedian(m)
+	}
+	return defaultRuntime
+}
 
 // learnRuntime learns how long a finished pod ran, for its queue and kind of work.
 func (c *Controller) learnRuntime(pod *v1.Pod) {
@@ -197,7 +224,7 @@ func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runti
 	if e, ok := c.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
 		return forecast.Runtime{P50: e.P50, P90: e.P90}
 	}
-	return defaultRuntime
+	return c.defaultRuntime()
 }
 
 // forecastIn is what a forecast starts from: its snapshot, the pending work the snapshot holds (in

@@ -67,8 +67,8 @@ func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec)
 	}
 	status := &visibilityv1beta1.WhatIfStatus{ForecastTime: metav1.NewTime(now)}
 	status.Queues = c.sharesIf(c.queuesSeenFrom(namespace, in.queues, as, spec), as, extra)
-	before := expectedStarts{byKey: forecast.Predict(in.snap, forecastSettings), at: now}
-	after := expectedStarts{byKey: forecast.Predict(&then, forecastSettings), at: now}
+	before := expectedStarts{byKey: forecast.Predict(in.snap, c.forecastSettings()), at: now}
+	after := expectedStarts{byKey: forecast.Predict(&then, c.forecastSettings()), at: now}
 	for _, w := range in.pending {
 		if w.item.Namespace == namespace {
 			key := forecastKey(w)

@@ -67,12 +67,17 @@ type simulation struct {
 	// reservations: the scenario has a reservations section (on or off); the report follows its
 	// gangs.
 	reservations bool
+	// forecastChecks counts the reads of the expected starts; predictions are the starts read, each
+	// once per forecast (predicted).
+	forecastChecks int
+	predictions    []prediction
+	predicted      map[string]bool
 }
 
 // start creates what the scenario starts with and the simulated kubelets and Job controller.
 func start(ctx context.Context, cluster *localcluster.Cluster, s *Scenario) (*simulation, error) {
 	sim := &simulation{clients: clients{kube: cluster.Kube, queues: cluster.Queues, scale: s.TimeScale}, clock: &clock{scale: s.TimeScale},
-		watched: map[string]bool{}, reservations: s.Reservations != nil}
+		watched: map[string]bool{}, reservations: s.Reservations != nil, predicted: map[string]bool{}}
 	for _, q := range s.Queues {
 		sim.watched[q.Name] = true
 	}
@@ -174,7 +179,7 @@ func (sim *simulation) timeline(s *Scenario) []event {
 func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer) (*Result, error) {
 	events := sim.timeline(s)
 	var actions []ActionRecord
-	nextSample, lastProgress := time.Duration(0), time.Now()
+	nextSample, nextCheck, lastProgress := time.Duration(0), time.Duration(0), time.Now()
 	every, terminal := progressEvery(progress)
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
@@ -195,6 +200,10 @@ func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer
 				return nil, err
 			}
 			nextSample += s.Sample.Duration
+		}
+		if s.ForecastCheck.Duration > 0 && now >= nextCheck {
+			sim.checkForecasts(ctx)
+			nextCheck += s.ForecastCheck.Duration
 		}
 		if progress != nil && time.Since(lastProgress) >= every {
 			lastProgress = time.Now()

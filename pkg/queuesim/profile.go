@@ -15,8 +15,8 @@ import (
 const schedulerMaxBackoff = 10 * time.Second
 
 // schedulerProfile is the shipped profile on the scenario's clock: kube-scheduler's longest backoff
-// and the Gang plugin's divided by the time scale (whole seconds, at least one), the usage history,
-// and the reservations.
+// and the Gang plugin's divided by the time scale (whole seconds, at least one), the forecast's
+// resolution, the usage history, and the reservations.
 func (s *Scenario) schedulerProfile() []byte {
 	seconds := func(d time.Duration) int { return max(1, int(math.Round(d.Seconds()/s.TimeScale))) }
 	backoff := fmt.Appendf(nil, "\npodInitialBackoffSeconds: 1\npodMaxBackoffSeconds: %d\nprofiles:\n", seconds(schedulerMaxBackoff))
@@ -25,6 +25,9 @@ func (s *Scenario) schedulerProfile() []byte {
 	profile = fmt.Appendf(profile, `  pluginConfig:
   - name: QueueState
     args:
+      controller:
+        forecastResolution: %q
+        forecastDefaultRuntime: %q
       fairSharing:
         usageHalfLife: %q
         entryCharge: %q
@@ -33,6 +36,16 @@ func (s *Scenario) schedulerProfile() []byte {
   - name: Gang
     args:
       podGroupBackoffSeconds: %d
-`, args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"], seconds(config.DefaultPodGroupBackoff))
+`, s.forecastResolution(), s.forecastDefaultRuntime(), args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"], seconds(config.DefaultPodGroupBackoff))
 	return s.Reservations.profile(profile, s.TimeScale)
+}
+
+// forecastResolution and forecastDefaultRuntime are the forecast's default step (10 simulated
+// seconds) and runtime (a simulated hour) on the real clock: at least 100ms and 1s.
+func (s *Scenario) forecastResolution() string {
+	return max(time.Duration(float64(config.DefaultForecastResolution)/s.TimeScale), 100*time.Millisecond).String()
+}
+
+func (s *Scenario) forecastDefaultRuntime() string {
+	return max(time.Duration(float64(config.DefaultForecastRuntime)/s.TimeScale), time.Second).Round(time.Millisecond).String()
 }

@@ -39,6 +39,10 @@ type recorder struct {
 	completed map[string]int
 	failed    map[string]int
 	gangs     map[string]*gangRecord // by namespace/name
+	// podStarts is when each pod was first bound, by name; jobStarts, when the first pod of each job
+	// (JobLabelKey) was.
+	podStarts map[string]time.Duration
+	jobStarts map[string]time.Duration
 }
 
 // gangRecord is one PodGroup's fate.
@@ -60,7 +64,8 @@ type gangRecord struct {
 
 func newRecorder(c *clock) *recorder {
 	return &recorder{clock: c, pods: map[types.UID]*podRecord{}, waits: map[string][]time.Duration{}, gangWaits: map[string][]time.Duration{},
-		evictions: map[string]int{}, completed: map[string]int{}, failed: map[string]int{}, gangs: map[string]*gangRecord{}}
+		evictions: map[string]int{}, completed: map[string]int{}, failed: map[string]int{}, gangs: map[string]*gangRecord{},
+		podStarts: map[string]time.Duration{}, jobStarts: map[string]time.Duration{}}
 }
 
 func (r *recorder) watchPods(pods cache.SharedIndexInformer) error {
@@ -86,8 +91,17 @@ func (r *recorder) onPod(obj any) {
 	}
 	if pod.Spec.NodeName != "" && !rec.bound {
 		rec.bound = true
-		r.waits[rec.queue] = append(r.waits[rec.queue], r.clock.now()-rec.created)
+		now := r.clock.now()
+		r.waits[rec.queue] = append(r.waits[rec.queue], now-rec.created)
 		r.memberBound(pod)
+		if _, ok := r.podStarts[pod.Name]; !ok {
+			r.podStarts[pod.Name] = now
+		}
+		if job := pod.Labels[JobLabelKey]; job != "" {
+			if _, ok := r.jobStarts[job]; !ok {
+				r.jobStarts[job] = now
+			}
+		}
 	}
 	if !rec.done && (pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed) {
 		rec.done = true

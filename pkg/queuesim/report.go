@@ -33,6 +33,12 @@ func (r *Result) WriteReport(out io.Writer) error {
 		return err
 	}
 	l = &textout.Lines{W: out}
+	if f := r.Forecasts; f != nil {
+		l.Printf("\nExpected starts: %d reads, %d predictions, %d compared with the start that followed\n", f.Checks, f.Predictions, f.Compared)
+		l.Printf("  error p50 %s, p90 %s; relative to the wait p50 %.0f%%, p90 %.0f%%\n", round(f.MedianError), round(f.P90Error),
+			100*f.MedianRelative, 100*f.P90Relative)
+		l.Printf("  %d predicted to start within the scenario did not; %d predicted to start beyond the horizon did\n", f.Late, f.Unforeseen)
+	}
 	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
 	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
 	l.Printf("Usage: the queue's decayed usage at the end, in simulated cpu-hours (each counting half after the usage half-life)\n")

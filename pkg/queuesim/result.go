@@ -66,6 +66,8 @@ type Result struct {
 	Samples     []Sample `json:"samples"`
 	// Gangs are the scenario's PodGroups, in order of creation, when it has a reservations section.
 	Gangs []GangResult `json:"gangs,omitempty"`
+	// Forecasts compares the expected starts with the actual ones, when the scenario checks them.
+	Forecasts *ForecastAccuracy `json:"forecasts,omitempty"`
 }
 
 // GangResult is what one PodGroup went through, in simulated time.
@@ -113,6 +115,9 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 	}
 	if sim.reservations {
 		r.Gangs = sim.gangResults(times)
+	}
+	if s.ForecastCheck.Duration > 0 {
+		r.Forecasts = sim.forecastAccuracy(s.Duration.Duration)
 	}
 	minutes := s.Duration.Minutes()
 	for _, name := range sortedKeys(byQueue) {

@@ -43,6 +43,9 @@ type Scenario struct {
 	FairSharing *FairSharing `yaml:"fairSharing"`
 	// Reservations turn on reservations for waiting gangs, and backfill around them.
 	Reservations *Reservations `yaml:"reservations"`
+	// ForecastCheck, when set, is the simulated time between two reads of the live view's expected
+	// starts, which the report compares with the starts that followed.
+	ForecastCheck Duration `yaml:"forecastCheck"`
 
 	file string
 }

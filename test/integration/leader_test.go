@@ -23,7 +23,7 @@ func startController(t *testing.T, ctx context.Context, identity string) *contro
 		t.Fatal(err)
 	}
 	kube.Start(ctx.Done())
-	c, err := controller.New(ctx, cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), nil, acct, nil, controller.StatusPacing{Interval: time.Second, PerSecond: 25})
+	c, err := controller.New(ctx, cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), nil, acct, nil, controller.StatusPacing{Interval: time.Second, PerSecond: 25}, controller.ForecastSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -104,5 +106,89 @@ func TestETA(t *testing.T) {
 	}
 	if at := c.LastTransitionTime.Time; at.After(end.Add(interval)) {
 		t.Errorf("the waiting pod started at %v, %s after its expected start %v: more than a scheduling interval", at, at.Sub(end), end)
+	}
+}
+
+// Runtimes are learned from the queue's pods that finish, as the scheduler's informer of live pods
+// sees them go: three pods that ran five minutes teach the queue's runtime, and a waiting pod is then
+// expected to start five minutes after the start of the pod in its way, not after the default hour.
+func TestETALearnsRuntimesFromFinishedPods(t *testing.T) {
+	removeQueues(t, "learn")
+	mustRun(t, "create", "learn", "--all-namespaces")
+	ctx := context.Background()
+	pods := cluster.Kube.CoreV1().Pods("default")
+	var names []string
+	for i := range 3 {
+		pod := util.MakePod("default", fmt.Sprintf("learn-done-%d", i)).Label(schedulingv1beta1.QueueLabel, "learn").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, pod.Name)
+	}
+	t.Cleanup(func() { deleteAll(pods, names...) })
+	if err := util.WaitForPods(ctx, cluster.Kube, "default", names, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	// Each ran five minutes, and ends now, as a kubelet reports it.
+	for _, name := range names {
+		setPhase(t, name, v1.PodRunning, time.Now().Add(-5*time.Minute))
+		setPhase(t, name, v1.PodSucceeded, time.Time{})
+	}
+	holder := util.MakePod("default", "learn-holder").Label(schedulingv1beta1.QueueLabel, "learn").Req(map[v1.ResourceName]string{v1.ResourceCPU: "16"}).Obj()
+	waiting := util.MakePod("default", "learn-waiting").Label(schedulingv1beta1.QueueLabel, "learn").Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	names = append(names, holder.Name, waiting.Name)
+	if _, err := pods.Create(ctx, holder, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := util.WaitForPods(ctx, cluster.Kube, "default", []string{holder.Name}, settle, "bound", util.IsBound); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Truncate(time.Second)
+	setPhase(t, holder.Name, v1.PodRunning, started)
+	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Five minutes, to within a bucket of the learned runtimes (a quarter) and the forecast's step.
+	earliest, latest := started.Add(5*time.Minute*3/4), started.Add(5*time.Minute*5/4+10*time.Second)
+	var last *visibilityv1beta1.ExpectedStart
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, w := range list.Items {
+			if w.Workload.Name == waiting.Name && w.ExpectedStart != nil && w.ExpectedStart.P50 != nil {
+				last = w.ExpectedStart
+			}
+		}
+		return last != nil && !last.P50.Before(&metav1.Time{Time: earliest}) && !last.P50.After(latest), nil
+	})
+	if err != nil {
+		t.Fatalf("the waiting pod's expected start never came within %v..%v, five minutes after the holder's start; last %+v", earliest, latest, last)
+	}
+}
+
+// setPhase writes a pod's phase, and its start time when one is given, as a kubelet does.
+func setPhase(t *testing.T, name string, phase v1.PodPhase, started time.Time) {
+	t.Helper()
+	pods := cluster.Kube.CoreV1().Pods("default")
+	pod, err := pods.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = phase
+	if !started.IsZero() {
+		pod.Status.StartTime = ptr.To(metav1.NewTime(started))
+	}
+	if _, err := pods.UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteAll deletes the pods at once, whatever is left of them.
+func deleteAll(pods typedcorev1.PodInterface, names ...string) {
+	for _, name := range names {
+		_ = pods.Delete(context.Background(), name, *metav1.NewDeleteOptions(0))
 	}
 }

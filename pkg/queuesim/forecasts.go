@@ -1,0 +1,130 @@
+package queuesim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+)
+
+// prediction is one piece of pending work's expected start, as one forecast gave it, in simulated
+// time.
+type prediction struct {
+	kind visibilityv1beta1.WorkloadKind
+	name string
+	// at is when the forecast was made; p50 the start it expected, none when it expected none
+	// within its horizon.
+	at, p50 time.Duration
+	none    bool
+}
+
+// ForecastAccuracy compares the expected starts the live view gave, read every forecastCheck, with
+// the starts that followed: each piece of pending work counted once per forecast that held it.
+type ForecastAccuracy struct {
+	// Checks counts the reads; Predictions the pieces of work they held with an expected start.
+	Checks      int `json:"checks"`
+	Predictions int `json:"predictions"`
+	// Compared counts the predictions of a start that came within the scenario. Their error is the
+	// distance between the predicted and the actual start; their relative error, that over the
+	// actual wait from the forecast (a minute at least).
+	Compared       int           `json:"compared"`
+	MedianError    time.Duration `json:"medianError"`
+	P90Error       time.Duration `json:"p90Error"`
+	MedianRelative float64       `json:"medianRelativeError"`
+	P90Relative    float64       `json:"p90RelativeError"`
+	// Late counts the predictions of a start within the scenario for work that had not started by
+	// its end; Unforeseen, the predictions of no start within the horizon for work that started.
+	Late       int `json:"late"`
+	Unforeseen int `json:"unforeseen"`
+}
+
+// leastWait is the least wait a relative error is measured against: work that starts right after a
+// forecast would otherwise weigh its error by nearly nothing.
+const leastWait = time.Minute
+
+// checkForecasts reads the live view's pending work of every namespace and records each expected
+// start once per forecast; a view not served yet (the scheduler's caches not synced) is skipped.
+func (sim *simulation) checkForecasts(ctx context.Context) {
+	list, err := sim.queues.VisibilityV1beta1().PendingWorkloads("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	sim.forecastChecks++
+	for _, w := range list.Items {
+		s := w.ExpectedStart
+		if s == nil || w.Namespace != Namespace {
+			continue
+		}
+		p := prediction{kind: w.Workload.Kind, name: w.Workload.Name, at: sim.clock.simulated(s.ForecastTime.Time), none: s.P50 == nil}
+		if s.P50 != nil {
+			p.p50 = sim.clock.simulated(s.P50.Time)
+		}
+		key := fmt.Sprintf("%s/%s/%d", p.kind, p.name, p.at)
+		if !sim.predicted[key] {
+			sim.predicted[key] = true
+			sim.predictions = append(sim.predictions, p)
+		}
+	}
+}
+
+// forecastAccuracy compares the predictions with the starts the recorder saw. Call with the
+// recorder's lock held.
+func (sim *simulation) forecastAccuracy(end time.Duration) *ForecastAccuracy {
+	a := &ForecastAccuracy{Checks: sim.forecastChecks, Predictions: len(sim.predictions)}
+	var errs []time.Duration
+	var relative []float64
+	for _, p := range sim.predictions {
+		started, ok := sim.startOf(p)
+		switch {
+		case !ok && !p.none && p.p50 <= end:
+			a.Late++
+		case ok && p.none:
+			a.Unforeseen++
+		case ok:
+			e := started - p.p50
+			if e < 0 {
+				e = -e
+			}
+			errs = append(errs, e)
+			relative = append(relative, float64(e)/float64(max(started-p.at, leastWait)))
+		}
+	}
+	a.Compared = len(errs)
+	a.MedianError, a.P90Error = percentile(errs, 50), percentile(errs, 90)
+	a.MedianRelative, a.P90Relative = quantile(relative, 50), quantile(relative, 90)
+	return a
+}
+
+// startOf is when the work of a prediction started, as the recorder saw it: a pod's binding, a
+// gang's minMember-th, a QueueUnit's Job's first pod's. Call with the recorder's lock held.
+func (sim *simulation) startOf(p prediction) (time.Duration, bool) {
+	r := sim.recorder
+	switch p.kind {
+	case visibilityv1beta1.WorkloadPod:
+		at, ok := r.podStarts[p.name]
+		return at, ok
+	case visibilityv1beta1.WorkloadPodGroup:
+		g := r.gangs[Namespace+"/"+p.name]
+		if g == nil || !g.running {
+			return 0, false
+		}
+		return g.started, true
+	}
+	at, ok := r.jobStarts[p.name]
+	return at, ok
+}
+
+// quantile is the p-th percentile (0–100) of xs, rounded to a thousandth; 0 for none.
+func quantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sorted := append([]float64(nil), xs...)
+	sort.Float64s(sorted)
+	return math.Round(sorted[int(p/100*float64(len(sorted)-1))]*1000) / 1000
+}
