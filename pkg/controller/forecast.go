@@ -218,13 +218,20 @@ func controllerKind(owners []metav1.OwnerReference, fallback string) string {
 
 // runtimeOf is the learned runtime of work of queue and kind, or the default.
 func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runtime {
+	return c.runtimeAfter(queue, kind, now, 0)
+}
+
+// runtimeAfter is the runtime that work of queue and kind which has run for elapsed is expected to
+// reach, as learned from the runs longer than that, or the default (at least elapsed).
+func (c *Controller) runtimeAfter(queue, kind string, now time.Time, elapsed time.Duration) forecast.Runtime {
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	if e, ok := c.learnerLocked().Estimate(runtimes.Key{Queue: queue, Kind: kind}, now); ok {
-		return forecast.Runtime{P50: e.P50, P90: e.P90}
+	if e, ok := c.learnerLocked().EstimateAfter(runtimes.Key{Queue: queue, Kind: kind}, now, elapsed); ok {
+		return forecast.Runtime{P50: e.Mean, P90: e.P90}
 	}
-	return c.defaultRuntime()
+	r := c.defaultRuntime()
+	return forecast.Runtime{P50: max(r.P50, elapsed), P90: max(r.P90, elapsed)}
 }
 
 // forecastIn is what a forecast starts from: its snapshot, the pending work the snapshot holds (in
@@ -259,9 +266,58 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), w.pods)})
+			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), w.pods), Bound: c.boundOf(w.pods)})
 	}
+	in.snap.Reservations = reservationsOf(c.acct.StartPlan(), nodes, dims)
 	return in
+}
+
+// boundOf is how long pods run at the most together, by their runtime bounds (the longest); zero
+// when one has none, or there are none.
+func (c *Controller) boundOf(pods []*v1.Pod) time.Duration {
+	var longest time.Duration
+	for _, pod := range pods {
+		b := c.acct.RuntimeBound(pod)
+		if !b.Bounded() {
+			return 0
+		}
+		longest = max(longest, b.After+b.Grace)
+	}
+	return longest
+}
+
+// reservationsOf are the reservations of plan (nil for none) as a forecast on nodes of dims reads
+// them.
+func reservationsOf(plan *timeline.Plan, nodes []*v1.Node, dims []v1.ResourceName) []forecast.Reservation {
+	if plan.Empty() {
+		return nil
+	}
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		index[n.Name] = i
+	}
+	out := make([]forecast.Reservation, 0, len(plan.Reservations))
+	for _, r := range plan.Reservations {
+		fr := forecast.Reservation{Gang: string(visibilityv1beta1.WorkloadPodGroup) + "/" + r.Gang, Start: r.Start}
+		for _, share := range r.Nodes {
+			if i, ok := index[share.Node]; ok {
+				fr.Nodes = append(fr.Nodes, forecast.Held{Node: i, Amount: inDims(share.Amount, plan.Dims, dims)})
+			}
+		}
+		out = append(out, fr)
+	}
+	return out
+}
+
+// inDims is v, a vector of from, as a vector of to: resources to has and from has not are zero.
+func inDims(v podfit.Vector, from, to []v1.ResourceName) podfit.Vector {
+	out := make(podfit.Vector, len(to))
+	for i, name := range to {
+		if j := slices.Index(from, name); j >= 0 && j < len(v) {
+			out[i] = v[j]
+		}
+	}
+	return out
 }
 
 // forecastQueues are the queues as a forecast reads them, each as as gives it (as it is for nil).
@@ -305,8 +361,9 @@ func (c *Controller) queueOfPod(pod *v1.Pod) string {
 	return queue
 }
 
-// endsOf is when a running pod is expected to end: a queue's pod after its learned runtime (or the
-// default) counted from its start, and by its runtime bound at the latest; another scheduler's pod
+// endsOf is when a running pod is expected to end: a queue's pod after the runtime learned of the
+// runs of its queue and kind longer than it has run already (or the default) counted from its
+// start, and by its runtime bound at the latest; another scheduler's pod
 // (a DaemonSet's, a service's) by its bound alone, or never. No end is earlier than now.
 func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	start := now
@@ -321,7 +378,7 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 		}
 		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now)}
 	}
-	r := c.runtimeOf(queue, c.kindOf(pod), now)
+	r := c.runtimeAfter(queue, c.kindOf(pod), now, max(now.Sub(start), 0))
 	p50, p90 := start.Add(r.P50), start.Add(r.P90)
 	if !bound.IsZero() {
 		p50, p90 = earliest(p50, bound), earliest(p90, bound)

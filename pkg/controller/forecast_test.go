@@ -60,7 +60,7 @@ func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
 
 // Finished pods teach the forecast their runtimes, for their queue and the kind of their job: once
 // three have finished, their runtime replaces the default, for that kind and, by fallback, for the
-// queue's work of other kinds.
+// queue's work of other kinds, and for any work nothing closer is known of.
 func TestRuntimesAreLearned(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -83,8 +83,8 @@ func TestRuntimesAreLearned(t *testing.T) {
 			t.Errorf("three Job pods of 10 minutes: runtime of q's %s %+v, want about 10m", kind, r)
 		}
 	}
-	if r := c.runtimeOf("other", "PyTorchJob", now); r != defaultRuntime {
-		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want the default", r)
+	if r := c.runtimeOf("other", "PyTorchJob", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want all the work's, about 10m", r)
 	}
 }
 

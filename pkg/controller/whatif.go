@@ -63,7 +63,7 @@ func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec)
 			continue // it asks for what no node has: it never starts
 		}
 		runtime := boundedRuntime(c.runtimeOf(w.queue, w.kind, now), []*v1.Pod{w.template})
-		then.Pending = append(then.Pending, w.forecastWork(in, runtime)...)
+		then.Pending = append(then.Pending, w.forecastWork(in, runtime, c.boundOf([]*v1.Pod{w.template}))...)
 	}
 	status := &visibilityv1beta1.WhatIfStatus{ForecastTime: metav1.NewTime(now)}
 	status.Queues = c.sharesIf(c.queuesSeenFrom(namespace, in.queues, as, spec), as, extra)

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -60,18 +61,18 @@ func containsName(names []v1.ResourceName, name v1.ResourceName) bool {
 
 // forecastWork is the work as the forecast takes it: a gang's pods together, or else each pod on
 // its own under a key of its own. Its pods are alike: one member, read once, stands for each.
-func (w *newWork) forecastWork(in *forecastIn, runtime forecast.Runtime) []forecast.Work {
+func (w *newWork) forecastWork(in *forecastIn, runtime forecast.Runtime, bound time.Duration) []forecast.Work {
 	member := forecast.MembersOf(in.snap.Dims, []*v1.Pod{w.template}, in.eligible)[0]
 	if w.gang {
 		members := make([]forecast.Member, w.count)
 		for i := range members {
 			members[i] = member
 		}
-		return []forecast.Work{{Key: w.key(), Queue: w.queue, Place: w.place, Members: members, Runtime: runtime}}
+		return []forecast.Work{{Key: w.key(), Queue: w.queue, Place: w.place, Members: members, Runtime: runtime, Bound: bound}}
 	}
 	out := make([]forecast.Work, w.count)
 	for i := range out {
-		out[i] = forecast.Work{Key: w.podKey(i), Queue: w.queue, Place: w.place, Members: []forecast.Member{member}, Runtime: runtime}
+		out[i] = forecast.Work{Key: w.podKey(i), Queue: w.queue, Place: w.place, Members: []forecast.Member{member}, Runtime: runtime, Bound: bound}
 	}
 	return out
 }

@@ -1,10 +1,19 @@
 package forecast
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
-// fit places each member, largest first, on the eligible node it leaves the least room on, and
-// returns the node of each member in the members' order; nothing is taken when one does not fit.
-func (w *world) fit(members []Member) ([]int, bool) {
+// fit places each member of work starting at now, largest first, on the eligible node it leaves the
+// least room on, beside the reservations it may not take; it returns the node of each member in the
+// members' order; nothing is taken when one does not fit.
+func (w *world) fit(work *Work, now time.Time) ([]int, bool) {
+	members := work.Members
+	var end time.Time
+	if work.Bound > 0 {
+		end = w.rounded(now.Add(work.Bound))
+	}
 	order := make([]int, len(members))
 	for i := range order {
 		order[i] = i
@@ -13,7 +22,7 @@ func (w *world) fit(members []Member) ([]int, bool) {
 	placed := make([]int, len(members))
 	taken := 0
 	for _, i := range order {
-		best := w.bestNode(members[i])
+		best := w.bestNode(members[i], work.Key, end)
 		if best < 0 {
 			for _, j := range order[:taken] {
 				w.free[placed[j]].Add(members[j].Requests, 1)
@@ -31,11 +40,16 @@ func (w *world) fit(members []Member) ([]int, bool) {
 	return placed, true
 }
 
-// bestNode is the eligible node with room for m that it leaves the least room on, or -1.
-func (w *world) bestNode(m Member) int {
+// bestNode is the eligible node with room for m that it leaves the least room on, or -1: the room
+// of work of key, gone by end (zero: never), beside the reservations it may not take.
+func (w *world) bestNode(m Member, key string, end time.Time) int {
 	best, bestLeft := -1, 0
-	for n, free := range w.free {
-		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] || !m.Requests.Fits(free) {
+	for n := range w.free {
+		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] {
+			continue
+		}
+		free := w.roomFor(n, key, end)
+		if !m.Requests.Fits(free) {
 			continue
 		}
 		if left := sumOf(free) - sumOf(m.Requests); best < 0 || left < bestLeft {

@@ -3,7 +3,8 @@
 // forward in simulated time: at each moment room frees up, the queues' fair shares are computed
 // again from their demand (pkg/fairshare), and the pending work, in the scheduler's order, starts
 // where its queue admits it (pkg/policy) and its members fit on the nodes. It plays twice: once with
-// every runtime at its median, once at its 90th percentile, for a p50 and a p90 start. It is pure:
+// every runtime at its central value (the caller's: the controller gives the mean of the runs it
+// learned), once at its 90th percentile, for a p50 and a p90 start. It is pure:
 // no informer, lock on shared state, client or clock.
 package forecast
 
@@ -32,6 +33,24 @@ type Snapshot struct {
 	Queues []Queue
 	// Pending is the work that waits, in any order: the forecast takes it in the scheduler's.
 	Pending []Work
+	// Reservations are the room waiting gangs are promised (the Backfill plugin).
+	Reservations []Reservation
+}
+
+// Reservation is room a waiting gang is promised from Start on some nodes. Until the gang starts,
+// other work takes that room only if its runtime bound ends it by Start; it may take what the
+// reservation leaves of a node's room now.
+type Reservation struct {
+	// Gang is the key of the gang's work.
+	Gang  string
+	Start time.Time
+	Nodes []Held
+}
+
+// Held is a reservation's room on one node, by index in the snapshot's nodes.
+type Held struct {
+	Node   int
+	Amount Vector
 }
 
 // Node is one node: its free room now, and its running pods. A cordoned node takes no new pods.
@@ -46,11 +65,11 @@ type Node struct {
 type Running struct {
 	Queue    string
 	Requests Vector
-	// Ends is when it ends, at the median and at the 90th percentile; a zero time is never.
+	// Ends is when it ends, centrally and at the 90th percentile; a zero time is never.
 	Ends Ends
 }
 
-// Ends are an end at the median and at the 90th percentile.
+// Ends are an end at its central value (P50) and at the 90th percentile.
 type Ends struct{ P50, P90 time.Time }
 
 // Queue is a queue as the fair shares and the admission read it.
@@ -71,9 +90,11 @@ type Work struct {
 	Place policy.Place
 	// Members are the pods that must start together (one for a pod alone).
 	Members []Member
-	// Runtime is how long it runs once started, at the median and at the 90th percentile; zero
+	// Runtime is how long it runs once started, centrally and at the 90th percentile; zero
 	// values take the settings' default.
 	Runtime Runtime
+	// Bound is how long it runs at the most, by its pods' runtime bounds; zero for no bound.
+	Bound time.Duration
 }
 
 // Member is one pod of a piece of work.
@@ -83,7 +104,7 @@ type Member struct {
 	Eligible []bool
 }
 
-// Runtime is a run's length at the median and at the 90th percentile.
+// Runtime is a run's length at its central value (P50) and at the 90th percentile.
 type Runtime struct{ P50, P90 time.Duration }
 
 // Settings bound a forecast.
@@ -96,7 +117,7 @@ type Settings struct {
 	DefaultRuntime Runtime
 }
 
-// Start is a piece of work's predicted start at the median and at the 90th percentile of the
+// Start is a piece of work's predicted start at the central value and at the 90th percentile of the
 // runtimes; a zero time is not within the horizon.
 type Start struct{ P50, P90 time.Time }
 

@@ -97,17 +97,55 @@ func TestGangsStartWhole(t *testing.T) {
 // Queues share what frees up by their fair shares: a queue's younger work starts before another
 // queue's older work once that queue holds its share.
 func TestFreedRoomGoesByTheShares(t *testing.T) {
-	// 4 CPUs held until 10m. Then heavy's four 1-CPU jobs, older, and light's two compete: each
-	// queue deserves 2, so heavy's third and fourth wait past light's, for a run to end.
-	s := snapshot([]Node{node("a", 4, "heavy", 10*time.Minute, 10*time.Minute, 10*time.Minute, 10*time.Minute)},
-		[]Queue{queue("heavy", ""), queue("light", "")},
-		work("heavy-1", "heavy", 10*time.Minute, time.Hour, cpu(1)), work("heavy-2", "heavy", 9*time.Minute, time.Hour, cpu(1)),
-		work("heavy-3", "heavy", 8*time.Minute, time.Hour, cpu(1)), work("heavy-4", "heavy", 7*time.Minute, time.Hour, cpu(1)),
-		work("light-1", "light", time.Minute, time.Hour, cpu(1)), work("light-2", "light", 0, time.Hour, cpu(1)))
-	got := Predict(s, settings())
+	// 4 CPUs held until 10m by heavy, which is not reclaimable. Then heavy's four 1-CPU jobs, older,
+	// and light's two compete: each queue deserves 2, so heavy's third and fourth wait past light's,
+	// for a run to end.
+	heavy := queue("heavy", "")
+	heavy.Reclaimable = false
+	got := Predict(sharesSnapshot(heavy), settings())
 	for _, key := range []string{"heavy-1", "heavy-2", "light-1", "light-2"} {
 		want(t, got, key, 10*time.Minute, 20*time.Minute)
 	}
 	want(t, got, "heavy-3", 70*time.Minute, 140*time.Minute)
 	want(t, got, "heavy-4", 70*time.Minute, 140*time.Minute)
+}
+
+// A queue below its share takes back what a reclaimable queue holds above its own, at once: light's
+// two jobs start now in the room of two of heavy's runs, and heavy's older jobs take the other two's
+// as they end, then light's as those end.
+func TestReclaimTakesBackTheShareAtOnce(t *testing.T) {
+	got := Predict(sharesSnapshot(queue("heavy", "")), settings())
+	want(t, got, "light-1", 0, 0)
+	want(t, got, "light-2", 0, 0)
+	want(t, got, "heavy-1", 10*time.Minute, 20*time.Minute)
+	want(t, got, "heavy-2", 10*time.Minute, 20*time.Minute)
+	want(t, got, "heavy-3", 60*time.Minute, 120*time.Minute)
+	want(t, got, "heavy-4", 60*time.Minute, 120*time.Minute)
+}
+
+// sharesSnapshot is a node of 4 CPUs that heavy holds until 10m, heavy's four older 1-CPU jobs of an
+// hour and light's two younger ones waiting.
+func sharesSnapshot(heavy Queue) *Snapshot {
+	return snapshot([]Node{node("a", 4, "heavy", 10*time.Minute, 10*time.Minute, 10*time.Minute, 10*time.Minute)},
+		[]Queue{heavy, queue("light", "")},
+		work("heavy-1", "heavy", 10*time.Minute, time.Hour, cpu(1)), work("heavy-2", "heavy", 9*time.Minute, time.Hour, cpu(1)),
+		work("heavy-3", "heavy", 8*time.Minute, time.Hour, cpu(1)), work("heavy-4", "heavy", 7*time.Minute, time.Hour, cpu(1)),
+		work("light-1", "light", time.Minute, time.Hour, cpu(1)), work("light-2", "light", 0, time.Hour, cpu(1)))
+}
+
+// Room reserved for a waiting gang is taken only by work its runtime bound ends by the reservation's
+// start: a pod bound to 5 minutes starts now beside the reservation, a pod without a bound waits for
+// the gang to start and end, and the gang starts on its room when the run in its way ends.
+func TestReservedRoomIsBackfilledOnlyByWorkThatEndsBeforeIt(t *testing.T) {
+	s := snapshot([]Node{node("a", 8, "q", 10*time.Minute, 10*time.Minute, 10*time.Minute, 10*time.Minute)}, []Queue{queue("q", "")},
+		work("gang", "q", time.Hour, time.Hour, cpu(4), cpu(4)), work("bounded", "q", time.Minute, 5*time.Minute, cpu(2)),
+		work("unbounded", "q", 0, time.Minute, cpu(2)))
+	s.Pending[1].Bound = 5 * time.Minute
+	s.Reservations = []Reservation{{Gang: "gang", Start: now.Add(10 * time.Minute), Nodes: []Held{{Node: 0, Amount: cpu(8)}}}}
+	got := Predict(s, settings())
+	want(t, got, "bounded", 0, 0)
+	want(t, got, "gang", 10*time.Minute, 20*time.Minute)
+	want(t, got, "unbounded", 70*time.Minute, 140*time.Minute)
+	s.Reservations = nil
+	want(t, Predict(s, settings()), "unbounded", 0, 0)
 }

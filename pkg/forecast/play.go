@@ -16,6 +16,12 @@ type world struct {
 	p90      bool
 	horizon  time.Time
 	free     []Vector
+	// running are the runs on each node, in no order; a run that ended or was taken is gone.
+	running [][]*run
+	// reserved are the reservations' room on each node, until their gang starts; holdings the same
+	// by gang.
+	reserved [][]*holding
+	holdings map[string][]*holding
 	queues   *queues
 	ends     releases
 	waiting  []*Work
@@ -26,14 +32,17 @@ type world struct {
 // at its median, or with p90 at its 90th percentile.
 func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 	w := &world{s: s, settings: settings, p90: p90, horizon: s.Now.Add(settings.Horizon), free: make([]Vector, len(s.Nodes)),
-		queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending))}
+		running: make([][]*run, len(s.Nodes)), queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending))}
+	w.reserve()
 	for i, n := range s.Nodes {
 		w.free[i] = n.Free.Clone()
 		for _, r := range n.Running {
 			w.queues.hold(r.Queue, r.Requests, 1)
-			if end := w.endOf(r.Ends); !end.IsZero() {
-				heap.Push(&w.ends, release{at: w.rounded(end), node: i, queue: r.Queue, gives: r.Requests})
+			end := w.endOf(r.Ends)
+			if !end.IsZero() {
+				end = w.rounded(end)
 			}
+			w.track(i, &run{queue: r.Queue, gives: r.Requests, end: end})
 		}
 	}
 	for i := range s.Pending {
@@ -66,9 +75,7 @@ func (w *world) run() {
 			return
 		}
 		for w.ends.Len() > 0 && !w.ends[0].at.After(now) {
-			e := heap.Pop(&w.ends).(release)
-			w.free[e.node].Add(e.gives, 1)
-			w.queues.hold(e.queue, e.gives, -1)
+			w.leave(heap.Pop(&w.ends).(release).run)
 		}
 	}
 }
@@ -95,7 +102,10 @@ func (w *world) startWhatFits(now time.Time) {
 			kept = append(kept, work)
 			continue
 		}
-		placed, ok := w.fit(work.Members)
+		placed, ok := w.fit(work, now)
+		if !ok && w.reclaim(work, snap) {
+			placed, ok = w.fit(work, now)
+		}
 		if !ok {
 			if len(work.Members) == 1 && work.Members[0].Eligible == nil {
 				unfit = append(unfit, req)
@@ -122,14 +132,43 @@ func covers(smaller []Vector, req Vector) bool {
 // start runs work from now on the nodes placed, until its runtime ends.
 func (w *world) start(work *Work, placed []int, now time.Time) {
 	w.started[work.Key] = now
+	w.release(work.Key)
 	req := total(work.Members)
 	w.queues.ask(work.Queue, req, -1)
 	w.queues.hold(work.Queue, req, 1)
 	end := w.rounded(now.Add(w.runtimeOf(work.Runtime)))
 	for i, m := range work.Members {
 		w.free[placed[i]].Add(m.Requests, -1)
-		heap.Push(&w.ends, release{at: end, node: placed[i], queue: work.Queue, gives: m.Requests})
+		w.track(placed[i], &run{queue: work.Queue, gives: m.Requests, end: end})
 	}
+}
+
+// run is one pod running on a node: its queue, what it holds, and when it ends (zero: never).
+type run struct {
+	node  int
+	queue string
+	gives Vector
+	end   time.Time
+	gone  bool
+}
+
+// track counts r as running on node n, with its end to come.
+func (w *world) track(n int, r *run) {
+	r.node = n
+	w.running[n] = append(w.running[n], r)
+	if !r.end.IsZero() {
+		heap.Push(&w.ends, release{at: r.end, run: r})
+	}
+}
+
+// leave gives back the room of a run that ended or was taken, once.
+func (w *world) leave(r *run) {
+	if r.gone {
+		return
+	}
+	r.gone = true
+	w.free[r.node].Add(r.gives, 1)
+	w.queues.hold(r.queue, r.gives, -1)
 }
 
 // endOf is a running pod's end in this play.
@@ -165,12 +204,10 @@ func (w *world) rounded(t time.Time) time.Time {
 	return t
 }
 
-// release is a run's end on one node: the room it gives back there, and to its queue.
+// release is a run's end.
 type release struct {
-	at    time.Time
-	node  int
-	queue string
-	gives Vector
+	at  time.Time
+	run *run
 }
 
 // releases orders the ends, earliest first.

@@ -22,7 +22,7 @@ func newETACommand(o *Options) *cobra.Command {
 		Use:   "eta [KIND/]NAME | --queue QUEUE",
 		Short: "Show when pending work is expected to start",
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
-policy played forward from the cluster's state, with the running pods' runtimes at their median
+policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
 of the current namespace (or --namespace), or a Job whose pods wait; KIND (podgroup, queueunit, pod)
 narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,

@@ -41,6 +41,17 @@ type ForecastAccuracy struct {
 	// its end; Unforeseen, the predictions of no start within the horizon for work that started.
 	Late       int `json:"late"`
 	Unforeseen int `json:"unforeseen"`
+	// Each is every prediction compared, in the order read.
+	Each []PredictionResult `json:"each,omitempty"`
+}
+
+// PredictionResult is one expected start and the start that followed, in simulated time.
+type PredictionResult struct {
+	Kind      string        `json:"kind"`
+	Name      string        `json:"name"`
+	At        time.Duration `json:"at"`
+	Predicted time.Duration `json:"predicted"`
+	Started   time.Duration `json:"started"`
 }
 
 // leastWait is the least wait a relative error is measured against: work that starts right after a
@@ -92,6 +103,7 @@ func (sim *simulation) forecastAccuracy(end time.Duration) *ForecastAccuracy {
 			}
 			errs = append(errs, e)
 			relative = append(relative, float64(e)/float64(max(started-p.at, leastWait)))
+			a.Each = append(a.Each, PredictionResult{Kind: string(p.kind), Name: p.name, At: p.at, Predicted: p.p50, Started: started})
 		}
 	}
 	a.Compared = len(errs)

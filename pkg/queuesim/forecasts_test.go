@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -25,9 +26,13 @@ func TestForecastAccuracy(t *testing.T) {
 		{kind: visibilityv1beta1.WorkloadPodGroup, name: "g", at: 0, none: true},                                         // unforeseen
 	}}
 	got := sim.forecastAccuracy(30 * time.Minute)
+	if len(got.Each) != 3 || got.Each[0].Name != "p" || got.Each[0].Predicted != 8*time.Minute || got.Each[0].Started != 10*time.Minute {
+		t.Errorf("each compared: %+v; want p, g and u, p predicted at 8m and started at 10m", got.Each)
+	}
+	got.Each = nil
 	want := ForecastAccuracy{Checks: 3, Predictions: 6, Compared: 3, MedianError: time.Minute, P90Error: time.Minute,
 		MedianRelative: 0.2, P90Relative: 0.2, Late: 1, Unforeseen: 1}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("accuracy %+v\nwant     %+v", *got, want)
 	}
 }

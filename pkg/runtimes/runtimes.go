@@ -16,14 +16,16 @@ import (
 
 // Key names what a histogram learns: the runtimes of one kind of work (Job, PyTorchJob, Pod...) in
 // one queue. An empty field is any: the estimate falls back to the queue's work of every kind, then
-// to the kind in every queue.
+// to the kind in every queue, then to all the work that finished.
 type Key struct{ Queue, Kind string }
 
 // Estimate is a runtime at the median and at the 90th percentile, and how much finished work it
 // stands on (each runtime's weight, decayed).
 type Estimate struct {
 	P50, P90 time.Duration
-	Weight   float64
+	// Mean is the runtimes' mean: what many runs take each, on average.
+	Mean   time.Duration
+	Weight float64
 }
 
 // ratio is how much each bucket's upper bound exceeds its lower; buckets is how many there are.
@@ -83,7 +85,7 @@ func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
 // decayOlder, h counts less the older it is than them; without, a run told late counts as one told
 // now.
 func (l *Learner) add(key Key, h *histogram, decayOlder bool) {
-	keys := []Key{{Queue: key.Queue}}
+	keys := []Key{{Queue: key.Queue}, {}}
 	if l.keeps(key) {
 		keys = append(keys, key, Key{Kind: key.Kind})
 	}
@@ -93,9 +95,10 @@ func (l *Learner) add(key Key, h *histogram, decayOlder bool) {
 			mine = &histogram{at: h.at}
 			l.byKey[k] = mine
 			switch {
+			case k.Kind == "":
 			case k.Queue == "":
 				l.kinds++
-			case k.Kind != "":
+			default:
 				l.kindsIn[k.Queue]++
 			}
 		}
@@ -156,19 +159,31 @@ func (l *Learner) Import(queue string, kinds map[string]Buckets, at time.Time) {
 }
 
 // Estimate reads the runtime of work of key at at: from its queue and kind, else its queue's work of
-// every kind, else its kind in every queue, whichever first stands on MinWeight; ok is false when
-// none does.
+// every kind, else its kind in every queue, else all the work that finished, whichever first stands
+// on MinWeight; ok is false when none does.
 func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
-	for _, k := range []Key{key, {Queue: key.Queue}, {Kind: key.Kind}} {
+	return l.EstimateAfter(key, at, 0)
+}
+
+// EstimateAfter is Estimate for work that has run for elapsed already: the runtime it is expected to
+// reach, read from the runtimes longer than elapsed (a run past every one learned reaches elapsed).
+// Which key it reads is chosen as Estimate chooses it.
+func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (Estimate, bool) {
+	for _, k := range []Key{key, {Queue: key.Queue}, {Kind: key.Kind}, {}} {
 		h := l.byKey[k]
 		if h == nil {
 			continue
 		}
 		decayed := *h
 		decayed.decayTo(at, l.HalfLife)
-		if e := decayed.estimate(); math.Round(e.Weight) >= l.MinWeight && e.Weight > 0 {
-			return e, true
+		if all := decayed.estimateAfter(0); math.Round(all.Weight) < l.MinWeight || all.Weight <= 0 {
+			continue
 		}
+		e := decayed.estimateAfter(elapsed)
+		if e.Weight == 0 {
+			return Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}, true
+		}
+		return e, true
 	}
 	return Estimate{}, false
 }
@@ -186,29 +201,48 @@ func (h *histogram) decayTo(at time.Time, halfLife time.Duration) {
 	h.at = at
 }
 
-// estimate reads the median and the 90th percentile.
-func (h *histogram) estimate() Estimate {
+// estimateAfter reads the median and the 90th percentile of the runtimes longer than elapsed, and
+// the weight of those: each bucket's weight lies evenly over it on the logarithmic scale, and the
+// part of a bucket below elapsed is left out.
+func (h *histogram) estimateAfter(elapsed time.Duration) Estimate {
+	from := 0.0
+	if s := elapsed.Seconds(); s > 1 {
+		from = math.Log(s) / math.Log(ratio)
+	}
+	// part is the weight of bucket i above from, and where in the bucket it starts.
+	part := func(i int) (weight, lo float64) {
+		lo = max(float64(i), from)
+		if lo >= float64(i+1) {
+			return 0, lo
+		}
+		return h.weights[i] * (float64(i+1) - lo), lo
+	}
 	var total float64
-	for _, w := range h.weights {
+	for i := range h.weights {
+		w, _ := part(i)
 		total += w
 	}
 	if total == 0 {
 		return Estimate{}
 	}
-	return Estimate{P50: h.quantile(0.5, total), P90: h.quantile(0.9, total), Weight: total}
-}
-
-// quantile is the runtime below which q of the weight lies, interpolated within its bucket on the
-// logarithmic scale.
-func (h *histogram) quantile(q, total float64) time.Duration {
-	want, seen := q*total, 0.0
-	for i, w := range h.weights {
-		if w > 0 && seen+w >= want {
-			return boundOf(float64(i) + (want-seen)/w)
+	quantile := func(q float64) time.Duration {
+		want, seen := q*total, 0.0
+		for i := range h.weights {
+			w, lo := part(i)
+			if w > 0 && seen+w >= want {
+				return boundOf(lo + (want-seen)/h.weights[i])
+			}
+			seen += w
 		}
-		seen += w
+		return boundOf(buckets)
 	}
-	return boundOf(buckets)
+	var seconds float64
+	for i := range h.weights {
+		if w, lo := part(i); w > 0 {
+			seconds += w * math.Pow(ratio, (lo+float64(i+1))/2)
+		}
+	}
+	return Estimate{P50: quantile(0.5), P90: quantile(0.9), Mean: time.Duration(seconds / total * float64(time.Second)).Round(time.Second), Weight: total}
 }
 
 // bucketOf is the bucket of a runtime: bucket i holds ratio^i to ratio^(i+1) seconds; shorter runs

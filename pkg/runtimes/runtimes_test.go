@@ -49,7 +49,7 @@ func TestOldRuntimesCountLess(t *testing.T) {
 }
 
 // An estimate stands on enough finished work: its queue and kind's, else its queue's, else its kind's
-// anywhere; none when nothing is known.
+// anywhere, else all the work that finished; none when nothing is known.
 func TestEstimateFallsBack(t *testing.T) {
 	l := NewLearner(24*time.Hour, 3)
 	l.Observe(Key{Queue: "q", Kind: "Job"}, time.Minute, t0)
@@ -67,8 +67,33 @@ func TestEstimateFallsBack(t *testing.T) {
 	if e, ok := l.Estimate(Key{Queue: "new", Kind: "RayJob"}, t0); !ok || !within(e.P50, 2*time.Hour) {
 		t.Errorf("a new queue's RayJobs: %+v, %v; want RayJobs anywhere", e, ok)
 	}
-	if _, ok := l.Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); ok {
+	if e, ok := l.Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); !ok || e.Weight != 6 {
+		t.Errorf("a new queue's MPIJobs, none anywhere: %+v, %v; want the 6 runs of all the work", e, ok)
+	}
+	if _, ok := NewLearner(24*time.Hour, 3).Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); ok {
 		t.Error("nothing known: want no estimate")
+	}
+}
+
+// Work that has run for a while is expected to reach the runtimes longer than that: of runs of 2
+// and 8 minutes, work past 3 minutes reaches 8; past every run learned, it ends now.
+func TestEstimateAfterReadsTheLongerRuns(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	for range 6 {
+		l.Observe(Key{Queue: "q", Kind: "Pod"}, 2*time.Minute, t0)
+	}
+	for range 2 {
+		l.Observe(Key{Queue: "q", Kind: "Pod"}, 8*time.Minute, t0)
+	}
+	key := Key{Queue: "q", Kind: "Pod"}
+	if e, _ := l.Estimate(key, t0); !within(e.P50, 2*time.Minute) || !within(e.Mean, (6*2+2*8)*time.Minute/8) {
+		t.Errorf("from the start: median %s, mean %s; want about 2m and 3m30s", e.P50, e.Mean)
+	}
+	if e, ok := l.EstimateAfter(key, t0, 3*time.Minute); !ok || !within(e.P50, 8*time.Minute) || !within(e.P90, 8*time.Minute) || e.Weight != 2 {
+		t.Errorf("past 3m: %+v, %v; want about 8m, from the 2 longer runs", e, ok)
+	}
+	if e, ok := l.EstimateAfter(key, t0, time.Hour); !ok || e.P50 != time.Hour || e.P90 != time.Hour {
+		t.Errorf("past every run: %+v, %v; want it to end now, at 1h", e, ok)
 	}
 }
 

@@ -145,10 +145,11 @@ type PendingWorkload struct {
 // ExpectedStart is a forecast of when a piece of pending work starts: the scheduling policy (fair
 // shares, capabilities, the order) played forward in simulated time from the running pods' ends,
 // their runtime bounds or, without one, the runtimes learned from finished work of their queue and
-// kind, with every runtime at its median (P50) and at its 90th percentile (P90).
+// kind, with every runtime at its central value (P50: the mean of the runs learned, which a queue of
+// many jobs takes each on average) and at its 90th percentile (P90).
 type ExpectedStart struct {
-	// P50 is the start with the median runtimes; absent when it does not start within the
-	// forecast's horizon.
+	// P50 is the expected start, with the runtimes at their central value; absent when it does not
+	// start within the forecast's horizon.
 	// +optional
 	P50 *metav1.Time `json:"p50,omitempty"`
 	// P90 is the start with the 90th-percentile runtimes; absent when it does not start within the

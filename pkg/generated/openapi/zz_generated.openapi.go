@@ -358,12 +358,12 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref common.Ref
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ExpectedStart is a forecast of when a piece of pending work starts: the scheduling policy (fair shares, capabilities, the order) played forward in simulated time from the running pods' ends, their runtime bounds or, without one, the runtimes learned from finished work of their queue and kind, with every runtime at its median (P50) and at its 90th percentile (P90).",
+				Description: "ExpectedStart is a forecast of when a piece of pending work starts: the scheduling policy (fair shares, capabilities, the order) played forward in simulated time from the running pods' ends, their runtime bounds or, without one, the runtimes learned from finished work of their queue and kind, with every runtime at its central value (P50: the mean of the runs learned, which a queue of many jobs takes each on average) and at its 90th percentile (P90).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"p50": {
 						SchemaProps: spec.SchemaProps{
-							Description: "P50 is the start with the median runtimes; absent when it does not start within the forecast's horizon.",
+							Description: "P50 is the expected start, with the runtimes at their central value; absent when it does not start within the forecast's horizon.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
