@@ -7,7 +7,11 @@ GO ?= go
 # API server several times over. Everything else runs with it.
 # The image and go install tests build binaries as users do; like the integration tests they run
 # without -race and with a longer timeout.
-INTEGRATION_PKGS := ./test/integration/... ./test/image ./test/goinstall
+INTEGRATION_PKGS = $(shell $(GO) list ./test/integration/... | grep -v /test/integration/queuesim) ./test/image ./test/goinstall
+# The scenarios queuesim plays run on the real clock at many times its speed: they get the machine to
+# themselves, after the other integration tests, as compiling beside them would slow the scheduler
+# they measure.
+REALTIME_PKGS := ./test/integration/queuesim
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/image -e /test/goinstall -e /test/schedperf -e /pkg/generated/)
 # The kubectl plugin is a module of its own (go install …/cmd/kubectl-queue@vX); go.work joins it.
 PLUGIN_PKGS := ./cmd/kubectl-queue/...
@@ -113,6 +117,7 @@ test: ## Unit tests (with -race where cgo and a C compiler exist), then the inte
 			"the unit tests run WITHOUT the race detector; install a C compiler (gcc) to run them with it"; race=; fi; \
 	set -x; $(GO) test $$race -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -timeout 30m $(INTEGRATION_PKGS)
+	$(GO) test -count=1 -timeout 30m $(REALTIME_PKGS)
 
 .PHONY: run
 run: ## Play the queuesim demo on the embedded control plane; report, chart and series in out/demo.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/klog/v2"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -183,16 +182,12 @@ func (c *Controller) stillEnqueued(ctx context.Context, u *schedulingv1beta1.Que
 	return nil
 }
 
-// writeUnitStatus writes a unit's phase and message, with its ExpectedStart condition as the
-// forecast has it while it waits, and none once dequeued.
+// writeUnitStatus writes a unit's phase and message, with its ExpectedStart condition as the last
+// refresh wrote it while it waits, and none once dequeued.
 func (c *Controller) writeUnitStatus(ctx context.Context, u *schedulingv1beta1.QueueUnit, phase schedulingv1beta1.QueueUnitPhase, message string) error {
 	status := schedulingv1beta1.QueueUnitStatus{Phase: phase, Message: message,
 		Conditions: append([]metav1.Condition(nil), u.Status.Conditions...)}
-	var start *visibilityv1beta1.ExpectedStart
-	if phase != schedulingv1beta1.QueueUnitDequeued {
-		start = c.startOfWork(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name)
-	}
-	c.setStartCondition(&status.Conditions, string(visibilityv1beta1.WorkloadQueueUnit)+"/"+u.Namespace+"/"+u.Name, start, u.Generation)
+	keepStart(&status.Conditions, phase != schedulingv1beta1.QueueUnitDequeued)
 	return c.updateUnitStatus(ctx, u, status)
 }
 

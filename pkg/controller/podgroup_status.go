@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
@@ -94,8 +93,7 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, admitted bool, refusal string) error {
 	status := desiredPodGroupStatus(pg, c.membersOf(pg), admitted, refusal)
 	setReservedCondition(pg, &status, c.reservationOf(pg))
-	c.setStartCondition(&status.Conditions, string(visibilityv1beta1.WorkloadPodGroup)+"/"+pg.Namespace+"/"+pg.Name,
-		c.waitingStart(pg, status), pg.Generation)
+	keepStart(&status.Conditions, groupWaits(status))
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}
@@ -106,18 +104,6 @@ func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1be
 	}
 	c.countPhaseChange(pg, status.Phase)
 	return nil
-}
-
-// waitingStart is the forecast's start of a group that waits: neither scheduled, finished nor
-// running; nil for the others.
-func (c *Controller) waitingStart(pg *schedulingv1beta1.PodGroup, status schedulingv1beta1.PodGroupStatus) *visibilityv1beta1.ExpectedStart {
-	switch {
-	case status.Phase != schedulingv1beta1.PodGroupPending && status.Phase != schedulingv1beta1.PodGroupInqueue:
-		return nil
-	case meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled):
-		return nil
-	}
-	return c.startOfWork(visibilityv1beta1.WorkloadPodGroup, pg.Namespace, pg.Name)
 }
 
 // countPhaseChange records a PodGroup's move out of Pending (an admission) and to Running (its time

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,7 +25,7 @@ const (
 // The pace of the ExpectedStart conditions.
 const (
 	// startsRefresh is how often the leader compares the forecast with the conditions shown: as
-	// often as a new forecast is made.
+	// often as a new forecast is made. Only this refresh writes a new start into a condition.
 	startsRefresh = forecastInterval
 	// startWritesPerRefresh bounds how many conditions one refresh brings up to date (5 writes a
 	// second at most); the others wait for the next.
@@ -43,8 +42,8 @@ type startShown struct {
 	none bool
 }
 
-// shownStarts remembers, by work key, what each condition written shows; a condition this replica
-// did not write (it just became leader) is written once more.
+// shownStarts remembers, by work key, what each condition this replica wrote in its current term
+// shows; a condition it did not write is written once more.
 type shownStarts struct {
 	mu    sync.Mutex
 	byKey map[string]startShown
@@ -55,6 +54,13 @@ func (s *shownStarts) get(key string) (startShown, bool) {
 	defer s.mu.Unlock()
 	v, ok := s.byKey[key]
 	return v, ok
+}
+
+// reset forgets everything shown.
+func (s *shownStarts) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey = nil
 }
 
 func (s *shownStarts) set(key string, v startShown, ok bool) {
@@ -108,88 +114,120 @@ func startCondition(s *visibilityv1beta1.ExpectedStart, generation int64) metav1
 	return c
 }
 
-// setStartCondition brings the ExpectedStart condition of the work of key in conditions up to date
-// with the forecast's start s (nil when the work no longer waits, and the condition goes): a start
-// close to the one shown leaves it as it is.
-func (c *Controller) setStartCondition(conditions *[]metav1.Condition, key string, s *visibilityv1beta1.ExpectedStart, generation int64) {
+// applyStart brings the ExpectedStart condition of the work of key in conditions up to date with
+// the forecast's start s (nil when the work no longer waits, and the condition goes): a start close
+// to the one shown leaves it as it is. It returns what the condition shows then, to be remembered
+// once written; forget when there is nothing to remember.
+func (c *Controller) applyStart(conditions *[]metav1.Condition, key string, s *visibilityv1beta1.ExpectedStart, generation int64) (next startShown, forget bool) {
+	if s == nil {
+		meta.RemoveStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart)
+		return startShown{}, true
+	}
+	next = shownOf(s)
 	shown, known := c.forecast.shown.get(key)
 	present := meta.FindStatusCondition(*conditions, schedulingv1beta1.PodGroupExpectedStart) != nil
-	if s == nil {
-		if present {
-			meta.RemoveStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart)
-		}
-		c.forecast.shown.set(key, startShown{}, false)
-		return
-	}
-	next := shownOf(s)
 	if present && known && shown.closeTo(next, s.ForecastTime.Time) {
-		return
+		return shown, false
 	}
 	meta.SetStatusCondition(conditions, startCondition(s, generation))
-	c.forecast.shown.set(key, next, true)
+	return next, false
 }
 
-// startOfWork is the forecast's start of the work of kind, namespace and name, nil when the
-// forecast does not hold it (it does not wait).
-func (c *Controller) startOfWork(kind visibilityv1beta1.WorkloadKind, namespace, name string) *visibilityv1beta1.ExpectedStart {
-	return c.expectedStarts().of(string(kind) + "/" + namespace + "/" + name)
+// keepStart leaves the ExpectedStart condition in conditions as the last refresh wrote it while the
+// work waits, and takes it out once it does not: the other writes of a PodGroup's or a QueueUnit's
+// status never bring a new forecast, so that the refresh's budget bounds those writes.
+func keepStart(conditions *[]metav1.Condition, waiting bool) {
+	if !waiting {
+		meta.RemoveStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart)
+	}
 }
 
-// refreshStarts compares the forecast with the ExpectedStart conditions shown, every
-// startsRefresh until ctx ends, and brings up to date at most startWritesPerRefresh of those that
-// moved: PodGroups through their sync, QueueUnits at once.
+// refreshStarts brings the ExpectedStart conditions up to date with the forecast every
+// startsRefresh until ctx ends. A new term starts from nothing shown: every condition is written
+// once more.
 func (c *Controller) refreshStarts(ctx context.Context) {
+	c.forecast.shown.reset()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.clock.After(startsRefresh):
 		}
-		starts := c.expectedStarts()
-		budget := startWritesPerRefresh
-		pgs, _ := c.acct.PodGroups().List(labels.Everything())
-		for _, pg := range pgs {
-			key := pg.Namespace + "/" + pg.Name
-			if budget > 0 && c.startMoved(string(visibilityv1beta1.WorkloadPodGroup)+"/"+key, starts, pg.Status.Conditions) {
-				budget--
-				c.enqueuePodGroup(key)
-			}
-		}
-		units, _ := c.acct.QueueUnits().List(labels.Everything())
-		for _, u := range units {
-			key := string(visibilityv1beta1.WorkloadQueueUnit) + "/" + u.Namespace + "/" + u.Name
-			if budget <= 0 || !c.startMoved(key, starts, u.Status.Conditions) {
-				continue
-			}
-			budget--
-			if err := c.writeUnitStart(ctx, u); err != nil {
-				klog.FromContext(ctx).V(2).Info("Could not write a QueueUnit's expected start", "queueUnit", klog.KObj(u), "err", err)
-			}
-		}
+		c.refreshPass(ctx)
 	}
 }
 
-// startMoved says whether the condition of the work of key would change with starts.
-func (c *Controller) startMoved(key string, starts expectedStarts, conditions []metav1.Condition) bool {
-	s := starts.of(key)
+// refreshPass writes at most startWritesPerRefresh ExpectedStart conditions whose start moved, of
+// waiting PodGroups and QueueUnits, and takes out those of work that no longer waits; it returns
+// how many it wrote. A write that fails is tried again at the next pass.
+func (c *Controller) refreshPass(ctx context.Context) int {
+	starts := c.expectedStarts()
+	written := 0
+	pgs, _ := c.acct.PodGroups().List(labels.Everything())
+	for _, pg := range pgs {
+		key := string(visibilityv1beta1.WorkloadPodGroup) + "/" + pg.Namespace + "/" + pg.Name
+		var s *visibilityv1beta1.ExpectedStart
+		if groupWaits(pg.Status) {
+			s = starts.of(key)
+		}
+		if written >= startWritesPerRefresh || !c.startMoved(key, s, pg.Status.Conditions, starts.at) {
+			continue
+		}
+		written++
+		status := pg.Status.DeepCopy()
+		next, forget := c.applyStart(&status.Conditions, key, s, pg.Generation)
+		updated := pg.DeepCopy()
+		updated.Status = *status
+		_, err := c.acct.Client.SchedulingV1beta1().PodGroups(pg.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		c.startWritten(ctx, key, next, forget, err)
+	}
+	units, _ := c.acct.QueueUnits().List(labels.Everything())
+	for _, u := range units {
+		key := string(visibilityv1beta1.WorkloadQueueUnit) + "/" + u.Namespace + "/" + u.Name
+		var s *visibilityv1beta1.ExpectedStart
+		if !u.Dequeued() {
+			s = starts.of(key)
+		}
+		if written >= startWritesPerRefresh || !c.startMoved(key, s, u.Status.Conditions, starts.at) {
+			continue
+		}
+		written++
+		status := u.Status.DeepCopy()
+		next, forget := c.applyStart(&status.Conditions, key, s, u.Generation)
+		c.startWritten(ctx, key, next, forget, c.updateUnitStatus(ctx, u, *status))
+	}
+	return written
+}
+
+// startWritten remembers what a condition written shows; a write that failed leaves it to the next
+// pass.
+func (c *Controller) startWritten(ctx context.Context, key string, next startShown, forget bool, err error) {
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not write an expected start", "work", key, "err", err)
+		c.forecast.shown.set(key, startShown{}, false)
+		return
+	}
+	c.forecast.shown.set(key, next, !forget)
+}
+
+// startMoved says whether the condition of the work of key, whose start is s (nil: it does not
+// wait), would change: it is missing, not known to show what this replica wrote, or shows a start
+// that moved; or the work no longer waits and it is still there.
+func (c *Controller) startMoved(key string, s *visibilityv1beta1.ExpectedStart, conditions []metav1.Condition, at time.Time) bool {
 	present := meta.FindStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart) != nil
 	if s == nil {
+		if !present {
+			c.forecast.shown.set(key, startShown{}, false)
+		}
 		return present
 	}
 	shown, known := c.forecast.shown.get(key)
-	return !present || !known || !shown.closeTo(shownOf(s), starts.at)
+	return !present || !known || !shown.closeTo(shownOf(s), at)
 }
 
-// writeUnitStart writes a QueueUnit's ExpectedStart condition, if it changed.
-func (c *Controller) writeUnitStart(ctx context.Context, u *schedulingv1beta1.QueueUnit) error {
-	status := *u.Status.DeepCopy()
-	var s *visibilityv1beta1.ExpectedStart
-	if u.Status.Phase != schedulingv1beta1.QueueUnitDequeued {
-		s = c.startOfWork(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name)
-	}
-	c.setStartCondition(&status.Conditions, string(visibilityv1beta1.WorkloadQueueUnit)+"/"+u.Namespace+"/"+u.Name, s, u.Generation)
-	if apiequality.Semantic.DeepEqual(status, u.Status) {
-		return nil
-	}
-	return c.updateUnitStatus(ctx, u, status)
+// groupWaits says whether a PodGroup of this status waits to start: Pending or Inqueue, and not
+// scheduled.
+func groupWaits(status schedulingv1beta1.PodGroupStatus) bool {
+	return (status.Phase == schedulingv1beta1.PodGroupPending || status.Phase == schedulingv1beta1.PodGroupInqueue) &&
+		!meta.IsStatusConditionTrue(status.Conditions, schedulingv1beta1.PodGroupScheduled)
 }

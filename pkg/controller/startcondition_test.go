@@ -1,8 +1,17 @@
 package controller
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +19,8 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // A start is written when it first comes, when it moves by more than a tenth of the wait (a minute
@@ -46,7 +57,8 @@ func TestStartConditionMovesAtABoundedRate(t *testing.T) {
 		{"no longer waits", nil, true},
 	} {
 		before := message()
-		c.setStartCondition(&conditions, "PodGroup/ns/g", step.start, 1)
+		next, forget := c.applyStart(&conditions, "PodGroup/ns/g", step.start, 1)
+		c.forecast.shown.set("PodGroup/ns/g", next, !forget) // as after the write
 		if got := message() != before; got != step.written {
 			t.Errorf("%s: condition %q (was %q); written %v, want %v", step.what, message(), before, got, step.written)
 		}
@@ -64,5 +76,70 @@ func TestStartConditionSaysBothStarts(t *testing.T) {
 	want := "expected to start at 2026-11-27T13:00:00Z; at the 90th percentile of the runtimes, not within 7d (forecast at 2026-11-27T12:00:00Z)"
 	if c.Status != metav1.ConditionTrue || c.Reason != ReasonForecast || c.Message != want || c.ObservedGeneration != 3 {
 		t.Errorf("condition %+v; want True, Forecast, %q", c, want)
+	}
+}
+
+// A refresh writes at most startWritesPerRefresh conditions; the next writes the rest; one after
+// that writes nothing, as nothing moved. A new term writes every condition once more.
+func TestRefreshWritesAtABoundedRate(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var objects []runtime.Object
+	// Groups that wait to be admitted to a queue too small for them: none is expected to start.
+	objects = append(objects, util.MakeQueue("small").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	const groups = startWritesPerRefresh + 10
+	for i := range groups {
+		pg := util.MakePodGroup("ns", fmt.Sprintf("g%03d", i)).MinMember(1).Queue("small").Obj()
+		pg.Spec.MinResources = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}
+		pg.Status.Phase = schedulingv1beta1.PodGroupPending
+		objects = append(objects, pg)
+	}
+	queues := fake.NewSimpleClientset(objects...)
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset(util.MakeNode("n", "8", "16Gi")))
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		pgs, _ := acct.PodGroups().List(labels.Everything())
+		return acct.Synced() && len(pgs) == groups, nil
+	}); err != nil {
+		t.Fatal("the accounting never synced")
+	}
+	c := &Controller{acct: acct}
+	writes := func() int {
+		n := 0
+		for _, a := range queues.Actions() {
+			if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+				n++
+			}
+		}
+		return n
+	}
+	waitWritesSeen := func(want int) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			pgs, _ := acct.PodGroups().List(labels.Everything())
+			seen := 0
+			for _, pg := range pgs {
+				if meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupExpectedStart) != nil {
+					seen++
+				}
+			}
+			return seen == want, nil
+		}); err != nil {
+			t.Fatalf("the cache never saw %d conditions", want)
+		}
+	}
+	if got := c.refreshPass(ctx); got != startWritesPerRefresh || writes() != startWritesPerRefresh {
+		t.Fatalf("first pass wrote %d (%d updates), want %d", got, writes(), startWritesPerRefresh)
+	}
+	waitWritesSeen(startWritesPerRefresh)
+	if got := c.refreshPass(ctx); got != 10 {
+		t.Fatalf("second pass wrote %d, want the 10 left", got)
+	}
+	waitWritesSeen(groups)
+	if got := c.refreshPass(ctx); got != 0 {
+		t.Fatalf("a pass with nothing moved wrote %d", got)
+	}
+	c.forecast.shown.reset()
+	if got := c.refreshPass(ctx); got != startWritesPerRefresh {
+		t.Fatalf("a new term's first pass wrote %d, want %d", got, startWritesPerRefresh)
 	}
 }

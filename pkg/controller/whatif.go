@@ -1,12 +1,14 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -28,18 +30,24 @@ const (
 var whatIfKind = visibilityv1beta1.SchemeGroupVersion.WithKind("WhatIf").GroupKind()
 
 // WhatIf answers a WhatIf about namespace: the fair shares of the queues that take the namespace's
-// work (with their ancestors, and the queues the change names) and the expected starts of the
-// namespace's pending work, as they are and as they would be with spec, both played on one snapshot
-// of the caches. Nothing is written, and the scheduler's own shares and forecast are left as they
-// are. A spec that could not be made (an unknown queue, a change the Queue's rules refuse, a
-// workload of no pods) is Invalid, naming the field. One WhatIf is answered at a time: another
-// asked meanwhile is told to come back.
-func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec) (*visibilityv1beta1.WhatIfStatus, error) {
+// work (with their ancestors, and the queues the change names), of every queue for one who may read
+// every queue (allQueues), and the expected starts of the namespace's pending work, as they are and
+// as they would be with spec, both played on one snapshot of the caches. Nothing is written, and the
+// scheduler's own shares and forecast are left as they are. A spec that could not be made (an
+// unknown queue, a change the Queue's rules refuse, a workload of no pods) is Invalid, naming the
+// field; without allQueues, a change may name only the queues the namespace's answer holds. One
+// WhatIf is answered at a time: another asked meanwhile is told to come back.
+func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error) {
 	if !c.forecast.whatIf.TryLock() {
 		return nil, apierrors.NewTooManyRequests("another what-if is being answered", 1)
 	}
 	defer c.forecast.whatIf.Unlock()
-	as, errs := c.queuesIf(spec.Queues)
+	var errs field.ErrorList
+	if !allQueues {
+		errs = c.queuesOutOfReach(namespace, spec.Queues)
+	}
+	as, queueErrs := c.queuesIf(spec.Queues)
+	errs = append(errs, queueErrs...)
 	works, workErrs := c.newWorkloads(namespace, spec.Workloads, changedView{c.acct, as})
 	if errs = append(errs, workErrs...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(whatIfKind, "", errs)
@@ -66,7 +74,11 @@ func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec)
 		then.Pending = append(then.Pending, w.forecastWork(in, runtime, c.boundOf([]*v1.Pod{w.template}))...)
 	}
 	status := &visibilityv1beta1.WhatIfStatus{ForecastTime: metav1.NewTime(now)}
-	status.Queues = c.sharesIf(c.queuesSeenFrom(namespace, in.queues, as, spec), as, extra)
+	seen := in.queues
+	if !allQueues {
+		seen = c.queuesSeenFrom(namespace, in.queues, as, spec)
+	}
+	status.Queues = c.sharesIf(seen, as, extra)
 	before := expectedStarts{byKey: forecast.Predict(in.snap, c.forecastSettings()), at: now}
 	after := expectedStarts{byKey: forecast.Predict(&then, c.forecastSettings()), at: now}
 	for _, w := range in.pending {
@@ -85,6 +97,26 @@ func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec)
 		status.Workloads = append(status.Workloads, change)
 	}
 	return status, nil
+}
+
+// queuesOutOfReach refuses the changes of queues that neither take namespace's work nor are above
+// one that does, unknown queues alike: a namespace's viewer learns nothing of the others, not even
+// that they exist.
+func (c *Controller) queuesOutOfReach(namespace string, changes []visibilityv1beta1.QueueChange) field.ErrorList {
+	reach := map[string]bool{}
+	for _, q := range c.queuesSeenFrom(namespace, c.acct.AllQueues(), func(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue { return q },
+		visibilityv1beta1.WhatIfSpec{}) {
+		reach[q.Name] = true
+	}
+	var errs field.ErrorList
+	for i, ch := range changes {
+		if !reach[ch.Name] {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "queues").Index(i).Child("name"), fmt.Sprintf(
+				"queue %q takes no work of namespace %q, nor is it above one that does: asking about other queues takes the right to list queuesummaries",
+				ch.Name, namespace)))
+		}
+	}
+	return errs
 }
 
 // queuesSeenFrom are the queues a WhatIf about namespace answers for: those that take the

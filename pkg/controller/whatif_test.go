@@ -54,7 +54,7 @@ func TestWhatIfPlaysNewWorkBehindTheWaiting(t *testing.T) {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
 			Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}}}}
 	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Workloads: []visibilityv1beta1.NewWorkload{job},
-		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Weight: ptr.To[int32](3)}}})
+		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Weight: ptr.To[int32](3)}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
 	} {
 		status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
 			Queues:    []visibilityv1beta1.QueueChange{{Name: "mine", State: tt.state}},
-			Workloads: []visibilityv1beta1.NewWorkload{job}})
+			Workloads: []visibilityv1beta1.NewWorkload{job}}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestWhatIfRefusesBadInputByField(t *testing.T) {
 		Workloads: []visibilityv1beta1.NewWorkload{{Name: "A/0", Pods: 1, Template: oneCPU()}, {Name: "a", Pods: 1, Template: oneCPU()},
 			{Name: "a", Pods: 1, Template: oneCPU()}, {Name: "b", Pods: 0}, {Name: "c", Pods: maxWhatIfPods + 1},
 			{Name: "d", Pods: 1}, {Name: "e", Pods: 1, Template: negative}, {Name: "f", Pods: 1, Template: unknownClass},
-			{Name: "g", Pods: 1, Template: otherScheduler}, {Name: "h", Pods: 1, Template: onNode}}})
+			{Name: "g", Pods: 1, Template: otherScheduler}, {Name: "h", Pods: 1, Template: onNode}}}, true)
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("got %v, want Invalid", err)
 	}
@@ -162,7 +162,7 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 	}
 	c := &Controller{acct: acct}
 	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{
-		{Name: "parent", State: schedulingv1beta1.QueueStateSuspended}}})
+		{Name: "parent", State: schedulingv1beta1.QueueStateSuspended}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +175,17 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "child,parent" {
 		t.Errorf("queues answered %v; want child,parent: not elsewhere, which takes no work of ns", names)
+	}
+	// Elsewhere and a queue that does not exist are refused alike to a namespace's viewer, and
+	// answered to one who may read every queue.
+	for _, name := range []string{"elsewhere", "gone"} {
+		_, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: name, Weight: ptr.To[int32](2)}}}, false)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.queues[0].name: Forbidden") || !strings.Contains(err.Error(), "list queuesummaries") {
+			t.Errorf("a viewer of ns asking about queue %s: %v; want it refused as out of reach", name, err)
+		}
+	}
+	status, err = c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "elsewhere", Weight: ptr.To[int32](2)}}}, true)
+	if err != nil || len(status.Queues) != 3 {
+		t.Errorf("one who reads every queue: %v, %+v; want every queue answered", err, status)
 	}
 }

@@ -38,9 +38,12 @@ type ForecastAccuracy struct {
 	MedianRelative float64       `json:"medianRelativeError"`
 	P90Relative    float64       `json:"p90RelativeError"`
 	// Late counts the predictions of a start within the scenario for work that had not started by
-	// its end; Unforeseen, the predictions of no start within the horizon for work that started.
+	// its end; Unforeseen, the predictions of no start within the horizon for work that started;
+	// BeyondEnd, the predictions of a start after the scenario's end (or none within the horizon)
+	// for work that had not started by then, which the scenario cannot judge.
 	Late       int `json:"late"`
 	Unforeseen int `json:"unforeseen"`
+	BeyondEnd  int `json:"beyondEnd"`
 	// Each is every prediction compared, in the order read.
 	Each []PredictionResult `json:"each,omitempty"`
 }
@@ -96,6 +99,8 @@ func (sim *simulation) forecastAccuracy(end time.Duration) *ForecastAccuracy {
 			a.Late++
 		case ok && p.none:
 			a.Unforeseen++
+		case !ok:
+			a.BeyondEnd++
 		case ok:
 			e := started - p.p50
 			if e < 0 {

@@ -11,7 +11,7 @@ import (
 // Each prediction is compared with the start of its work: a pod's binding, a gang's start, a unit's
 // first pod; the error is the distance, relative to the wait from the forecast (a minute at least).
 // A start predicted within the scenario that did not come is late; a start that came when none was
-// predicted is unforeseen.
+// predicted is unforeseen; one predicted beyond the end that did not come by then is beyond it.
 func TestForecastAccuracy(t *testing.T) {
 	r := newRecorder(&clock{scale: 1})
 	r.podStarts["p"] = 10 * time.Minute
@@ -31,7 +31,7 @@ func TestForecastAccuracy(t *testing.T) {
 	}
 	got.Each = nil
 	want := ForecastAccuracy{Checks: 3, Predictions: 6, Compared: 3, MedianError: time.Minute, P90Error: time.Minute,
-		MedianRelative: 0.2, P90Relative: 0.2, Late: 1, Unforeseen: 1}
+		MedianRelative: 0.2, P90Relative: 0.2, Late: 1, Unforeseen: 1, BeyondEnd: 1}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("accuracy %+v\nwant     %+v", *got, want)
 	}

@@ -37,7 +37,8 @@ func (r *Result) WriteReport(out io.Writer) error {
 		l.Printf("\nExpected starts: %d reads, %d predictions, %d compared with the start that followed\n", f.Checks, f.Predictions, f.Compared)
 		l.Printf("  error p50 %s, p90 %s; relative to the wait p50 %.0f%%, p90 %.0f%%\n", round(f.MedianError), round(f.P90Error),
 			100*f.MedianRelative, 100*f.P90Relative)
-		l.Printf("  %d predicted to start within the scenario did not; %d predicted to start beyond the horizon did\n", f.Late, f.Unforeseen)
+		l.Printf("  %d predicted to start within the scenario did not; %d predicted to start beyond the horizon did; %d predicted beyond the end, not judged\n",
+			f.Late, f.Unforeseen, f.BeyondEnd)
 	}
 	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
 	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")

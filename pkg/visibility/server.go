@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -59,9 +60,10 @@ type Source interface {
 	// PendingInNamespace returns a namespace's pending work (every namespace's for ""), each piece
 	// with its position among all the work of its queue.
 	PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload
-	// WhatIf answers a WhatIf about namespace, on the state at the call; an error is an API status
-	// error (spec Invalid, naming the field).
-	WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec) (*visibilityv1beta1.WhatIfStatus, error)
+	// WhatIf answers a WhatIf about namespace, on the state at the call, for a user who may read
+	// every queue (allQueues) or not; an error is an API status error (spec Invalid, naming the
+	// field).
+	WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error)
 	// OnQueueChange registers f to be told the name of a queue whose summary may have changed (or
 	// that was added or deleted), as it happens; f does not block.
 	OnQueueChange(f func(queue string)) error
@@ -148,7 +150,7 @@ func newServer(o Options, feed *feed, listener net.Listener) (*genericapiserver.
 		return nil, err
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(visibilityv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	group.VersionedResourcesStorageMap[visibilityv1beta1.SchemeGroupVersion.Version] = storage(feed, o.Synced)
+	group.VersionedResourcesStorageMap[visibilityv1beta1.SchemeGroupVersion.Version] = storage(feed, o.Synced, cfg.Authorization.Authorizer)
 	if err := server.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", visibilityv1beta1.GroupName, err)
 	}
@@ -157,12 +159,12 @@ func newServer(o Options, feed *feed, listener net.Listener) (*genericapiserver.
 
 // storage maps the view's resources to what serves them. Until the caches synced and the feed took
 // every queue as it is, requests are answered 503.
-func storage(feed *feed, synced func() bool) map[string]rest.Storage {
+func storage(feed *feed, synced func() bool, authz authorizer.Authorizer) map[string]rest.Storage {
 	r := reader{source: feed.source, synced: func() bool { return synced() && feed.started.Load() }}
 	return map[string]rest.Storage{
 		visibilityv1beta1.QueueSummaries:                                            &queueSummaries{r, feed},
 		visibilityv1beta1.QueueSummaries + "/" + visibilityv1beta1.PendingWorkloads: &pendingInQueue{r},
 		visibilityv1beta1.PendingWorkloads:                                          &pendingWorkloads{r},
-		visibilityv1beta1.WhatIfs:                                                   &whatIfs{r},
+		visibilityv1beta1.WhatIfs:                                                   &whatIfs{r, authz},
 	}
 }

@@ -73,7 +73,7 @@ func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.Pendin
 func (s *source) OnQueueChange(func(queue string)) error { return nil }
 
 // WhatIf answers with the spec's first queue change as the only queue, and records the namespace.
-func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec) (*visibilityv1beta1.WhatIfStatus, error) {
+func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, _ bool) (*visibilityv1beta1.WhatIfStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.askedIn = append(s.askedIn, namespace)
@@ -173,7 +173,7 @@ func TestTables(t *testing.T) {
 func TestWhatIfIsAnsweredAboutTheRequestsNamespace(t *testing.T) {
 	synced := false
 	src := literal()
-	w := &whatIfs{reader{source: src, synced: func() bool { return synced }}}
+	w := &whatIfs{reader: reader{source: src, synced: func() bool { return synced }}}
 	ask := &visibilityv1beta1.WhatIf{ObjectMeta: metav1.ObjectMeta{Namespace: "y"},
 		Spec: visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "a"}}}}
 	inX := genericapirequest.WithNamespace(context.Background(), "x")

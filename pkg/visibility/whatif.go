@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -14,8 +15,12 @@ import (
 
 // whatIfs serves WhatIf, namespaced, create only: a created WhatIf is answered in its status and
 // returned, and never stored, as a SubjectAccessReview is. Who may create one in a namespace may
-// ask about that namespace's work, and about nothing of another's.
-type whatIfs struct{ reader }
+// ask about that namespace's work, and about nothing of another's; about the queues that take its
+// work, unless it may read every queue (list queuesummaries), which authz says.
+type whatIfs struct {
+	reader
+	authz authorizer.Authorizer
+}
 
 var (
 	_ rest.Creater              = &whatIfs{} //nolint:misspell // the apiserver's name
@@ -45,7 +50,7 @@ func (w *whatIfs) Create(ctx context.Context, obj runtime.Object, validate rest.
 			return nil, err
 		}
 	}
-	status, err := w.source.WhatIf(namespace, in.Spec)
+	status, err := w.source.WhatIf(namespace, in.Spec, w.readsEveryQueue(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -53,4 +58,15 @@ func (w *whatIfs) Create(ctx context.Context, obj runtime.Object, validate rest.
 	out.Namespace = namespace
 	out.Status = *status
 	return out, nil
+}
+
+// readsEveryQueue says whether the request's user may list queuesummaries: read every queue's share.
+func (w *whatIfs) readsEveryQueue(ctx context.Context) bool {
+	user, ok := genericapirequest.UserFrom(ctx)
+	if !ok || w.authz == nil {
+		return false
+	}
+	decision, _, err := w.authz.Authorize(ctx, authorizer.AttributesRecord{User: user, Verb: "list", APIGroup: visibilityv1beta1.GroupName,
+		APIVersion: visibilityv1beta1.SchemeGroupVersion.Version, Resource: visibilityv1beta1.QueueSummaries, ResourceRequest: true})
+	return err == nil && decision == authorizer.DecisionAllow
 }
