@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,20 +44,11 @@ func (w *newWork) podKey(i int) string { return fmt.Sprintf("%s#%d", w.key(), i)
 // placeable says whether every resource the work asks for is among dims, those some node has.
 func (w *newWork) placeable(dims []v1.ResourceName) bool {
 	for name, q := range w.requests {
-		if !q.IsZero() && !containsName(dims, name) {
+		if !q.IsZero() && !slices.Contains(dims, name) {
 			return false
 		}
 	}
 	return true
-}
-
-func containsName(names []v1.ResourceName, name v1.ResourceName) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // forecastWork is the work as the forecast takes it: a gang's pods together, or else each pod on

@@ -46,34 +46,12 @@ func TestETA(t *testing.T) {
 	// Started on the forecast's 10 s grid, the holder's bound ends on it: start + 40 s, at least 30 s
 	// from now, well after the next forecast (one every 10 s).
 	started := time.Now().Truncate(10 * time.Second)
-	running, err := pods.Get(ctx, holder.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	running.Status.Phase, running.Status.StartTime = v1.PodRunning, ptr.To(metav1.NewTime(started))
-	if _, err := pods.UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setPhase(t, holder.Name, v1.PodRunning, started)
 	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	end := started.Add(40 * time.Second)
-	var last *visibilityv1beta1.ExpectedStart
-	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads("default").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, w := range list.Items {
-			if w.Workload.Name == waiting.Name && w.ExpectedStart != nil && w.ExpectedStart.P50 != nil {
-				last = w.ExpectedStart
-			}
-		}
-		return last != nil && last.P50.Time.Equal(end), nil
-	})
-	if err != nil {
-		t.Fatalf("the waiting pod's expected start never was the holder's end %v; last %+v", end, last)
-	}
+	waitExpectedStart(t, waiting.Name, "the holder's end", func(p50 time.Time) bool { return p50.Equal(end) })
 	out := mustRun(t, "eta", waiting.Name, "--namespace", "default")
 	if !strings.Contains(out, "pod/eta-waiting") || !strings.Contains(out, "eta") || strings.Contains(out, "not within a week") {
 		t.Errorf("kubectl queue eta:\n%s", out)
@@ -82,7 +60,7 @@ func TestETA(t *testing.T) {
 		t.Errorf("kubectl queue eta --queue eta:\n%s", out)
 	}
 	// The kubelet ends the holder once its bound has passed; the waiting pod is then bound.
-	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, time.Until(end)+settle, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, time.Until(end)+settle, true, func(context.Context) (bool, error) {
 		return !time.Now().Before(end), nil
 	})
 	if err != nil {
@@ -151,21 +129,30 @@ func TestETALearnsRuntimesFromFinishedPods(t *testing.T) {
 	}
 	// Five minutes, to within a bucket of the learned runtimes (a quarter) and the forecast's step.
 	earliest, latest := started.Add(5*time.Minute*3/4), started.Add(5*time.Minute*5/4+10*time.Second)
+	waitExpectedStart(t, waiting.Name, "five minutes after the holder's start", func(p50 time.Time) bool {
+		return !p50.Before(earliest) && !p50.After(latest)
+	})
+}
+
+// waitExpectedStart waits until the live view expects the pending pod of the default namespace to
+// start at a time ok says, the forecast's what.
+func waitExpectedStart(t *testing.T, name, what string, ok func(p50 time.Time) bool) {
+	t.Helper()
 	var last *visibilityv1beta1.ExpectedStart
-	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
 		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
 		for _, w := range list.Items {
-			if w.Workload.Name == waiting.Name && w.ExpectedStart != nil && w.ExpectedStart.P50 != nil {
+			if w.Workload.Name == name && w.ExpectedStart != nil && w.ExpectedStart.P50 != nil {
 				last = w.ExpectedStart
 			}
 		}
-		return last != nil && !last.P50.Before(&metav1.Time{Time: earliest}) && !last.P50.After(latest), nil
+		return last != nil && ok(last.P50.Time), nil
 	})
 	if err != nil {
-		t.Fatalf("the waiting pod's expected start never came within %v..%v, five minutes after the holder's start; last %+v", earliest, latest, last)
+		t.Fatalf("pod %s was never expected to start at %s; last forecast %+v", name, what, last)
 	}
 }
 
