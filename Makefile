@@ -117,7 +117,7 @@ test: ## Unit tests (with -race where cgo and a C compiler exist), then the inte
 			"the unit tests run WITHOUT the race detector; install a C compiler (gcc) to run them with it"; race=; fi; \
 	set -x; $(GO) test $$race -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -timeout 30m $(INTEGRATION_PKGS)
-	$(GO) test -count=1 -timeout 30m $(REALTIME_PKGS)
+	$(if $(REALTIME_PKGS),$(GO) test -count=1 -timeout 30m $(REALTIME_PKGS))
 
 .PHONY: run
 run: ## Play the queuesim demo on the embedded control plane; report, chart and series in out/demo.

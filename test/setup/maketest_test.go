@@ -17,7 +17,7 @@ func runMakeTest(t *testing.T, env ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", "test", "UNIT_PKGS=./pkg/textout", "INTEGRATION_PKGS=./pkg/version")
+	cmd := exec.Command("make", "test", "UNIT_PKGS=./pkg/textout", "INTEGRATION_PKGS=./pkg/version", "REALTIME_PKGS=")
 	cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
