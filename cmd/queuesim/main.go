@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ func newCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "show the control plane's logs")
-	root.AddCommand(newRunCommand(), newUpCommand())
+	root.AddCommand(newRunCommand(), newReplayCommand(), newUpCommand())
 	return root
 }
 
@@ -53,12 +54,14 @@ func newRunCommand() *cobra.Command {
 	var out string
 	var scale float64
 	var noReservations bool
+	var snapshotAt []time.Duration
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Play a scenario and report what each queue got against what it deserved",
 		Example: `  queuesim run examples/scenarios/demo.yaml --out out/demo
   queuesim run examples/scenarios/fairness.yaml --time-scale 120
-  queuesim run examples/scenarios/big-gang.yaml --no-reservations --out out/big-gang-off`,
+  queuesim run examples/scenarios/big-gang.yaml --no-reservations --out out/big-gang-off
+  queuesim run examples/scenarios/backlog.yaml --snapshot-at 10m --out out/backlog`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := queuesim.Load(args[0])
@@ -70,6 +73,9 @@ func newRunCommand() *cobra.Command {
 			}
 			if noReservations {
 				s.NoReservations()
+			}
+			if err := s.TakeSnapshots(snapshotAt); err != nil {
+				return err
 			}
 			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "Playing %q: %s of simulated time at %gx\n", s.Name, s.Duration.Duration, s.TimeScale); err != nil {
 				return err
@@ -92,6 +98,51 @@ func newRunCommand() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "out", "folder for the report, the chart and the raw series")
 	cmd.Flags().Float64Var(&scale, "time-scale", 0, "simulated seconds per real second (default: the scenario's)")
 	cmd.Flags().BoolVar(&noReservations, "no-reservations", false, "play the scenario without its reservations (the Backfill plugin off), to compare")
+	cmd.Flags().DurationSliceVar(&snapshotAt, "snapshot-at", nil, "simulated moments to save the forecast's snapshot at, for queuesim replay (snapshot-10m0s.yaml in --out)")
+	return cmd
+}
+
+func newReplayCommand() *cobra.Command {
+	var out string
+	var opts queuesim.ReplayOptions
+	cmd := &cobra.Command{
+		Use:   "replay SNAPSHOT.yaml",
+		Short: "Play a forecast's snapshot with the real scheduler and compare the starts with the forecast's",
+		Long: `Play a ForecastSnapshot (kubectl get forecastsnapshot current -o yaml, or a file queuesim run
+--snapshot-at saved) on an embedded control plane with the real scheduler: its nodes, its running
+pods until their expected ends, its queues, and its pending work in the scheduler's order, each
+running the runtime the forecast expected. The report compares each expected start with the start
+the replay shows: the forecast's own error, on its own input.`,
+		Example: `  kubectl get forecastsnapshot current -o yaml > snapshot.yaml
+  queuesim replay snapshot.yaml --time-scale 30 --out out/replay
+  queuesim replay out/backlog/snapshot-10m0s.yaml --time-scale 20`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			snap, err := queuesim.LoadSnapshot(args[0])
+			if err != nil {
+				return err
+			}
+			if opts.TimeScale < 0 {
+				return fmt.Errorf("--time-scale must be positive, got %g", opts.TimeScale)
+			}
+			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "Replaying the snapshot of %s: %d nodes, %d pieces of pending work\n",
+				snap.ForecastTime.UTC().Format(time.RFC3339), len(snap.Nodes), len(snap.Pending)); err != nil {
+				return err
+			}
+			opts.Progress = cmd.OutOrStdout()
+			result, err := queuesim.Replay(cmd.Context(), snap, opts)
+			if err != nil {
+				return err
+			}
+			if err := result.WriteReport(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			return result.Save(out)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "out", "folder for the report, the chart and the raw series")
+	cmd.Flags().Float64Var(&opts.TimeScale, "time-scale", queuesim.DefaultReplayScale, "simulated seconds per real second")
+	cmd.Flags().DurationVar(&opts.Duration, "duration", 0, "simulated time to play (default: until the latest expected start, a quarter as long again, and 5m)")
 	return cmd
 }
 

@@ -68,15 +68,7 @@ func (a *Accounting) WaitingGangs(limit int, skip func(key string) bool) []Waiti
 			out = append(out, g)
 		}
 	}
-	slices.SortFunc(out, func(x, y WaitingGang) int {
-		switch {
-		case policy.Ahead(x.Place, y.Place):
-			return -1
-		case policy.Ahead(y.Place, x.Place):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(x, y WaitingGang) int { return policy.Compare(x.Place, y.Place) })
 	return roundRobin(out, limit)
 }
 

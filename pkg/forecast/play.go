@@ -49,15 +49,7 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 		w.waiting = append(w.waiting, &s.Pending[i])
 		w.queues.ask(s.Pending[i].Queue, total(s.Pending[i].Members), 1)
 	}
-	slices.SortStableFunc(w.waiting, func(a, b *Work) int {
-		switch {
-		case policy.Ahead(a.Place, b.Place):
-			return -1
-		case policy.Ahead(b.Place, a.Place):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(w.waiting, func(a, b *Work) int { return policy.Compare(a.Place, b.Place) })
 	w.run()
 	return w.started
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -59,6 +60,23 @@ func Amounts(dims []v1.ResourceName, list v1.ResourceList, pods int64) Vector {
 		}
 	}
 	return v
+}
+
+// List is v over dims as a ResourceList, the inverse of Amounts: its zero amounts left out.
+func List(dims []v1.ResourceName, v Vector) v1.ResourceList {
+	out := v1.ResourceList{}
+	for i, name := range dims {
+		switch {
+		case v[i] == 0:
+		case name == v1.ResourceCPU:
+			out[name] = *resource.NewMilliQuantity(v[i], resource.DecimalSI)
+		case name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage:
+			out[name] = *resource.NewQuantity(v[i], resource.BinarySI)
+		default:
+			out[name] = *resource.NewQuantity(v[i], resource.DecimalSI)
+		}
+	}
+	return out
 }
 
 // Eligibility says on which of its nodes a pod may run by its node selector, required node affinity

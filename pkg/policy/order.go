@@ -24,3 +24,14 @@ func Ahead(a, b Place) bool {
 	}
 	return a.Name < b.Name
 }
+
+// Compare orders a and b as Ahead does, for slices.SortFunc: negative when a is taken first.
+func Compare(a, b Place) int {
+	switch {
+	case Ahead(a, b):
+		return -1
+	case Ahead(b, a):
+		return 1
+	}
+	return 0
+}

@@ -37,6 +37,11 @@ func (r *Result) Save(dir string) error {
 			return err
 		}
 	}
+	for _, t := range r.Snapshots {
+		if err := saveSnapshot(filepath.Join(dir, t.File()), t.Snapshot); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -72,6 +72,8 @@ type simulation struct {
 	forecastChecks int
 	predictions    []prediction
 	predicted      map[string]bool
+	// snapshots are the forecast's snapshots taken, in simulated time.
+	snapshots []TakenSnapshot
 }
 
 // start creates what the scenario starts with and the simulated kubelets and Job controller.
@@ -170,6 +172,15 @@ func (sim *simulation) timeline(s *Scenario) []event {
 		a := &s.Actions[i]
 		out = append(out, event{at: a.At.Duration, name: a.describe(), action: true,
 			do: func(ctx context.Context) error { return sim.act(ctx, a) }})
+	}
+	for _, at := range s.Snapshots {
+		out = append(out, event{at: at.Duration, name: "snapshot", do: func(ctx context.Context) error {
+			snap, err := sim.takeSnapshot(ctx)
+			if err == nil {
+				sim.snapshots = append(sim.snapshots, TakenSnapshot{At: at.Duration, Snapshot: snap})
+			}
+			return err
+		}})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
 	return out

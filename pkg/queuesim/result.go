@@ -1,9 +1,12 @@
 package queuesim
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 )
 
 // Sample is one queue at one moment.
@@ -68,7 +71,18 @@ type Result struct {
 	Gangs []GangResult `json:"gangs,omitempty"`
 	// Forecasts compares the expected starts with the actual ones, when the scenario checks them.
 	Forecasts *ForecastAccuracy `json:"forecasts,omitempty"`
+	// Snapshots are the forecast's snapshots the scenario took, saved in files of their own.
+	Snapshots []TakenSnapshot `json:"-"`
 }
+
+// TakenSnapshot is the forecast's snapshot taken at a simulated moment, in simulated time.
+type TakenSnapshot struct {
+	At       time.Duration
+	Snapshot *visibilityv1beta1.ForecastSnapshot
+}
+
+// File is the name of the snapshot's file in the output folder.
+func (t TakenSnapshot) File() string { return fmt.Sprintf("snapshot-%s.yaml", t.At) }
 
 // GangResult is what one PodGroup went through, in simulated time.
 type GangResult struct {
@@ -89,7 +103,8 @@ type GangResult struct {
 
 // result sums the samples and the recorder's counts up per queue.
 func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
-	r := &Result{Scenario: s.Name, Duration: s.Duration.Duration, Capacity: sim.capacity, Actions: actions, Samples: sim.samples}
+	r := &Result{Scenario: s.Name, Duration: s.Duration.Duration, Capacity: sim.capacity, Actions: actions, Samples: sim.samples,
+		Snapshots: sim.snapshots}
 	byQueue := map[string][]Sample{}
 	times := map[time.Duration]float64{}
 	for _, smp := range sim.samples {
@@ -116,7 +131,7 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 	if sim.reservations {
 		r.Gangs = sim.gangResults(times)
 	}
-	if s.ForecastCheck.Duration > 0 {
+	if s.ForecastCheck.Duration > 0 || sim.forecastChecks > 0 {
 		r.Forecasts = sim.forecastAccuracy(s.Duration.Duration)
 	}
 	minutes := s.Duration.Minutes()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -46,6 +47,9 @@ type Scenario struct {
 	// ForecastCheck, when set, is the simulated time between two reads of the live view's expected
 	// starts, which the report compares with the starts that followed.
 	ForecastCheck Duration `yaml:"forecastCheck"`
+	// Snapshots are the simulated moments at which the forecast's snapshot is taken, to be saved
+	// in the output folder (snapshot-10m0s.yaml) and replayed (queuesim replay).
+	Snapshots []Duration `yaml:"snapshots"`
 
 	file string
 }
@@ -111,6 +115,10 @@ type JobStream struct {
 	// Timeout is a gang's scheduleTimeoutSeconds.
 	Timeout Duration `yaml:"timeout"`
 	line    int
+	// requests, when set, is what each pod asks for, in place of CPU, Memory and GPU; nodes, when
+	// set, are the only nodes its pods may run on (a replay's).
+	requests v1.ResourceList
+	nodes    []string
 }
 
 // Job kinds.

@@ -55,6 +55,11 @@ func (s *Scenario) validate() error {
 	for i := range s.Actions {
 		s.Actions[i].validate(p, fmt.Sprintf("actions[%d]", i), queues, s.Duration.Duration)
 	}
+	for i, at := range s.Snapshots {
+		if at.Duration > s.Duration.Duration {
+			p.add(at.line, fmt.Sprintf("snapshots[%d]", i), "%s is after the scenario's end (%s)", at.Duration, s.Duration.Duration)
+		}
+	}
 	s.FairSharing.validate(p)
 	s.Reservations.validate(p)
 	return p.err()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -146,17 +147,25 @@ func (c clients) submit(ctx context.Context, j *JobStream, i int) error {
 }
 
 func (c clients) submitGang(ctx context.Context, j *JobStream, name string) error {
+	pods := make([]*v1.Pod, j.Pods)
+	for p := range j.Pods {
+		pods[p] = j.pod(fmt.Sprintf("%s-%d", name, p), name, false, c.scale)
+	}
+	return c.createGang(ctx, name, j.Queue, int32(j.MinMember), j.Timeout.Duration, pods)
+}
+
+// createGang creates a PodGroup of minMember and its pods, labelled with it.
+func (c clients) createGang(ctx context.Context, name, queue string, minMember int32, timeout time.Duration, pods []*v1.Pod) error {
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
-		Spec: schedulingv1beta1.PodGroupSpec{Queue: j.Queue, MinMember: int32(j.MinMember)}}
-	if j.Timeout.Duration > 0 {
-		seconds := int32(j.Timeout.Seconds())
+		Spec: schedulingv1beta1.PodGroupSpec{Queue: queue, MinMember: minMember}}
+	if timeout > 0 {
+		seconds := int32(timeout.Seconds())
 		pg.Spec.ScheduleTimeoutSeconds = &seconds
 	}
 	if _, err := c.queues.SchedulingV1beta1().PodGroups(Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create PodGroup %s: %w", name, err)
 	}
-	for p := range j.Pods {
-		pod := j.pod(fmt.Sprintf("%s-%d", name, p), name, false, c.scale)
+	for _, pod := range pods {
 		pod.Labels[schedulingv1beta1.PodGroupLabel] = name
 		if err := c.createPod(ctx, pod); err != nil {
 			return err
@@ -166,9 +175,14 @@ func (c clients) submitGang(ctx context.Context, j *JobStream, name string) erro
 }
 
 func (c clients) submitUnit(ctx context.Context, j *JobStream, name string) error {
-	template := j.pod("", name, false, c.scale)
+	return c.createUnit(ctx, name, j.Queue, j.pod("", name, false, c.scale), int32(j.Pods))
+}
+
+// createUnit creates a suspended batch/v1 Job of pods pods like template, and the QueueUnit that
+// queues it.
+func (c clients) createUnit(ctx context.Context, name, queue string, template *v1.Pod, pods int32) error {
 	template.Spec.RestartPolicy = v1.RestartPolicyNever
-	pods, suspend := int32(j.Pods), true
+	suspend := true
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
 		Spec: batchv1.JobSpec{Parallelism: &pods, Completions: &pods, Suspend: &suspend,
@@ -180,11 +194,11 @@ func (c clients) submitUnit(ctx context.Context, j *JobStream, name string) erro
 	}
 	total := v1.ResourceList{}
 	for r, q := range template.Spec.Containers[0].Resources.Requests {
-		q.Mul(int64(j.Pods))
+		q.Mul(int64(pods))
 		total[r] = q
 	}
 	unit := &schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
-		Spec: schedulingv1beta1.QueueUnitSpec{Queue: j.Queue, PriorityClassName: j.PriorityClass, Resource: total,
+		Spec: schedulingv1beta1.QueueUnitSpec{Queue: queue, PriorityClassName: template.Spec.PriorityClassName, Resource: total,
 			ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: created.UID}}}
 	if _, err := c.queues.SchedulingV1beta1().QueueUnits(Namespace).Create(ctx, unit, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create QueueUnit %s: %w", name, err)
@@ -203,12 +217,15 @@ func (c clients) createPod(ctx context.Context, pod *v1.Pod) error {
 // unit pods get their queue from their PodGroup or QueueUnit). A deadline is divided by scale into
 // whole real seconds, rounded up.
 func (j *JobStream) pod(name, job string, withQueue bool, scale float64) *v1.Pod {
-	requests := v1.ResourceList{v1.ResourceCPU: j.CPU.Quantity}
-	if j.Memory.set {
-		requests[v1.ResourceMemory] = j.Memory.Quantity
-	}
-	if j.GPU.set {
-		requests["nvidia.com/gpu"] = j.GPU.Quantity
+	requests := j.requests
+	if requests == nil {
+		requests = v1.ResourceList{v1.ResourceCPU: j.CPU.Quantity}
+		if j.Memory.set {
+			requests[v1.ResourceMemory] = j.Memory.Quantity
+		}
+		if j.GPU.set {
+			requests["nvidia.com/gpu"] = j.GPU.Quantity
+		}
 	}
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name,
@@ -221,6 +238,7 @@ func (j *JobStream) pod(name, job string, withQueue bool, scale float64) *v1.Pod
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			Containers: []v1.Container{{Name: "work", Image: "registry.k8s.io/pause:3.10",
 				Resources: v1.ResourceRequirements{Requests: requests, Limits: requests.DeepCopy()}}},
+			Affinity: onlyOn(j.nodes),
 		},
 	}
 	if withQueue {
@@ -230,4 +248,14 @@ func (j *JobStream) pod(name, job string, withQueue bool, scale float64) *v1.Pod
 		pod.Spec.ActiveDeadlineSeconds = ptr.To(int64(math.Ceil(j.Deadline.Seconds() / scale)))
 	}
 	return pod
+}
+
+// onlyOn is the affinity of a pod that may run on the named nodes only; nil for any node.
+func onlyOn(nodes []string) *v1.Affinity {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: nodes}}}}}}}
 }

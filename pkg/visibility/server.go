@@ -64,6 +64,9 @@ type Source interface {
 	// every queue (allQueues) or not; an error is an API status error (spec Invalid, naming the
 	// field).
 	WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error)
+	// ForecastSnapshot is the scheduler's state now, as a forecast reads it, and the forecast made
+	// from it, named CurrentSnapshot; an error is an API status error.
+	ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, error)
 	// OnQueueChange registers f to be told the name of a queue whose summary may have changed (or
 	// that was added or deleted), as it happens; f does not block.
 	OnQueueChange(f func(queue string)) error
@@ -166,5 +169,6 @@ func storage(feed *feed, synced func() bool, authz authorizer.Authorizer) map[st
 		visibilityv1beta1.QueueSummaries + "/" + visibilityv1beta1.PendingWorkloads: &pendingInQueue{r},
 		visibilityv1beta1.PendingWorkloads:                                          &pendingWorkloads{r},
 		visibilityv1beta1.WhatIfs:                                                   &whatIfs{r, authz},
+		visibilityv1beta1.ForecastSnapshots:                                         &forecastSnapshots{r},
 	}
 }

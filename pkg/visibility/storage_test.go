@@ -84,6 +84,11 @@ func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, _ b
 	return status, nil
 }
 
+// ForecastSnapshot is the current snapshot, with no nodes.
+func (s *source) ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, error) {
+	return &visibilityv1beta1.ForecastSnapshot{ObjectMeta: metav1.ObjectMeta{Name: visibilityv1beta1.CurrentSnapshot}}, nil
+}
+
 // started is a feed of source that took its queues as they are.
 func started(source Source) *feed {
 	f := newFeed(source)
@@ -194,5 +199,23 @@ func TestWhatIfIsAnsweredAboutTheRequestsNamespace(t *testing.T) {
 	}
 	if len(src.askedIn) != 1 || src.askedIn[0] != "x" {
 		t.Errorf("asked in %v, want [x]", src.askedIn)
+	}
+}
+
+// The one ForecastSnapshot is "current": any other name is not found, and none is served before
+// the caches synced.
+func TestOnlyTheCurrentForecastSnapshotIsFound(t *testing.T) {
+	synced := false
+	s := &forecastSnapshots{reader{source: literal(), synced: func() bool { return synced }}}
+	if _, err := s.Get(context.Background(), visibilityv1beta1.CurrentSnapshot, nil); !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("before the caches synced: %v, want 503", err)
+	}
+	synced = true
+	if _, err := s.Get(context.Background(), "yesterday", nil); !apierrors.IsNotFound(err) {
+		t.Errorf("another name: %v, want not found", err)
+	}
+	obj, err := s.Get(context.Background(), visibilityv1beta1.CurrentSnapshot, nil)
+	if err != nil || obj.(*visibilityv1beta1.ForecastSnapshot).Name != visibilityv1beta1.CurrentSnapshot {
+		t.Errorf("current: %+v, %v", obj, err)
 	}
 }

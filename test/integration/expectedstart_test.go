@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -67,6 +68,8 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 		return u.Status.Phase == schedulingv1beta1.QueueUnitEnqueued && wantExpected(u.Status.Conditions)
 	})
 
+	wantSnapshot(t, ns, queue, started.Add(time.Hour), end)
+
 	if err := pods.Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +77,38 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 		return meta.IsStatusConditionTrue(pg.Status.Conditions, schedulingv1beta1.PodGroupScheduled) &&
 			meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupExpectedStart) == nil
 	})
+}
+
+// wantSnapshot checks the forecast's snapshot: the holder of queue runs until holderEnd, and the
+// namespace's gang and unit are expected from start, to within the forecast's 10 s.
+func wantSnapshot(t *testing.T, namespace, queue string, holderEnd, start time.Time) {
+	t.Helper()
+	snap, err := cluster.Queues.VisibilityV1beta1().ForecastSnapshots().Get(context.Background(), visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holders := 0
+	for _, n := range snap.Nodes {
+		for _, r := range n.Running {
+			if r.Queue == queue && r.EndP50 != nil && r.EndP50.Time.Equal(holderEnd) {
+				holders++
+			}
+		}
+	}
+	if holders != 1 {
+		t.Errorf("the snapshot runs %d pods of %s until %v, want the holder", holders, queue, holderEnd)
+	}
+	waiting := map[visibilityv1beta1.WorkloadKind]bool{}
+	for _, w := range snap.Pending {
+		if w.Namespace != namespace {
+			continue
+		}
+		p50 := w.Start.P50
+		waiting[w.Workload.Kind] = w.Queue == queue && p50 != nil && !start.After(p50.Time) && !p50.After(start.Add(10*time.Second))
+	}
+	if !waiting[visibilityv1beta1.WorkloadPodGroup] || !waiting[visibilityv1beta1.WorkloadQueueUnit] {
+		t.Errorf("the snapshot's pending work of %s: %+v, want the gang and the unit of %s expected at %v", namespace, snap.Pending, queue, start)
+	}
 }
 
 // waitPodGroup waits until the PodGroup satisfies ok.

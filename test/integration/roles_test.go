@@ -15,6 +15,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -137,4 +138,13 @@ func TestShippedRoles(t *testing.T) {
 	_, ada := as(t, "ada")
 	_, err = ada.SchedulingV1beta1().Queues().Patch(ctx, f.qA, types.MergePatchType, []byte(`{"spec":{"state":"Open"}}`), metav1.PatchOptions{})
 	wantAllowed(t, "the queue admin opens the queue", err)
+
+	// The forecast's snapshot shows every namespace's work: the queue admin's to read.
+	waitViewServed(t)
+	_, err = ada.VisibilityV1beta1().ForecastSnapshots().Get(ctx, visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
+	wantAllowed(t, "the queue admin reads the forecast's snapshot", err)
+	_, err = alice.VisibilityV1beta1().ForecastSnapshots().Get(ctx, visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
+	wantForbidden(t, "alice, a namespace's editor and a queue viewer, reads the forecast's snapshot", err)
+	_, err = victor.VisibilityV1beta1().ForecastSnapshots().Get(ctx, visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
+	wantForbidden(t, "victor reads the forecast's snapshot", err)
 }

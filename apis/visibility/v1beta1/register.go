@@ -22,6 +22,8 @@ const (
 	PendingWorkloads = "pendingworkloads"
 	// WhatIfs is the namespaced resource of WhatIf, which is only created, and answered.
 	WhatIfs = "whatifs"
+	// ForecastSnapshots is the cluster-scoped resource of ForecastSnapshot, which is only read.
+	ForecastSnapshots = "forecastsnapshots"
 )
 
 // Resource returns a GroupResource of this group for an unqualified resource name.
@@ -41,6 +43,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&QueueSummary{}, &QueueSummaryList{},
 		&PendingWorkload{}, &PendingWorkloadList{},
 		&WhatIf{},
+		&ForecastSnapshot{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -35,6 +35,7 @@ import (
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart":       schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ForecastSnapshot":    schema_queue_scheduler_apis_visibility_v1beta1_ForecastSnapshot(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.NewWorkload":         schema_queue_scheduler_apis_visibility_v1beta1_NewWorkload(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PendingWorkload":     schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkload(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.PendingWorkloadList": schema_queue_scheduler_apis_visibility_v1beta1_PendingWorkloadList(ref),
@@ -44,6 +45,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummary":        schema_queue_scheduler_apis_visibility_v1beta1_QueueSummary(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummaryList":    schema_queue_scheduler_apis_visibility_v1beta1_QueueSummaryList(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation":         schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate":     schema_queue_scheduler_apis_visibility_v1beta1_RuntimeEstimate(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld":        schema_queue_scheduler_apis_visibility_v1beta1_SnapshotHeld(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers":     schema_queue_scheduler_apis_visibility_v1beta1_SnapshotMembers(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotNode":        schema_queue_scheduler_apis_visibility_v1beta1_SnapshotNode(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotPod":         schema_queue_scheduler_apis_visibility_v1beta1_SnapshotPod(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue":       schema_queue_scheduler_apis_visibility_v1beta1_SnapshotQueue(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation": schema_queue_scheduler_apis_visibility_v1beta1_SnapshotReservation(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork":        schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WhatIf":              schema_queue_scheduler_apis_visibility_v1beta1_WhatIf(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WhatIfSpec":          schema_queue_scheduler_apis_visibility_v1beta1_WhatIfSpec(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WhatIfStatus":        schema_queue_scheduler_apis_visibility_v1beta1_WhatIfStatus(ref),
@@ -385,6 +394,120 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref common.Ref
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_ForecastSnapshot(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ForecastSnapshot is what a forecast of the expected starts is played from, and what it predicts: the nodes with their running pods and when each is expected to end, the queues, the pending work in the scheduler's order with the runtime each piece is expected to run, the gangs' reservations, and each piece's expected start. Its one object, named \"current\", is the scheduler's state at the request, forecast then; it is read, never stored. `queuesim replay` plays it with the real scheduler, to compare the forecast with what the scheduler then does.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"forecastTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ForecastTime is the moment the snapshot holds.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"resolution": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resolution is the step the forecast rounds ends up to, and plays together.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the resources the forecast counts: those the pending work asks for.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes are the schedulable nodes, by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotNode"),
+									},
+								},
+							},
+						},
+					},
+					"queues": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Queues are every queue, the root included.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue"),
+									},
+								},
+							},
+						},
+					},
+					"pending": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pending is the work that waits, in the scheduler's order.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork"),
+									},
+								},
+							},
+						},
+					},
+					"reservations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reservations are the room the waiting gangs are promised.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"forecastTime", "resolution", "resources"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotNode", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork", metav1.Duration{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -1095,6 +1218,436 @@ func schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref common.Refer
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_RuntimeEstimate(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RuntimeEstimate is a run's length at its central value and at its 90th percentile.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"p50": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"p90": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"p50", "p90"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotHeld(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotHeld is a reservation's room on one node.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"amount": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"node", "amount"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotMembers(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotMembers are Count pods of a piece of work alike: what each asks for, and where it may run.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"count": {
+						SchemaProps: spec.SchemaProps{
+							Default: 0,
+							Type:    []string{"integer"},
+							Format:  "int32",
+						},
+					},
+					"requests": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes, when set, are the only nodes they may run on (by their node selector, affinity and tolerations); absent, any, unless NoNode.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"noNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NoNode says no node takes them.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"count", "requests"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotNode(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotNode is a node: what it offers of the forecast's resources, and its running pods.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"allocatable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Allocatable is what the node offers, of the snapshot's resources.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"unschedulable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Unschedulable says the node is cordoned: it takes no new pods.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"running": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Running are the pods on it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotPod"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "allocatable"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotPod", resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotPod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotPod is a running pod: its queue, what it holds, and when it is expected to end.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"queue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Queue is the queue it runs in; empty for another scheduler's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requests": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requests is what it holds, of the snapshot's resources.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"endP50": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndP50 is its expected end with its runtime at its central value, EndP90 at its 90th percentile; absent when it is not expected to end.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endP90": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"requests"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotQueue(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotQueue is a queue as the forecast reads it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"parent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Parent is the queue above; empty for the root.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"weight": {
+						SchemaProps: spec.SchemaProps{
+							Default: 0,
+							Type:    []string{"integer"},
+							Format:  "int32",
+						},
+					},
+					"guarantee": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"capability": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"reclaimable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reclaimable says whether what it borrows may be taken back.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"suspended": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"name", "weight", "reclaimable"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotReservation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotReservation is room a waiting gang is promised from Start.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"workload": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Workload is the gang's.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference"),
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"workload", "namespace", "start", "nodes"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotWork is a pending pod, gang or QueueUnit.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"workload": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference"),
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"queue": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"priority": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Priority and Since place it in the scheduler's order: higher priority first, then the earlier to enter its queue.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"since": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"members": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Members are its pods, which start together, alike ones counted together; a QueueUnit whose pods are not created yet is one member asking for all its job does.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers"),
+									},
+								},
+							},
+						},
+					},
+					"runtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Runtime is how long it is expected to run once started.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate"),
+						},
+					},
+					"bound": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bound is how long it may run at the most, by its pods' runtime bounds; absent for no bound.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is the start the forecast expects.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart"),
+						},
+					},
+				},
+				Required: []string{"workload", "namespace", "queue", "priority", "since", "members", "runtime", "start"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.Duration{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

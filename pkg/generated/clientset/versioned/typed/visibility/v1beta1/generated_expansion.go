@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1beta1
 
+type ForecastSnapshotExpansion interface{}
+
 type PendingWorkloadExpansion interface{}
 
 type QueueSummaryExpansion interface{}

@@ -28,6 +28,7 @@ import (
 
 type VisibilityV1beta1Interface interface {
 	RESTClient() rest.Interface
+	ForecastSnapshotsGetter
 	PendingWorkloadsGetter
 	QueueSummariesGetter
 	WhatIfsGetter
@@ -36,6 +37,10 @@ type VisibilityV1beta1Interface interface {
 // VisibilityV1beta1Client is used to interact with features provided by the visibility.queue-scheduler.io group.
 type VisibilityV1beta1Client struct {
 	restClient rest.Interface
+}
+
+func (c *VisibilityV1beta1Client) ForecastSnapshots() ForecastSnapshotInterface {
+	return newForecastSnapshots(c)
 }
 
 func (c *VisibilityV1beta1Client) PendingWorkloads(namespace string) PendingWorkloadInterface {

@@ -28,6 +28,10 @@ type FakeVisibilityV1beta1 struct {
 	*testing.Fake
 }
 
+func (c *FakeVisibilityV1beta1) ForecastSnapshots() v1beta1.ForecastSnapshotInterface {
+	return newFakeForecastSnapshots(c)
+}
+
 func (c *FakeVisibilityV1beta1) PendingWorkloads(namespace string) v1beta1.PendingWorkloadInterface {
 	return newFakePendingWorkloads(c, namespace)
 }

@@ -1,0 +1,80 @@
+package queuesim
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/queuesim"
+)
+
+// fidelity: three queues capped at 4 cpu, each running a pod of 4 cpu bound to end at 1, 2 and 3
+// minutes; behind each waits one piece of work, a gang in c, which its queue's cap holds until the
+// running pod ends. Only one piece waits in each queue: their order is not the scheduler's retries'
+// to choose.
+const fidelity = `
+name: fidelity
+duration: 20s
+timeScale: 20
+nodes: [{name: node, count: 2, cpu: "8"}]
+queues:
+- {name: a, capability: {cpu: "4"}}
+- {name: b, capability: {cpu: "4"}}
+- {name: c, capability: {cpu: "4"}}
+jobs:
+- {name: a-run, queue: a, cpu: "4", runtime: 2m, deadline: 2m}
+- {name: b-run, queue: b, cpu: "4", runtime: 3m, deadline: 3m}
+- {name: c-run, queue: c, cpu: "4", runtime: 1m, deadline: 1m}
+- {name: a-next, queue: a, at: 5s, cpu: "4", runtime: 2m, deadline: 2m}
+- {name: b-next, queue: b, at: 5s, cpu: "4", runtime: 2m, deadline: 2m}
+- {name: c-gang, queue: c, kind: Gang, at: 5s, pods: 2, cpu: "2", runtime: 2m, deadline: 2m}
+snapshots: [20s]
+`
+
+// A scenario's snapshot, saved and replayed with the real scheduler, shows each piece of pending
+// work start when the snapshot's forecast said, to within a scheduling interval: the scheduler's
+// longest retry (1 s real, the time scale in simulated seconds) and the forecast's resolution.
+func TestReplayOfASnapshotStartsTheWorkWhenItsForecastSaid(t *testing.T) {
+	s, err := queuesim.Parse("fidelity.yaml", []byte(fidelity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, err := queuesim.Run(context.Background(), s, queuesim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := played.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(played.Snapshots) != 1 {
+		t.Fatalf("snapshots taken: %d, want 1", len(played.Snapshots))
+	}
+	snap, err := queuesim.LoadSnapshot(filepath.Join(dir, played.Snapshots[0].File()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected := map[string]time.Duration{}
+	for _, w := range snap.Pending {
+		if w.Start.P50 != nil {
+			expected[w.Workload.Name] = w.Start.P50.Sub(snap.ForecastTime.Time).Round(10 * time.Second)
+		}
+	}
+	want := map[string]time.Duration{"c-gang-0": 40 * time.Second, "a-next-0-0": 100 * time.Second, "b-next-0-0": 160 * time.Second}
+	if !maps.Equal(expected, want) {
+		t.Fatalf("expected starts in the snapshot %v, want %v: when each running pod ends", expected, want)
+	}
+	const scale = 20
+	replayed, err := queuesim.Replay(context.Background(), snap, queuesim.ReplayOptions{TimeScale: scale, Duration: 4 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := replayed.Forecasts
+	t.Logf("replay: %d compared, error p50 %s, p90 %s", f.Compared, f.MedianError, f.P90Error)
+	interval := scale*time.Second + snap.Resolution.Duration
+	if f == nil || f.Compared != 3 || f.P90Error > interval {
+		t.Fatalf("replay: %+v; want the 3 expected starts compared, each within %s", f, interval)
+	}
+}
