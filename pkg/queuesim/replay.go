@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -117,14 +118,27 @@ func replayLength(snap *visibilityv1beta1.ForecastSnapshot) time.Duration {
 	return max(latest+latest/4+5*time.Minute, 10*time.Minute)
 }
 
-// replayQueue is a snapshot's queue as a scenario's.
+// replayQueue is a snapshot's queue as a scenario's, Suspended: a replay holds every queue's work
+// back until all of it is submitted (resume).
 func replayQueue(q visibilityv1beta1.SnapshotQueue) Queue {
-	out := Queue{Name: q.Name, Weight: q.Weight, Parent: q.Parent, Reclaimable: ptr.To(q.Reclaimable),
-		Capability: quantities(q.Capability), Guarantee: quantities(q.Guarantee)}
-	if q.Suspended {
-		out.State = string(schedulingv1beta1.QueueStateSuspended)
+	return Queue{Name: q.Name, Weight: q.Weight, Parent: q.Parent, Reclaimable: ptr.To(q.Reclaimable),
+		Capability: quantities(q.Capability), Guarantee: quantities(q.Guarantee), State: string(schedulingv1beta1.QueueStateSuspended)}
+}
+
+// resume opens the queues the snapshot has open, in one burst once all the work is submitted: work
+// earlier in the order, submitted first, would otherwise start before the later work is there to
+// count in the fair shares.
+func (r *replay) resume(ctx context.Context, c clients) error {
+	api := c.queues.SchedulingV1beta1().Queues()
+	for _, q := range r.snap.Queues {
+		if q.Suspended || q.Name == schedulingv1beta1.RootQueue {
+			continue
+		}
+		if _, err := api.Patch(ctx, q.Name, types.MergePatchType, []byte(`{"spec":{"state":"Open"}}`), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("open queue %s: %w", q.Name, err)
+		}
 	}
-	return out
+	return nil
 }
 
 func quantities(list v1.ResourceList) map[string]Quantity {
@@ -185,9 +199,9 @@ func dnsName(name string) string {
 	return strings.TrimRight(name, "-.")
 }
 
-// start creates the snapshot's nodes, queues and running pods, and submits its pending work; then
-// it starts the clock, the kubelets and the Job controller: the running pods' runtimes count from
-// the replay's start, and work that fits at once starts then.
+// start creates the snapshot's nodes, queues (Suspended) and running pods, and submits its pending
+// work; then it opens the queues and starts the clock, the kubelets and the Job controller: the
+// running pods' runtimes count from the replay's start, and work that fits at once starts then.
 func (r *replay) start(ctx context.Context, cluster *localcluster.Cluster) (*simulation, error) {
 	s := r.scenario
 	sim := &simulation{clients: clients{kube: cluster.Kube, queues: cluster.Queues, scale: s.TimeScale}, clock: &clock{scale: s.TimeScale},
@@ -214,6 +228,9 @@ func (r *replay) start(ctx context.Context, cluster *localcluster.Cluster) (*sim
 		if err := r.submit(ctx, sim.clients, i); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.resume(ctx, sim.clients); err != nil {
+		return nil, err
 	}
 	sim.clock.start = time.Now()
 	sim.recorder = newRecorder(sim.clock)

@@ -71,9 +71,10 @@ func TestReplayMakesTheSnapshotAScenario(t *testing.T) {
 	if r.scenario.TimeScale != DefaultReplayScale || r.scenario.Duration.Duration != 7*time.Minute+105*time.Second+5*time.Minute {
 		t.Errorf("scale %g, duration %s", r.scenario.TimeScale, r.scenario.Duration.Duration)
 	}
-	if len(r.scenario.Queues) != 2 || r.scenario.Queues[1].State != string(schedulingv1beta1.QueueStateSuspended) ||
+	suspended := string(schedulingv1beta1.QueueStateSuspended)
+	if len(r.scenario.Queues) != 2 || r.scenario.Queues[0].State != suspended || r.scenario.Queues[1].State != suspended ||
 		r.defaultQueue == nil || r.scenario.Queues[0].Weight != 2 {
-		t.Errorf("queues %+v, default %+v: want team-a of weight 2, team-b suspended, the default apart", r.scenario.Queues, r.defaultQueue)
+		t.Errorf("queues %+v, default %+v: want team-a of weight 2 and team-b, suspended until the work is in, the default apart", r.scenario.Queues, r.defaultQueue)
 	}
 	if len(r.scenario.PriorityClasses) != 1 || r.scenario.PriorityClasses[0] != (PriorityClass{Name: "replay-100", Value: 100}) {
 		t.Errorf("priority classes %+v", r.scenario.PriorityClasses)
