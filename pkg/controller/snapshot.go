@@ -31,7 +31,7 @@ func (c *Controller) ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, er
 	starts := forecast.Predict(in.snap, settings)
 	s := in.snap
 	out := &visibilityv1beta1.ForecastSnapshot{ObjectMeta: metav1.ObjectMeta{Name: visibilityv1beta1.CurrentSnapshot},
-		ForecastTime: metav1.NewTime(now), Resolution: metav1.Duration{Duration: settings.Resolution}, Resources: s.Dims}
+		ForecastTime: metav1.NewMicroTime(now), Resolution: metav1.Duration{Duration: settings.Resolution}, Resources: s.Dims}
 	names := make([]string, len(s.Nodes))
 	for i, n := range s.Nodes {
 		names[i] = n.Name
@@ -44,14 +44,14 @@ func (c *Controller) ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, er
 	for i, w := range s.Pending {
 		item := in.pending[i].item
 		out.Pending = append(out.Pending, visibilityv1beta1.SnapshotWork{Workload: item.Workload, Namespace: item.Namespace,
-			Queue: w.Queue, Priority: w.Place.Priority, Since: metav1.NewTime(w.Place.Since), Members: snapshotMembers(s.Dims, w.Members, names),
-			Runtime: snapshotRuntime(w.Runtime, settings.DefaultRuntime), Bound: durationOrNil(w.Bound), Start: snapshotStart(starts[w.Key], now)})
+			Queue: w.Queue, Priority: w.Place.Priority, Since: metav1.NewMicroTime(w.Place.Since), Members: snapshotMembers(s.Dims, w.Members, names),
+			Runtime: snapshotRuntime(w.Runtime, settings.DefaultRuntime), Bound: durationOrNil(w.Bound), Start: visibilityv1beta1.SnapshotStart{P50: timeOrNil(starts[w.Key].P50), P90: timeOrNil(starts[w.Key].P90)}})
 	}
 	slices.SortStableFunc(out.Pending, placeOrder)
 	for _, r := range s.Reservations {
 		kind, namespace, name := splitWorkKey(r.Gang)
 		sr := visibilityv1beta1.SnapshotReservation{Workload: visibilityv1beta1.WorkloadReference{Kind: kind, Name: name},
-			Namespace: namespace, Start: metav1.NewTime(r.Start)}
+			Namespace: namespace, Start: metav1.NewMicroTime(r.Start)}
 		for _, h := range r.Nodes {
 			sr.Nodes = append(sr.Nodes, visibilityv1beta1.SnapshotHeld{Node: names[h.Node], Amount: podfit.List(s.Dims, h.Amount)})
 		}
@@ -119,11 +119,6 @@ func snapshotRuntime(r, def forecast.Runtime) visibilityv1beta1.RuntimeEstimate 
 	return visibilityv1beta1.RuntimeEstimate{P50: metav1.Duration{Duration: r.P50}, P90: metav1.Duration{Duration: r.P90}}
 }
 
-// snapshotStart is a forecast's start of a piece of work, made at.
-func snapshotStart(s forecast.Start, at time.Time) visibilityv1beta1.ExpectedStart {
-	return visibilityv1beta1.ExpectedStart{P50: timeOrNil(s.P50), P90: timeOrNil(s.P90), ForecastTime: metav1.NewTime(at)}
-}
-
 // placeOrder orders work as the scheduler takes it.
 func placeOrder(a, b visibilityv1beta1.SnapshotWork) int {
 	return policy.Compare(policy.Place{Priority: a.Priority, Since: a.Since.Time, Namespace: a.Namespace, Name: a.Workload.Name},
@@ -137,11 +132,11 @@ func splitWorkKey(key string) (visibilityv1beta1.WorkloadKind, string, string) {
 	return visibilityv1beta1.WorkloadKind(kind), namespace, name
 }
 
-func timeOrNil(t time.Time) *metav1.Time {
+func timeOrNil(t time.Time) *metav1.MicroTime {
 	if t.IsZero() {
 		return nil
 	}
-	return ptr.To(metav1.NewTime(t))
+	return ptr.To(metav1.NewMicroTime(t))
 }
 
 func durationOrNil(d time.Duration) *metav1.Duration {

@@ -57,7 +57,7 @@ func TestForecastSnapshotHoldsTheForecastsInputAndAnswer(t *testing.T) {
 	}
 	r := snap.Nodes[0].Running[0]
 	if cpu := snap.Nodes[0].Allocatable[v1.ResourceCPU]; cpu.String() != "8" || r.Queue != "q" || r.Requests.Cpu().String() != "8" ||
-		len(r.Requests) != 1 || r.EndP50 == nil || !r.EndP50.Equal(ptr.To(metav1.NewTime(end))) {
+		len(r.Requests) != 1 || r.EndP50 == nil || !r.EndP50.Equal(ptr.To(metav1.NewMicroTime(end))) {
 		t.Errorf("node a offers %s cpu, runs %+v: want 8 cpu, and the pod of q holding 8 cpu (and no pod count) until %v", cpu.String(), r, end)
 	}
 	if len(snap.Pending) != 3 || snap.Pending[0].Workload.Name != "pinned" || snap.Pending[1].Workload.Name != "free" {
@@ -70,7 +70,7 @@ func TestForecastSnapshotHoldsTheForecastsInputAndAnswer(t *testing.T) {
 	if m := pinnedWork.Members; len(m) != 1 || m[0].Count != 1 || m[0].Requests.Cpu().String() != "4" || !slices.Equal(m[0].Nodes, []string{"a"}) {
 		t.Errorf("pinned's members %+v, want one of 4 cpu on node a only", m)
 	}
-	if s := pinnedWork.Start.P50; s == nil || s.Before(&metav1.Time{Time: end}) || end.Add(forecastResolution).Before(s.Time) {
+	if s := pinnedWork.Start.P50; s == nil || s.Before(ptr.To(metav1.NewMicroTime(end))) || end.Add(forecastResolution).Before(s.Time) {
 		t.Errorf("pinned expected at %v, want the running pod's end %v, to within %s", s, end, forecastResolution)
 	}
 	if pinnedWork.Runtime.P50.Duration != defaultRuntime.P50 || pinnedWork.Bound != nil {

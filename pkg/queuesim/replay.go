@@ -20,6 +20,10 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/localcluster"
 )
 
+// highestUserPriority is the highest value a PriorityClass of a user's takes; work of a higher
+// priority (a system class's) is replayed at it.
+const highestUserPriority = 1_000_000_000
+
 // DefaultReplayScale is a replay's time scale unless asked otherwise: simulated seconds a real
 // second.
 const DefaultReplayScale = 10
@@ -97,6 +101,7 @@ func newReplay(snap *visibilityv1beta1.ForecastSnapshot, opts ReplayOptions) *re
 	priorities := map[int32]bool{}
 	width := len(strconv.Itoa(len(snap.Pending)))
 	for i, w := range snap.Pending {
+		w.Priority = min(w.Priority, highestUserPriority)
 		if w.Priority != 0 && !priorities[w.Priority] {
 			priorities[w.Priority] = true
 			r.scenario.PriorityClasses = append(r.scenario.PriorityClasses, PriorityClass{Name: priorityClassOf(w.Priority), Value: w.Priority})
@@ -200,14 +205,18 @@ func dnsName(name string) string {
 }
 
 // start creates the snapshot's nodes, queues (Suspended) and running pods, and submits its pending
-// work; then it opens the queues and starts the clock, the kubelets and the Job controller: the
-// running pods' runtimes count from the replay's start, and work that fits at once starts then.
+// work; then it starts the clock, the kubelets, the Job controller and the recorder, and opens the
+// queues: the running pods' runtimes count from the replay's start, and work that fits at once
+// starts then, under the recorder's eyes.
 func (r *replay) start(ctx context.Context, cluster *localcluster.Cluster) (*simulation, error) {
 	s := r.scenario
 	sim := &simulation{clients: clients{kube: cluster.Kube, queues: cluster.Queues, scale: s.TimeScale}, clock: &clock{scale: s.TimeScale},
 		watched: map[string]bool{}, reservations: s.Reservations != nil, predicted: map[string]bool{}}
 	for _, q := range s.Queues {
 		sim.watched[q.Name] = true
+	}
+	if r.defaultQueue != nil {
+		sim.watched[schedulingv1beta1.DefaultQueue] = true
 	}
 	if err := r.createNodes(ctx, sim); err != nil {
 		return nil, err
@@ -229,12 +238,12 @@ func (r *replay) start(ctx context.Context, cluster *localcluster.Cluster) (*sim
 			return nil, err
 		}
 	}
-	if err := r.resume(ctx, sim.clients); err != nil {
-		return nil, err
-	}
 	sim.clock.start = time.Now()
 	sim.recorder = newRecorder(sim.clock)
 	if err := runNodes(ctx, cluster, sim.clock, sim.recorder); err != nil {
+		return nil, err
+	}
+	if err := r.resume(ctx, sim.clients); err != nil {
 		return nil, err
 	}
 	sim.forecastChecks, sim.predictions = 1, r.predictions()

@@ -42,9 +42,14 @@ func checkSnapshot(snap *visibilityv1beta1.ForecastSnapshot) error {
 	case len(snap.Nodes) == 0:
 		return fmt.Errorf("nodes: a replay needs at least one node")
 	}
+	for i, n := range snap.Nodes {
+		if n.Name == "" || len(n.Allocatable) == 0 {
+			return fmt.Errorf("nodes[%d]: a name and what the node offers (allocatable) are needed", i)
+		}
+	}
 	for i, w := range snap.Pending {
-		if w.Workload.Name == "" || w.Queue == "" {
-			return fmt.Errorf("pending[%d]: a workload name and a queue are needed", i)
+		if w.Workload.Name == "" || w.Queue == "" || len(w.Members) == 0 {
+			return fmt.Errorf("pending[%d]: a workload name, a queue and at least one member are needed", i)
 		}
 		for j, m := range w.Members {
 			if m.Count < 1 {
@@ -70,7 +75,7 @@ func (sim *simulation) takeSnapshot(ctx context.Context) (*visibilityv1beta1.For
 func stretch(snap *visibilityv1beta1.ForecastSnapshot, scale float64) {
 	at := snap.ForecastTime.Time
 	long := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
-	moment := func(t *metav1.Time) {
+	moment := func(t *metav1.MicroTime) {
 		if t != nil {
 			t.Time = at.Add(long(t.Sub(at)))
 		}

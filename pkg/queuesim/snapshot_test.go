@@ -18,7 +18,7 @@ import (
 
 var snapAt = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 
-func at(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(snapAt.Add(d))) }
+func at(d time.Duration) *metav1.MicroTime { return ptr.To(metav1.NewMicroTime(snapAt.Add(d))) }
 
 func cpu(n string) v1.ResourceList { return v1.ResourceList{v1.ResourceCPU: resource.MustParse(n)} }
 
@@ -27,14 +27,14 @@ func cpu(n string) v1.ResourceList { return v1.ResourceList{v1.ResourceCPU: reso
 func testSnapshot() *visibilityv1beta1.ForecastSnapshot {
 	work := func(kind visibilityv1beta1.WorkloadKind, name, queue string, priority int32, start time.Duration, members ...visibilityv1beta1.SnapshotMembers) visibilityv1beta1.SnapshotWork {
 		return visibilityv1beta1.SnapshotWork{Workload: visibilityv1beta1.WorkloadReference{Kind: kind, Name: name}, Namespace: "ns", Queue: queue,
-			Priority: priority, Since: metav1.NewTime(snapAt.Add(-time.Minute)), Members: members,
+			Priority: priority, Since: metav1.NewMicroTime(snapAt.Add(-time.Minute)), Members: members,
 			Runtime: visibilityv1beta1.RuntimeEstimate{P50: metav1.Duration{Duration: 5 * time.Minute}, P90: metav1.Duration{Duration: 20 * time.Minute}},
-			Start:   visibilityv1beta1.ExpectedStart{P50: at(start), P90: at(4 * start), ForecastTime: metav1.NewTime(snapAt)}}
+			Start:   visibilityv1beta1.SnapshotStart{P50: at(start), P90: at(4 * start)}}
 	}
-	return &visibilityv1beta1.ForecastSnapshot{ForecastTime: metav1.NewTime(snapAt), Resolution: metav1.Duration{Duration: 10 * time.Second},
+	return &visibilityv1beta1.ForecastSnapshot{ForecastTime: metav1.NewMicroTime(snapAt), Resolution: metav1.Duration{Duration: 10 * time.Second},
 		Resources: []v1.ResourceName{v1.ResourceCPU},
 		Nodes: []visibilityv1beta1.SnapshotNode{{Name: "n", Allocatable: cpu("8"),
-			Running: []visibilityv1beta1.SnapshotPod{{Queue: "team-a", Requests: cpu("4"), EndP50: at(2 * time.Minute), EndP90: at(8 * time.Minute)}}}},
+			Running: []visibilityv1beta1.SnapshotPod{{Queue: "team-a", Requests: cpu("4"), EndP50: at(2*time.Minute + 300*time.Millisecond), EndP90: at(8 * time.Minute)}}}},
 		Queues: []visibilityv1beta1.SnapshotQueue{{Name: "root", Weight: 1}, {Name: "default", Parent: "root", Weight: 1, Reclaimable: true},
 			{Name: "team-a", Parent: "root", Weight: 2, Reclaimable: true}, {Name: "team-b", Parent: "root", Weight: 1, Suspended: true}},
 		Pending: []visibilityv1beta1.SnapshotWork{
@@ -56,8 +56,8 @@ func TestStretchTurnsRealTimeIntoSimulatedTime(t *testing.T) {
 		t.Errorf("moment %v, want it kept", snap.ForecastTime)
 	case snap.Resolution.Duration != 100*time.Second:
 		t.Errorf("resolution %s, want 100s", snap.Resolution.Duration)
-	case !snap.Nodes[0].Running[0].EndP50.Equal(at(20 * time.Minute)):
-		t.Errorf("running pod's end %v, want 20m after the moment", snap.Nodes[0].Running[0].EndP50)
+	case !snap.Nodes[0].Running[0].EndP50.Equal(at(20*time.Minute + 3*time.Second)):
+		t.Errorf("running pod's end %v, want 20m3s after the moment", snap.Nodes[0].Running[0].EndP50)
 	case !w.Start.P50.Equal(at(20*time.Minute)) || !w.Since.Equal(at(-10*time.Minute)) || w.Runtime.P50.Duration != 50*time.Minute:
 		t.Errorf("train expected at %v since %v, running %s: want 20m, -10m and 50m", w.Start.P50, w.Since, w.Runtime.P50.Duration)
 	}
@@ -106,15 +106,22 @@ func TestLoadSnapshotRefusesWhatCannotBeReplayed(t *testing.T) {
 	if err := saveSnapshot(good, testSnapshot()); err != nil {
 		t.Fatal(err)
 	}
-	if snap, err := LoadSnapshot(good); err != nil || len(snap.Pending) != 3 {
+	snap, err := LoadSnapshot(good)
+	if err != nil || len(snap.Pending) != 3 {
 		t.Fatalf("a saved snapshot: %v", err)
 	}
+	if end := snap.Nodes[0].Running[0].EndP50; !end.Equal(at(2*time.Minute + 300*time.Millisecond)) {
+		t.Errorf("the running pod's end read back as %v: want it to the millisecond", end)
+	}
 	for name, tc := range map[string]struct{ text, want string }{
-		"kind":    {"kind: Queue\nforecastTime: \"2026-11-27T10:00:00Z\"\n", "kind: a ForecastSnapshot is needed, got Queue"},
-		"time":    {"kind: ForecastSnapshot\n", "forecastTime: the moment of the snapshot is needed"},
-		"nodes":   {"forecastTime: \"2026-11-27T10:00:00Z\"\n", "nodes: a replay needs at least one node"},
-		"unknown": {"forecastTime: \"2026-11-27T10:00:00Z\"\nnodez: []\n", `unknown field "nodez"`},
-		"count": {"forecastTime: \"2026-11-27T10:00:00Z\"\nnodes: [{name: n, allocatable: {cpu: 1}}]\n" +
+		"kind":  {"kind: Queue\nforecastTime: \"2026-11-27T10:00:00.000000Z\"\n", "kind: a ForecastSnapshot is needed, got Queue"},
+		"time":  {"kind: ForecastSnapshot\n", "forecastTime: the moment of the snapshot is needed"},
+		"nodes": {"forecastTime: \"2026-11-27T10:00:00.000000Z\"\n", "nodes: a replay needs at least one node"},
+		"room":  {"forecastTime: \"2026-11-27T10:00:00.000000Z\"\nnodes: [{name: n}]\n", "nodes[0]: a name and what the node offers (allocatable) are needed"},
+		"members": {"forecastTime: \"2026-11-27T10:00:00.000000Z\"\nnodes: [{name: n, allocatable: {cpu: 1}}]\npending: [{workload: {kind: Pod, name: w}, queue: q}]\n",
+			"pending[0]: a workload name, a queue and at least one member are needed"},
+		"unknown": {"forecastTime: \"2026-11-27T10:00:00.000000Z\"\nnodez: []\n", `unknown field "nodez"`},
+		"count": {"forecastTime: \"2026-11-27T10:00:00.000000Z\"\nnodes: [{name: n, allocatable: {cpu: 1}}]\n" +
 			"pending: [{workload: {kind: Pod, name: w}, queue: q, members: [{count: 0}]}]\n", "pending[0].members[0].count: must be at least 1, got 0"},
 	} {
 		path := filepath.Join(dir, name+".yaml")

@@ -81,7 +81,7 @@ func (c clients) createBasics(ctx context.Context, s *Scenario) error {
 	for len(created) < len(s.Queues) {
 		progress := false
 		for _, q := range s.Queues {
-			if created[q.Name] || (q.Parent != "" && q.Parent != "root" && !created[q.Parent]) {
+			if created[q.Name] || (q.Parent != "" && q.Parent != schedulingv1beta1.RootQueue && q.Parent != schedulingv1beta1.DefaultQueue && !created[q.Parent]) {
 				continue
 			}
 			if _, err := c.queues.SchedulingV1beta1().Queues().Create(ctx, q.object(), metav1.CreateOptions{}); err != nil {
@@ -158,6 +158,9 @@ func (c clients) submitGang(ctx context.Context, j *JobStream, name string) erro
 func (c clients) createGang(ctx context.Context, name, queue string, minMember int32, timeout time.Duration, pods []*v1.Pod) error {
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
 		Spec: schedulingv1beta1.PodGroupSpec{Queue: queue, MinMember: minMember}}
+	if len(pods) > 0 {
+		pg.Spec.PriorityClassName = pods[0].Spec.PriorityClassName
+	}
 	if timeout > 0 {
 		seconds := int32(timeout.Seconds())
 		pg.Spec.ScheduleTimeoutSeconds = &seconds

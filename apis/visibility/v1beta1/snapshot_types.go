@@ -12,7 +12,7 @@ const CurrentSnapshot = "current"
 // the nodes with their running pods and when each is expected to end, the queues, the pending work
 // in the scheduler's order with the runtime each piece is expected to run, the gangs' reservations,
 // and each piece's expected start. Its one object, named "current", is the scheduler's state at the
-// request, forecast then; it is read, never stored. `queuesim replay` plays it with the real
+// request, forecast then; it is read, never stored. Its times are to the microsecond. `queuesim replay` plays it with the real
 // scheduler, to compare the forecast with what the scheduler then does.
 //
 // +genclient
@@ -24,7 +24,7 @@ type ForecastSnapshot struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// ForecastTime is the moment the snapshot holds.
-	ForecastTime metav1.Time `json:"forecastTime"`
+	ForecastTime metav1.MicroTime `json:"forecastTime"`
 	// Resolution is the step the forecast rounds ends up to, and plays together.
 	Resolution metav1.Duration `json:"resolution"`
 	// Resources are the resources the forecast counts: those the pending work asks for.
@@ -66,9 +66,9 @@ type SnapshotPod struct {
 	// EndP50 is its expected end with its runtime at its central value, EndP90 at its 90th
 	// percentile; absent when it is not expected to end.
 	// +optional
-	EndP50 *metav1.Time `json:"endP50,omitempty"`
+	EndP50 *metav1.MicroTime `json:"endP50,omitempty"`
 	// +optional
-	EndP90 *metav1.Time `json:"endP90,omitempty"`
+	EndP90 *metav1.MicroTime `json:"endP90,omitempty"`
 }
 
 // SnapshotQueue is a queue as the forecast reads it.
@@ -95,8 +95,8 @@ type SnapshotWork struct {
 	Queue     string            `json:"queue"`
 	// Priority and Since place it in the scheduler's order: higher priority first, then the earlier
 	// to enter its queue.
-	Priority int32       `json:"priority"`
-	Since    metav1.Time `json:"since"`
+	Priority int32            `json:"priority"`
+	Since    metav1.MicroTime `json:"since"`
 	// Members are its pods, which start together, alike ones counted together; a QueueUnit whose
 	// pods are not created yet is one member asking for all its job does.
 	Members []SnapshotMembers `json:"members"`
@@ -106,7 +106,16 @@ type SnapshotWork struct {
 	// +optional
 	Bound *metav1.Duration `json:"bound,omitempty"`
 	// Start is the start the forecast expects.
-	Start ExpectedStart `json:"start"`
+	Start SnapshotStart `json:"start"`
+}
+
+// SnapshotStart is a piece of work's expected start, with the runtimes at their central value and
+// at their 90th percentile; each absent when it does not start within the forecast's horizon.
+type SnapshotStart struct {
+	// +optional
+	P50 *metav1.MicroTime `json:"p50,omitempty"`
+	// +optional
+	P90 *metav1.MicroTime `json:"p90,omitempty"`
 }
 
 // SnapshotMembers are Count pods of a piece of work alike: what each asks for, and where it may run.
@@ -133,7 +142,7 @@ type SnapshotReservation struct {
 	// Workload is the gang's.
 	Workload  WorkloadReference `json:"workload"`
 	Namespace string            `json:"namespace"`
-	Start     metav1.Time       `json:"start"`
+	Start     metav1.MicroTime  `json:"start"`
 	Nodes     []SnapshotHeld    `json:"nodes"`
 }
 

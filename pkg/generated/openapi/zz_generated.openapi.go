@@ -52,6 +52,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotPod":         schema_queue_scheduler_apis_visibility_v1beta1_SnapshotPod(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue":       schema_queue_scheduler_apis_visibility_v1beta1_SnapshotQueue(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation": schema_queue_scheduler_apis_visibility_v1beta1_SnapshotReservation(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotStart":       schema_queue_scheduler_apis_visibility_v1beta1_SnapshotStart(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork":        schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WhatIf":              schema_queue_scheduler_apis_visibility_v1beta1_WhatIf(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WhatIfSpec":          schema_queue_scheduler_apis_visibility_v1beta1_WhatIfSpec(ref),
@@ -401,7 +402,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ForecastSnapshot(ref common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ForecastSnapshot is what a forecast of the expected starts is played from, and what it predicts: the nodes with their running pods and when each is expected to end, the queues, the pending work in the scheduler's order with the runtime each piece is expected to run, the gangs' reservations, and each piece's expected start. Its one object, named \"current\", is the scheduler's state at the request, forecast then; it is read, never stored. `queuesim replay` plays it with the real scheduler, to compare the forecast with what the scheduler then does.",
+				Description: "ForecastSnapshot is what a forecast of the expected starts is played from, and what it predicts: the nodes with their running pods and when each is expected to end, the queues, the pending work in the scheduler's order with the runtime each piece is expected to run, the gangs' reservations, and each piece's expected start. Its one object, named \"current\", is the scheduler's state at the request, forecast then; it is read, never stored. Its times are to the microsecond. `queuesim replay` plays it with the real scheduler, to compare the forecast with what the scheduler then does.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -427,7 +428,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ForecastSnapshot(ref common.
 					"forecastTime": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ForecastTime is the moment the snapshot holds.",
-							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+							Ref:         ref(metav1.MicroTime{}.OpenAPIModelName()),
 						},
 					},
 					"resolution": {
@@ -507,7 +508,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ForecastSnapshot(ref common.
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotNode", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork", metav1.Duration{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotNode", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotQueue", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotReservation", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotWork", metav1.Duration{}.OpenAPIModelName(), metav1.MicroTime{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1428,12 +1429,12 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotPod(ref common.Refer
 					"endP50": {
 						SchemaProps: spec.SchemaProps{
 							Description: "EndP50 is its expected end with its runtime at its central value, EndP90 at its 90th percentile; absent when it is not expected to end.",
-							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+							Ref:         ref(metav1.MicroTime{}.OpenAPIModelName()),
 						},
 					},
 					"endP90": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Ref: ref(metav1.MicroTime{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1441,7 +1442,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotPod(ref common.Refer
 			},
 		},
 		Dependencies: []string{
-			resource.Quantity{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			resource.Quantity{}.OpenAPIModelName(), metav1.MicroTime{}.OpenAPIModelName()},
 	}
 }
 
@@ -1545,7 +1546,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotReservation(ref comm
 					},
 					"start": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Ref: ref(metav1.MicroTime{}.OpenAPIModelName()),
 						},
 					},
 					"nodes": {
@@ -1565,7 +1566,32 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotReservation(ref comm
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.Time{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.MicroTime{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotStart(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotStart is a piece of work's expected start, with the runtimes at their central value and at their 90th percentile; each absent when it does not start within the forecast's horizon.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"p50": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.MicroTime{}.OpenAPIModelName()),
+						},
+					},
+					"p90": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(metav1.MicroTime{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.MicroTime{}.OpenAPIModelName()},
 	}
 }
 
@@ -1606,7 +1632,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref common.Refe
 					},
 					"since": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Ref: ref(metav1.MicroTime{}.OpenAPIModelName()),
 						},
 					},
 					"members": {
@@ -1639,7 +1665,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref common.Refe
 						SchemaProps: spec.SchemaProps{
 							Description: "Start is the start the forecast expects.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart"),
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotStart"),
 						},
 					},
 				},
@@ -1647,7 +1673,7 @@ func schema_queue_scheduler_apis_visibility_v1beta1_SnapshotWork(ref common.Refe
 			},
 		},
 		Dependencies: []string{
-			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.ExpectedStart", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.Duration{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotStart", "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.WorkloadReference", metav1.Duration{}.OpenAPIModelName(), metav1.MicroTime{}.OpenAPIModelName()},
 	}
 }
 
