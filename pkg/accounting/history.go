@@ -12,7 +12,7 @@ import (
 )
 
 // ledger is each queue's usage history (pkg/history): what its own pods held, decayed. The
-// computation of the shares advances it, one goroutine; readers take it as of now.
+// computation of the shares advances it, one at a time; readers take it as of now.
 type ledger struct {
 	settings history.Settings
 	mu       sync.RWMutex

@@ -31,6 +31,9 @@ const sharesCostFactor = 4
 type shares struct {
 	capacityOf *clusterCapacity
 	dirty      chan struct{}
+	// computing keeps computations one at a time: each reads the usage and advances the ledger with
+	// it, so one that read earlier must not advance the ledger or publish after one that read later.
+	computing sync.Mutex
 	// dirtyGen counts the changes; computedGen is the count the published shares include. The shares
 	// are stale while they differ, so a reader that checks staleness after reading the shares knows
 	// whether what it read includes every change it may have seen.
@@ -190,7 +193,10 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 	return a.shares.deserved[queue].DeepCopy()
 }
 
+// recomputeShares computes the shares from the usage, the queues and the capacity as they are now,
+// advances the ledger, and publishes them; computations run one at a time.
 func (a *Accounting) recomputeShares() {
+	a.shares.computing.Lock()
 	gen := a.shares.dirtyGen.Load()
 	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
@@ -233,6 +239,7 @@ func (a *Accounting) recomputeShares() {
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
 	computed, spareGrown := a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
+	a.shares.computing.Unlock()
 	for _, name := range changed {
 		a.shares.onDeserved.notify(name)
 	}
