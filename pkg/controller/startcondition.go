@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -163,40 +164,58 @@ func (c *Controller) refreshStarts(ctx context.Context) {
 func (c *Controller) refreshPass(ctx context.Context) int {
 	starts := c.expectedStarts()
 	written := 0
-	pgs, _ := c.acct.PodGroups().List(labels.Everything())
-	for _, pg := range pgs {
-		key := string(visibilityv1beta1.WorkloadPodGroup) + "/" + pg.Namespace + "/" + pg.Name
+	for _, w := range c.startHolders(ctx) {
 		var s *visibilityv1beta1.ExpectedStart
-		if groupWaits(pg.Status) {
-			s = starts.of(key)
+		if w.waits {
+			s = starts.of(w.key)
 		}
-		if written >= startWritesPerRefresh || !c.startMoved(key, s, pg.Status.Conditions, starts.at) {
+		if written >= startWritesPerRefresh || !c.startMoved(w.key, s, w.conditions, starts.at) {
 			continue
 		}
 		written++
-		status := pg.Status.DeepCopy()
-		next, forget := c.applyStart(&status.Conditions, key, s, pg.Generation)
-		updated := pg.DeepCopy()
-		updated.Status = *status
-		_, err := c.acct.Client.SchedulingV1beta1().PodGroups(pg.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-		c.startWritten(ctx, key, next, forget, err)
-	}
-	units, _ := c.acct.QueueUnits().List(labels.Everything())
-	for _, u := range units {
-		key := string(visibilityv1beta1.WorkloadQueueUnit) + "/" + u.Namespace + "/" + u.Name
-		var s *visibilityv1beta1.ExpectedStart
-		if !u.Dequeued() {
-			s = starts.of(key)
-		}
-		if written >= startWritesPerRefresh || !c.startMoved(key, s, u.Status.Conditions, starts.at) {
-			continue
-		}
-		written++
-		status := u.Status.DeepCopy()
-		next, forget := c.applyStart(&status.Conditions, key, s, u.Generation)
-		c.startWritten(ctx, key, next, forget, c.updateUnitStatus(ctx, u, *status))
+		conditions := slices.Clone(w.conditions)
+		next, forget := c.applyStart(&conditions, w.key, s, w.generation)
+		c.startWritten(ctx, w.key, next, forget, w.write(conditions))
 	}
 	return written
+}
+
+// startHolder is a PodGroup or QueueUnit whose status may carry an ExpectedStart condition.
+type startHolder struct {
+	// key names its work in the forecast; waits says whether it waits to start.
+	key        string
+	waits      bool
+	conditions []metav1.Condition
+	generation int64
+	// write writes its status with conditions in place of its own.
+	write func(conditions []metav1.Condition) error
+}
+
+// startHolders are the PodGroups, then the QueueUnits, as the informers hold them.
+func (c *Controller) startHolders(ctx context.Context) []startHolder {
+	pgs, _ := c.acct.PodGroups().List(labels.Everything())
+	units, _ := c.acct.QueueUnits().List(labels.Everything())
+	out := make([]startHolder, 0, len(pgs)+len(units))
+	for _, pg := range pgs {
+		out = append(out, startHolder{key: string(visibilityv1beta1.WorkloadPodGroup) + "/" + pg.Namespace + "/" + pg.Name,
+			waits: groupWaits(pg.Status), conditions: pg.Status.Conditions, generation: pg.Generation,
+			write: func(conditions []metav1.Condition) error {
+				updated := pg.DeepCopy()
+				updated.Status.Conditions = conditions
+				_, err := c.acct.Client.SchedulingV1beta1().PodGroups(pg.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+				return err
+			}})
+	}
+	for _, u := range units {
+		out = append(out, startHolder{key: string(visibilityv1beta1.WorkloadQueueUnit) + "/" + u.Namespace + "/" + u.Name,
+			waits: !u.Dequeued(), conditions: u.Status.Conditions, generation: u.Generation,
+			write: func(conditions []metav1.Condition) error {
+				status := u.Status.DeepCopy()
+				status.Conditions = conditions
+				return c.updateUnitStatus(ctx, u, *status)
+			}})
+	}
+	return out
 }
 
 // startWritten remembers what a condition written shows; a write that failed leaves it to the next

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
@@ -24,11 +27,12 @@ func newETACommand(o *Options) *cobra.Command {
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
-of the current namespace (or --namespace), or a Job whose pods wait; KIND (podgroup, queueunit, pod)
-narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
+of the current namespace (or --namespace), or else a Job whose pods wait; KIND (podgroup, queueunit,
+pod, job) narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
 		Example: `  kubectl queue eta train --namespace team-a
   kubectl queue eta podgroup/train
+  kubectl queue eta job/sweep
   kubectl queue eta --queue team-a`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,7 +89,7 @@ func (o *Options) pendingOfQueue(ctx context.Context, queue, namespace string) (
 }
 
 // pendingNamed is the pending work of namespace that name ([KIND/]NAME) names: the PodGroup,
-// QueueUnit or pod of that name, or the pods of a Job of that name.
+// QueueUnit or pod of that name, or else the pods of the batch/v1 Job of that name (KIND job).
 func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]visibilityv1beta1.PendingWorkload, error) {
 	kind, name, hasKind := strings.Cut(name, "/")
 	if !hasKind {
@@ -95,25 +99,46 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	if err != nil {
 		return nil, liveViewError(err)
 	}
-	var exact, ofJob []visibilityv1beta1.PendingWorkload
-	for _, w := range list.Items {
-		if kind != "" && !strings.EqualFold(kind, string(w.Workload.Kind)) {
-			continue
-		}
-		switch {
-		case w.Workload.Name == name:
-			exact = append(exact, w)
-		case kind == "" && w.Workload.Kind == visibilityv1beta1.WorkloadPod && strings.HasPrefix(w.Workload.Name, name+"-"):
-			ofJob = append(ofJob, w)
+	var found []visibilityv1beta1.PendingWorkload
+	if !strings.EqualFold(kind, "job") {
+		for _, w := range list.Items {
+			if w.Workload.Name == name && (kind == "" || strings.EqualFold(kind, string(w.Workload.Kind))) {
+				found = append(found, w)
+			}
 		}
 	}
-	if len(exact) == 0 {
-		exact = ofJob
+	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) {
+		pods, err := o.jobPods(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range list.Items {
+			if w.Workload.Kind == visibilityv1beta1.WorkloadPod && pods.Has(w.Workload.Name) {
+				found = append(found, w)
+			}
+		}
 	}
-	if len(exact) == 0 {
+	if len(found) == 0 {
 		return nil, fmt.Errorf("no pending work named %q in namespace %q: it may be running already, or not exist", name, namespace)
 	}
-	return exact, nil
+	return found, nil
+}
+
+// jobPods names the pods of namespace whose controller is the batch/v1 Job of that name.
+func (o *Options) jobPods(ctx context.Context, namespace, job string) (sets.Set[string], error) {
+	pods, err := o.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{batchv1.JobNameLabel: job}.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of Job %s/%s: %w", namespace, job, err)
+	}
+	out := sets.New[string]()
+	for i := range pods.Items {
+		ref := metav1.GetControllerOf(&pods.Items[i])
+		if ref != nil && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() && ref.Name == job {
+			out.Insert(pods.Items[i].Name)
+		}
+	}
+	return out, nil
 }
 
 // liveViewError says that expected starts come from the live view, when it is not served.

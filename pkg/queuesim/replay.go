@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -253,16 +252,10 @@ func (r *replay) start(ctx context.Context, cluster *localcluster.Cluster) (*sim
 // createNodes creates the snapshot's nodes, Ready, with room for 110 pods unless it says.
 func (r *replay) createNodes(ctx context.Context, sim *simulation) error {
 	for _, n := range r.snap.Nodes {
-		capacity := n.Allocatable.DeepCopy()
-		if _, ok := capacity[v1.ResourcePods]; !ok {
-			capacity[v1.ResourcePods] = resource.MustParse("110")
-		}
-		sim.capacity += capacity.Cpu().AsApproximateFloat64()
-		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}, Spec: v1.NodeSpec{Unschedulable: n.Unschedulable},
-			Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(),
-				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
-		if _, err := sim.kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create node %s: %w", n.Name, err)
+		sim.capacity += n.Allocatable.Cpu().AsApproximateFloat64()
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}, Spec: v1.NodeSpec{Unschedulable: n.Unschedulable}}
+		if err := sim.createNode(ctx, node, n.Allocatable); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func (r *Result) WriteReport(out io.Writer) error {
 	}
 	l = &textout.Lines{W: out}
 	if f := r.Forecasts; f != nil {
-		l.Printf("\nExpected starts: %d reads, %d predictions, %d compared with the start that followed\n", f.Checks, f.Predictions, f.Compared)
+		l.Printf("\nExpected starts: %d predictions (forecasts read: %d), %d compared with the start that followed\n", f.Predictions, f.Checks, f.Compared)
 		l.Printf("  error p50 %s, p90 %s; relative to the wait p50 %.0f%%, p90 %.0f%%\n", round(f.MedianError), round(f.P90Error),
 			100*f.MedianRelative, 100*f.P90Relative)
 		l.Printf("  %d predicted to start within the scenario did not; %d predicted to start beyond the horizon did; %d predicted beyond the end, not judged\n",

@@ -38,22 +38,34 @@ type clients struct {
 func (c clients) createNodes(ctx context.Context, groups []NodeGroup) error {
 	for _, g := range groups {
 		for i := range g.Count {
-			capacity := v1.ResourceList{v1.ResourceCPU: g.CPU.Quantity, v1.ResourcePods: resource.MustParse("110")}
+			capacity := v1.ResourceList{v1.ResourceCPU: g.CPU.Quantity}
 			if g.Memory.set {
 				capacity[v1.ResourceMemory] = g.Memory.Quantity
 			}
 			if g.GPU.set {
 				capacity["nvidia.com/gpu"] = g.GPU.Quantity
 			}
-			node := &v1.Node{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", nameOr(g.Name, "node"), i), Labels: map[string]string{"queuesim.queue-scheduler.io/group": g.Name}},
-				Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(),
-					Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
-			}
-			if _, err := c.kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-				return fmt.Errorf("create node %s: %w", node.Name, err)
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", nameOr(g.Name, "node"), i),
+				Labels: map[string]string{"queuesim.queue-scheduler.io/group": g.Name}}}
+			if err := c.createNode(ctx, node, capacity); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// createNode creates node Ready, with capacity as its capacity and allocatable, and room for 110
+// pods where capacity does not say.
+func (c clients) createNode(ctx context.Context, node *v1.Node, capacity v1.ResourceList) error {
+	capacity = capacity.DeepCopy()
+	if _, ok := capacity[v1.ResourcePods]; !ok {
+		capacity[v1.ResourcePods] = resource.MustParse("110")
+	}
+	node.Status = v1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(),
+		Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}
+	if _, err := c.kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create node %s: %w", node.Name, err)
 	}
 	return nil
 }

@@ -1,0 +1,56 @@
+package kubectlqueue
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+)
+
+// eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller is
+// the Job of that name: not those of a Job whose name only begins with it.
+func TestETAFindsTheJobByItsPodsController(t *testing.T) {
+	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
+		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
+			Workload: visibilityv1beta1.WorkloadReference{Kind: kind, Name: name}}
+	}
+	jobPod := func(job, name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{batchv1.JobNameLabel: job},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, Controller: ptr.To(true)}}}}
+	}
+	o := &Options{
+		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
+			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0")),
+		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0")),
+	}
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"train", []string{"train-x7k2p"}},
+		{"job/train-2", []string{"train-2-q9z4w"}},
+		{"Job/train", []string{"train-x7k2p"}},
+		{"sweep", []string{"sweep"}},
+		{"job/sweep", []string{"sweep-0"}},
+		{"pod/sweep-0", []string{"sweep-0"}},
+		{"podgroup/train", nil},
+		{"trai", nil},
+	} {
+		items, err := o.pendingNamed(context.Background(), c.name, "ns")
+		var got []string
+		for _, w := range items {
+			got = append(got, w.Workload.Name)
+		}
+		if !slices.Equal(got, c.want) || (err != nil) != (c.want == nil) {
+			t.Errorf("eta %s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+}
