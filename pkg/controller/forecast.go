@@ -217,21 +217,28 @@ func controllerKind(owners []metav1.OwnerReference, fallback string) string {
 }
 
 // runtimeOf is the learned runtime of work of queue and kind, or the default.
-func (c *Controller) runtimeOf(queue, kind string, now time.Time) forecast.Runtime {
+func (c *Controller) runtimeOf(queue, kind string, now time.Time) runtimeEstimate {
 	return c.runtimeAfter(queue, kind, now, 0)
+}
+
+// runtimeEstimate is a runtime, and whether it was learned from work like it: of its queue, or of
+// its kind.
+type runtimeEstimate struct {
+	forecast.Runtime
+	alike bool
 }
 
 // runtimeAfter is the runtime that work of queue and kind which has run for elapsed is expected to
 // reach, as learned from the runs longer than that, or the default (at least elapsed).
-func (c *Controller) runtimeAfter(queue, kind string, now time.Time, elapsed time.Duration) forecast.Runtime {
+func (c *Controller) runtimeAfter(queue, kind string, now time.Time, elapsed time.Duration) runtimeEstimate {
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
 	if e, ok := c.learnerLocked().EstimateAfter(runtimes.Key{Queue: queue, Kind: kind}, now, elapsed); ok {
-		return forecast.Runtime{P50: e.Mean, P90: e.P90}
+		return runtimeEstimate{Runtime: forecast.Runtime{P50: e.Mean, P90: e.P90}, alike: e.From != (runtimes.Key{})}
 	}
 	r := c.defaultRuntime()
-	return forecast.Runtime{P50: max(r.P50, elapsed), P90: max(r.P90, elapsed)}
+	return runtimeEstimate{Runtime: forecast.Runtime{P50: max(r.P50, elapsed), P90: max(r.P90, elapsed)}}
 }
 
 // forecastIn is what a forecast starts from: its snapshot, the pending work the snapshot holds (in
@@ -337,19 +344,23 @@ func forecastQueues(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs) [
 	return out
 }
 
-// boundedRuntime is r, within the runtime bound of pods (the least activeDeadlineSeconds among
-// them) when they have one.
-func boundedRuntime(r forecast.Runtime, pods []*v1.Pod) forecast.Runtime {
+// boundedRuntime is the runtime of pods: r within their runtime bound (the least
+// activeDeadlineSeconds among them) when they have one; the bound itself when r was not learned
+// from work like them, as the time asked for is then the better estimate.
+func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 	var bound time.Duration
 	for _, pod := range pods {
 		if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil && (bound == 0 || time.Duration(*ads)*time.Second < bound) {
 			bound = time.Duration(*ads) * time.Second
 		}
 	}
-	if bound > 0 {
-		r.P50, r.P90 = min(r.P50, bound), min(r.P90, bound)
+	switch {
+	case bound == 0:
+		return r.Runtime
+	case !r.alike:
+		return forecast.Runtime{P50: bound, P90: bound}
 	}
-	return r
+	return forecast.Runtime{P50: min(r.P50, bound), P90: min(r.P90, bound)}
 }
 
 // queueOfPod is the queue of a pod the accounting counts, or "".
@@ -363,7 +374,8 @@ func (c *Controller) queueOfPod(pod *v1.Pod) string {
 
 // endsOf is when a running pod is expected to end: a queue's pod after the runtime learned of the
 // runs of its queue and kind longer than it has run already (or the default) counted from its
-// start, and by its runtime bound at the latest; another scheduler's pod
+// start, and by its runtime bound at the latest (at its bound, when the runtime was not learned
+// from work like it); another scheduler's pod
 // (a DaemonSet's, a service's) by its bound alone, or never. No end is earlier than now.
 func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	start := now
@@ -380,7 +392,11 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	}
 	r := c.runtimeAfter(queue, c.kindOf(pod), now, max(now.Sub(start), 0))
 	p50, p90 := start.Add(r.P50), start.Add(r.P90)
-	if !bound.IsZero() {
+	switch {
+	case bound.IsZero():
+	case !r.alike:
+		p50, p90 = bound, bound
+	default:
 		p50, p90 = earliest(p50, bound), earliest(p90, bound)
 	}
 	return forecast.Ends{P50: latestOf(p50, now), P90: latestOf(p90, now)}

@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/forecast"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -67,7 +68,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
 	c := &Controller{acct: acct}
 	now := time.Now()
-	if r := c.runtimeOf("q", "Job", now); r != defaultRuntime {
+	if r := c.runtimeOf("q", "Job", now); r.Runtime != defaultRuntime || r.alike {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
 	for i := range 3 {
@@ -83,8 +84,18 @@ func TestRuntimesAreLearned(t *testing.T) {
 			t.Errorf("three Job pods of 10 minutes: runtime of q's %s %+v, want about 10m", kind, r)
 		}
 	}
-	if r := c.runtimeOf("other", "PyTorchJob", now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
-		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want all the work's, about 10m", r)
+	other := c.runtimeOf("other", "PyTorchJob", now)
+	if other.P50 < 8*time.Minute || other.P50 > 12*time.Minute || other.alike {
+		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want all the work's, about 10m", other)
+	}
+	// Pods bounded to an hour: q's Jobs are expected to run as q's Jobs ran; the other queue's
+	// PyTorchJobs, of which nothing alike finished, the hour they ask for.
+	bounded := []*v1.Pod{{Spec: v1.PodSpec{ActiveDeadlineSeconds: ptr.To[int64](3600)}}}
+	if r := boundedRuntime(c.runtimeOf("q", "Job", now), bounded); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+		t.Errorf("q's Jobs bounded to an hour: runtime %+v, want about 10m, as learned", r)
+	}
+	if r := boundedRuntime(other, bounded); r != (forecast.Runtime{P50: time.Hour, P90: time.Hour}) {
+		t.Errorf("the other queue's PyTorchJobs bounded to an hour: runtime %+v, want the hour", r)
 	}
 }
 
@@ -138,7 +149,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	stored.Status.Runtimes = checkpoint
 	restarted := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(stored))}
 	want := first.runtimeOf("q", "Job", now)
-	if got := restarted.runtimeOf("q", "Job", now); got != want || got == defaultRuntime {
+	if got := restarted.runtimeOf("q", "Job", now); got != want || got.Runtime == defaultRuntime {
 		t.Errorf("after a restart: %+v, want %+v as learned before", got, want)
 	}
 	restarted.learnRuntime(done(0))

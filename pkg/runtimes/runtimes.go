@@ -26,6 +26,8 @@ type Estimate struct {
 	// Mean is the runtimes' mean: what many runs take each, on average.
 	Mean   time.Duration
 	Weight float64
+	// From is the key it was read from: the key asked for, or the broader one it fell back to.
+	From Key
 }
 
 // ratio is how much each bucket's upper bound exceeds its lower; buckets is how many there are.
@@ -181,8 +183,9 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 		}
 		e := decayed.estimateAfter(elapsed)
 		if e.Weight == 0 {
-			return Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}, true
+			e = Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}
 		}
+		e.From = k
 		return e, true
 	}
 	return Estimate{}, false

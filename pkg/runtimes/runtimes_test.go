@@ -49,7 +49,7 @@ func TestOldRuntimesCountLess(t *testing.T) {
 }
 
 // An estimate stands on enough finished work: its queue and kind's, else its queue's, else its kind's
-// anywhere, else all the work that finished; none when nothing is known.
+// anywhere, else all the work that finished, and says which; none when nothing is known.
 func TestEstimateFallsBack(t *testing.T) {
 	l := NewLearner(24*time.Hour, 3)
 	l.Observe(Key{Queue: "q", Kind: "Job"}, time.Minute, t0)
@@ -58,16 +58,16 @@ func TestEstimateFallsBack(t *testing.T) {
 	for range 3 {
 		l.Observe(Key{Queue: "other", Kind: "RayJob"}, 2*time.Hour, t0)
 	}
-	if e, ok := l.Estimate(Key{Queue: "q", Kind: "Job"}, t0); !ok || e.Weight != 3 || !within(e.P50, time.Minute) {
+	if e, ok := l.Estimate(Key{Queue: "q", Kind: "Job"}, t0); !ok || e.Weight != 3 || !within(e.P50, time.Minute) || e.From != (Key{Queue: "q"}) {
 		t.Errorf("q's Jobs, 2 runs: %+v, %v; want q's 3 runs", e, ok)
 	}
 	if e, ok := l.Estimate(Key{Queue: "q", Kind: "RayJob"}, t0); !ok || !within(e.P50, time.Minute) {
 		t.Errorf("q's RayJobs, none: %+v, %v; want q's other work", e, ok)
 	}
-	if e, ok := l.Estimate(Key{Queue: "new", Kind: "RayJob"}, t0); !ok || !within(e.P50, 2*time.Hour) {
+	if e, ok := l.Estimate(Key{Queue: "new", Kind: "RayJob"}, t0); !ok || !within(e.P50, 2*time.Hour) || e.From != (Key{Kind: "RayJob"}) {
 		t.Errorf("a new queue's RayJobs: %+v, %v; want RayJobs anywhere", e, ok)
 	}
-	if e, ok := l.Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); !ok || e.Weight != 6 {
+	if e, ok := l.Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); !ok || e.Weight != 6 || e.From != (Key{}) {
 		t.Errorf("a new queue's MPIJobs, none anywhere: %+v, %v; want the 6 runs of all the work", e, ok)
 	}
 	if _, ok := NewLearner(24*time.Hour, 3).Estimate(Key{Queue: "new", Kind: "MPIJob"}, t0); ok {
