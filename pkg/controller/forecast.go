@@ -69,8 +69,8 @@ type forecaster struct {
 	restored bool
 	since    map[string]time.Time
 
-	// whatIf is held while a WhatIf is answered: one at a time.
-	whatIf sync.Mutex
+	// turns lets one WhatIf or ForecastSnapshot be answered at a time.
+	turns forecastTurns
 	// shown is what the ExpectedStart conditions this replica wrote show.
 	shown shownStarts
 }

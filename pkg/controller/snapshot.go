@@ -1,12 +1,12 @@
 package controller
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -18,13 +18,14 @@ import (
 
 // ForecastSnapshot is the state a forecast reads now, and the forecast made from it: the input
 // and the answer of forecast.Predict, in the API's terms. It is played fresh, not taken from the
-// live view's last forecast, so that its starts are those of its state; like a WhatIf, one is
-// answered at a time.
-func (c *Controller) ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, error) {
-	if !c.forecast.whatIf.TryLock() {
-		return nil, apierrors.NewTooManyRequests("another forecast is being answered", 1)
+// live view's last forecast, so that its starts are those of its state; like a WhatIf, it waits
+// its turn.
+func (c *Controller) ForecastSnapshot(ctx context.Context) (*visibilityv1beta1.ForecastSnapshot, error) {
+	release, err := c.forecast.turns.take(ctx, forecastTurnWait)
+	if err != nil {
+		return nil, err
 	}
-	defer c.forecast.whatIf.Unlock()
+	defer release()
 	now := c.acct.Clock().Now()
 	in := c.forecastInput(now, nil)
 	settings := c.forecastSettings()

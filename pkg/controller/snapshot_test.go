@@ -44,7 +44,7 @@ func TestForecastSnapshotHoldsTheForecastsInputAndAnswer(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
 	}
-	snap, err := (&Controller{acct: acct}).ForecastSnapshot()
+	snap, err := (&Controller{acct: acct}).ForecastSnapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

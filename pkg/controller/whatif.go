@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,12 +37,13 @@ var whatIfKind = visibilityv1beta1.SchemeGroupVersion.WithKind("WhatIf").GroupKi
 // scheduler's own shares and forecast are left as they are. A spec that could not be made (an
 // unknown queue, a change the Queue's rules refuse, a workload of no pods) is Invalid, naming the
 // field; without allQueues, a change may name only the queues the namespace's answer holds. One
-// WhatIf is answered at a time: another asked meanwhile is told to come back.
-func (c *Controller) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error) {
-	if !c.forecast.whatIf.TryLock() {
-		return nil, apierrors.NewTooManyRequests("another what-if is being answered", 1)
+// WhatIf or ForecastSnapshot is answered at a time, in the order they came (forecastTurns).
+func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error) {
+	release, err := c.forecast.turns.take(ctx, forecastTurnWait)
+	if err != nil {
+		return nil, err
 	}
-	defer c.forecast.whatIf.Unlock()
+	defer release()
 	var errs field.ErrorList
 	if !allQueues {
 		errs = c.queuesOutOfReach(namespace, spec.Queues)

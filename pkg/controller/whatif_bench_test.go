@@ -71,7 +71,7 @@ func BenchmarkWhatIf(b *testing.B) {
 			Workloads: []visibilityv1beta1.NewWorkload{bc.work}}
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				status, err := c.WhatIf("ns-0", spec, false)
+				status, err := c.WhatIf(context.Background(), "ns-0", spec, false)
 				if err != nil || len(status.Workloads) != 101 {
 					b.Fatalf("answer %v, %d workloads; want the 100 pods of ns-0 and the new work", err, len(status.Workloads))
 				}

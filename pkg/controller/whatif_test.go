@@ -53,7 +53,7 @@ func TestWhatIfPlaysNewWorkBehindTheWaiting(t *testing.T) {
 	job := visibilityv1beta1.NewWorkload{Name: "train", Queue: "mine", Pods: 2, Gang: true, Template: v1.PodTemplateSpec{
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
 			Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}}}}
-	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Workloads: []visibilityv1beta1.NewWorkload{job},
+	status, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Workloads: []visibilityv1beta1.NewWorkload{job},
 		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Weight: ptr.To[int32](3)}}}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
 		{schedulingv1beta1.QueueStateClosed, true, true},
 		{schedulingv1beta1.QueueStateSuspended, false, false},
 	} {
-		status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
+		status, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{
 			Queues:    []visibilityv1beta1.QueueChange{{Name: "mine", State: tt.state}},
 			Workloads: []visibilityv1beta1.NewWorkload{job}}, false)
 		if err != nil {
@@ -122,7 +122,7 @@ func TestWhatIfRefusesBadInputByField(t *testing.T) {
 	otherScheduler.Spec.SchedulerName = "default-scheduler"
 	onNode.Spec.NodeName = "n"
 	unknownClass.Spec.PriorityClassName = "urgent"
-	_, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{
+	_, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{
 		Queues: []visibilityv1beta1.QueueChange{{Name: "gone"}, {Name: "mine", Weight: ptr.To[int32](0), State: "Paused"},
 			{Name: "busy", Capability: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")},
 				Guarantee: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}},
@@ -161,7 +161,7 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 		t.Fatal("the accounting never counted the pod")
 	}
 	c := &Controller{acct: acct}
-	status, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{
+	status, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{
 		{Name: "parent", State: schedulingv1beta1.QueueStateSuspended}}}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -179,12 +179,12 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 	// Elsewhere and a queue that does not exist are refused alike to a namespace's viewer, and
 	// answered to one who may read every queue.
 	for _, name := range []string{"elsewhere", "gone"} {
-		_, err := c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: name, Weight: ptr.To[int32](2)}}}, false)
+		_, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: name, Weight: ptr.To[int32](2)}}}, false)
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.queues[0].name: Forbidden") || !strings.Contains(err.Error(), "list queuesummaries") {
 			t.Errorf("a viewer of ns asking about queue %s: %v; want it refused as out of reach", name, err)
 		}
 	}
-	status, err = c.WhatIf("ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "elsewhere", Weight: ptr.To[int32](2)}}}, true)
+	status, err = c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{{Name: "elsewhere", Weight: ptr.To[int32](2)}}}, true)
 	if err != nil || len(status.Queues) != 3 {
 		t.Errorf("one who reads every queue: %v, %+v; want every queue answered", err, status)
 	}

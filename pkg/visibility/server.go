@@ -63,10 +63,10 @@ type Source interface {
 	// WhatIf answers a WhatIf about namespace, on the state at the call, for a user who may read
 	// every queue (allQueues) or not; an error is an API status error (spec Invalid, naming the
 	// field).
-	WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error)
+	WhatIf(ctx context.Context, namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error)
 	// ForecastSnapshot is the scheduler's state now, as a forecast reads it, and the forecast made
 	// from it, named CurrentSnapshot; an error is an API status error.
-	ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, error)
+	ForecastSnapshot(ctx context.Context) (*visibilityv1beta1.ForecastSnapshot, error)
 	// OnQueueChange registers f to be told the name of a queue whose summary may have changed (or
 	// that was added or deleted), as it happens; f does not block.
 	OnQueueChange(f func(queue string)) error

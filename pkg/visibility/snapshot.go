@@ -29,12 +29,12 @@ func (*forecastSnapshots) Destroy()                {}
 func (*forecastSnapshots) NamespaceScoped() bool   { return false }
 func (*forecastSnapshots) GetSingularName() string { return "forecastsnapshot" }
 
-func (s *forecastSnapshots) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+func (s *forecastSnapshots) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
 	if name != visibilityv1beta1.CurrentSnapshot {
 		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource(visibilityv1beta1.ForecastSnapshots), name)
 	}
-	return s.source.ForecastSnapshot()
+	return s.source.ForecastSnapshot(ctx)
 }

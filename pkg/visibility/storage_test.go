@@ -73,7 +73,7 @@ func (s *source) PendingInNamespace(namespace string) []visibilityv1beta1.Pendin
 func (s *source) OnQueueChange(func(queue string)) error { return nil }
 
 // WhatIf answers with the spec's first queue change as the only queue, and records the namespace.
-func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, _ bool) (*visibilityv1beta1.WhatIfStatus, error) {
+func (s *source) WhatIf(_ context.Context, namespace string, spec visibilityv1beta1.WhatIfSpec, _ bool) (*visibilityv1beta1.WhatIfStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.askedIn = append(s.askedIn, namespace)
@@ -85,7 +85,7 @@ func (s *source) WhatIf(namespace string, spec visibilityv1beta1.WhatIfSpec, _ b
 }
 
 // ForecastSnapshot is the current snapshot, with no nodes.
-func (s *source) ForecastSnapshot() (*visibilityv1beta1.ForecastSnapshot, error) {
+func (s *source) ForecastSnapshot(context.Context) (*visibilityv1beta1.ForecastSnapshot, error) {
 	return &visibilityv1beta1.ForecastSnapshot{ObjectMeta: metav1.ObjectMeta{Name: visibilityv1beta1.CurrentSnapshot}}, nil
 }
 

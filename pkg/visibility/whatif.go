@@ -50,7 +50,7 @@ func (w *whatIfs) Create(ctx context.Context, obj runtime.Object, validate rest.
 			return nil, err
 		}
 	}
-	status, err := w.source.WhatIf(namespace, in.Spec, w.readsEveryQueue(ctx))
+	status, err := w.source.WhatIf(ctx, namespace, in.Spec, w.readsEveryQueue(ctx))
 	if err != nil {
 		return nil, err
 	}
