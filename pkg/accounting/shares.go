@@ -196,7 +196,26 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 // recomputeShares computes the shares from the usage, the queues and the capacity as they are now,
 // advances the ledger, and publishes them; computations run one at a time.
 func (a *Accounting) recomputeShares() {
+	computed, spareGrown, changed, grew := a.computeShares()
+	for _, name := range changed {
+		a.shares.onDeserved.notify(name)
+	}
+	for _, f := range computed {
+		f()
+	}
+	if grew {
+		for _, f := range spareGrown {
+			f()
+		}
+	}
+}
+
+// computeShares computes and publishes the shares, one computation at a time, and returns the
+// listeners to tell: those of every computation, and of the queues whose deserved share changed,
+// and of a spare that grew (grew).
+func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []string, grew bool) {
 	a.shares.computing.Lock()
+	defer a.shares.computing.Unlock()
 	gen := a.shares.dirtyGen.Load()
 	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
@@ -222,7 +241,6 @@ func (a *Accounting) recomputeShares() {
 	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.claimable, a.shares.unitDemand = capacity, claimable, unitDemand
-	var changed []string
 	for name, d := range deserved {
 		if !quota.Equals(a.shares.deserved[name], d) {
 			changed = append(changed, name)
@@ -234,23 +252,12 @@ func (a *Accounting) recomputeShares() {
 		}
 	}
 	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
-	grew := spareGrew(a.shares.spare, spare)
+	grew = spareGrew(a.shares.spare, spare)
 	a.shares.deserved, a.shares.spare, a.shares.weights = deserved, spare, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
-	computed, spareGrown := a.shares.computed, a.shares.spareGrown
+	computed, spareGrown = a.shares.computed, a.shares.spareGrown
 	a.shares.mu.Unlock()
-	a.shares.computing.Unlock()
-	for _, name := range changed {
-		a.shares.onDeserved.notify(name)
-	}
-	for _, f := range computed {
-		f()
-	}
-	if grew {
-		for _, f := range spareGrown {
-			f()
-		}
-	}
+	return computed, spareGrown, changed, grew
 }
 
 // weightsMoved names the queues whose effective weights differ between before and now, to a

@@ -221,11 +221,12 @@ func (c *Controller) runtimeOf(queue, kind string, now time.Time) runtimeEstimat
 	return c.runtimeAfter(queue, kind, now, 0)
 }
 
-// runtimeEstimate is a runtime, and whether it was learned from work like it: of its queue, or of
-// its kind.
+// runtimeEstimate is a runtime, and the runtime of the same work when it has a runtime bound: the
+// same when learned from work alike (of its queue, or of its kind), else the default. A bound says
+// that the work runs on a scale of its own, which the runs of unrelated work do not tell.
 type runtimeEstimate struct {
 	forecast.Runtime
-	alike bool
+	bounded forecast.Runtime
 }
 
 // runtimeAfter is the runtime that work of queue and kind which has run for elapsed is expected to
@@ -234,11 +235,17 @@ func (c *Controller) runtimeAfter(queue, kind string, now time.Time, elapsed tim
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	if e, ok := c.learnerLocked().EstimateAfter(runtimes.Key{Queue: queue, Kind: kind}, now, elapsed); ok {
-		return runtimeEstimate{Runtime: forecast.Runtime{P50: e.Mean, P90: e.P90}, alike: e.From != (runtimes.Key{})}
+	d := c.defaultRuntime()
+	def := forecast.Runtime{P50: max(d.P50, elapsed), P90: max(d.P90, elapsed)}
+	e, ok := c.learnerLocked().EstimateAfter(runtimes.Key{Queue: queue, Kind: kind}, now, elapsed)
+	if !ok {
+		return runtimeEstimate{Runtime: def, bounded: def}
 	}
-	r := c.defaultRuntime()
-	return runtimeEstimate{Runtime: forecast.Runtime{P50: max(r.P50, elapsed), P90: max(r.P90, elapsed)}}
+	learned := forecast.Runtime{P50: e.Mean, P90: e.P90}
+	if e.From == (runtimes.Key{}) {
+		return runtimeEstimate{Runtime: learned, bounded: def}
+	}
+	return runtimeEstimate{Runtime: learned, bounded: learned}
 }
 
 // forecastIn is what a forecast starts from: its snapshot, the pending work the snapshot holds (in
@@ -344,9 +351,8 @@ func forecastQueues(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs) [
 	return out
 }
 
-// boundedRuntime is the runtime of pods: r within their runtime bound (the least
-// activeDeadlineSeconds among them) when they have one; the bound itself when r was not learned
-// from work like them, as the time asked for is then the better estimate.
+// boundedRuntime is the runtime of pods: r, or when they have a runtime bound (the least
+// activeDeadlineSeconds among them) r's bounded runtime within it.
 func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 	var bound time.Duration
 	for _, pod := range pods {
@@ -354,13 +360,10 @@ func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 			bound = time.Duration(*ads) * time.Second
 		}
 	}
-	switch {
-	case bound == 0:
+	if bound == 0 {
 		return r.Runtime
-	case !r.alike:
-		return forecast.Runtime{P50: bound, P90: bound}
 	}
-	return forecast.Runtime{P50: min(r.P50, bound), P90: min(r.P90, bound)}
+	return forecast.Runtime{P50: min(r.bounded.P50, bound), P90: min(r.bounded.P90, bound)}
 }
 
 // queueOfPod is the queue of a pod the accounting counts, or "".
@@ -374,8 +377,8 @@ func (c *Controller) queueOfPod(pod *v1.Pod) string {
 
 // endsOf is when a running pod is expected to end: a queue's pod after the runtime learned of the
 // runs of its queue and kind longer than it has run already (or the default) counted from its
-// start, and by its runtime bound at the latest (at its bound, when the runtime was not learned
-// from work like it); another scheduler's pod
+// start, and by its runtime bound at the latest (with a bound, after its bounded runtime:
+// runtimeEstimate); another scheduler's pod
 // (a DaemonSet's, a service's) by its bound alone, or never. No end is earlier than now.
 func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	start := now
@@ -392,12 +395,8 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	}
 	r := c.runtimeAfter(queue, c.kindOf(pod), now, max(now.Sub(start), 0))
 	p50, p90 := start.Add(r.P50), start.Add(r.P90)
-	switch {
-	case bound.IsZero():
-	case !r.alike:
-		p50, p90 = bound, bound
-	default:
-		p50, p90 = earliest(p50, bound), earliest(p90, bound)
+	if !bound.IsZero() {
+		p50, p90 = earliest(start.Add(r.bounded.P50), bound), earliest(start.Add(r.bounded.P90), bound)
 	}
 	return forecast.Ends{P50: latestOf(p50, now), P90: latestOf(p90, now)}
 }

@@ -68,7 +68,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
 	c := &Controller{acct: acct}
 	now := time.Now()
-	if r := c.runtimeOf("q", "Job", now); r.Runtime != defaultRuntime || r.alike {
+	if r := c.runtimeOf("q", "Job", now); r.Runtime != defaultRuntime || r.bounded != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
 	for i := range 3 {
@@ -85,17 +85,38 @@ func TestRuntimesAreLearned(t *testing.T) {
 		}
 	}
 	other := c.runtimeOf("other", "PyTorchJob", now)
-	if other.P50 < 8*time.Minute || other.P50 > 12*time.Minute || other.alike {
+	if other.P50 < 8*time.Minute || other.P50 > 12*time.Minute || other.bounded != defaultRuntime {
 		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want all the work's, about 10m", other)
 	}
-	// Pods bounded to an hour: q's Jobs are expected to run as q's Jobs ran; the other queue's
-	// PyTorchJobs, of which nothing alike finished, the hour they ask for.
-	bounded := []*v1.Pod{{Spec: v1.PodSpec{ActiveDeadlineSeconds: ptr.To[int64](3600)}}}
-	if r := boundedRuntime(c.runtimeOf("q", "Job", now), bounded); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
-		t.Errorf("q's Jobs bounded to an hour: runtime %+v, want about 10m, as learned", r)
+	// Pods bounded to half an hour: q's Jobs are expected to run as q's Jobs ran; the other queue's
+	// PyTorchJobs, of which nothing alike finished, as work nothing is known of (the default hour)
+	// within their bound. Bounded to a day, the default hour.
+	bounded := func(seconds int64) *v1.Pod {
+		p := util.MakePod("ns", "bounded").Label(schedulingv1beta1.QueueLabel, "other").Obj()
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "train", Controller: ptr.To(true)}}
+		p.Spec.SchedulerName, p.Spec.ActiveDeadlineSeconds, p.Spec.TerminationGracePeriodSeconds = schedulingv1beta1.SchedulerName, ptr.To(seconds), ptr.To[int64](0)
+		return p
 	}
-	if r := boundedRuntime(other, bounded); r != (forecast.Runtime{P50: time.Hour, P90: time.Hour}) {
-		t.Errorf("the other queue's PyTorchJobs bounded to an hour: runtime %+v, want the hour", r)
+	halfHour, day := bounded(1800), bounded(86400)
+	if r := boundedRuntime(c.runtimeOf("q", "Job", now), []*v1.Pod{halfHour}); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+		t.Errorf("q's Jobs bounded to half an hour: runtime %+v, want about 10m, as learned", r)
+	}
+	if r := boundedRuntime(other, []*v1.Pod{halfHour}); r != (forecast.Runtime{P50: 30 * time.Minute, P90: 30 * time.Minute}) {
+		t.Errorf("the other queue's PyTorchJobs bounded to half an hour: runtime %+v, want the half hour", r)
+	}
+	if r := boundedRuntime(other, []*v1.Pod{day}); r != defaultRuntime {
+		t.Errorf("the other queue's PyTorchJobs bounded to a day: runtime %+v, want the default", r)
+	}
+	// Running, started 5 minutes ago: they end as they would pending.
+	started := now.Add(-5 * time.Minute)
+	for _, p := range []*v1.Pod{halfHour, day} {
+		p.Spec.NodeName, p.Status.Phase, p.Status.StartTime = "n", v1.PodRunning, ptr.To(metav1.NewTime(started))
+	}
+	if e := c.endsOf(halfHour, now); !e.P50.Equal(started.Add(30*time.Minute)) || !e.P90.Equal(e.P50) {
+		t.Errorf("a running PyTorchJob pod of the other queue bounded to half an hour: ends %+v, want at its bound", e)
+	}
+	if e := c.endsOf(day, now); !e.P50.Equal(started.Add(defaultRuntime.P50)) || !e.P90.Equal(started.Add(defaultRuntime.P90)) {
+		t.Errorf("a running PyTorchJob pod of the other queue bounded to a day: ends %+v, want after the default runtime", e)
 	}
 }
 

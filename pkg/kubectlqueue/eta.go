@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
@@ -107,9 +108,9 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 			}
 		}
 	}
-	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) {
+	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) && hasPods(list.Items) {
 		pods, err := o.jobPods(ctx, namespace, name)
-		if err != nil {
+		if err != nil && (kind != "" || !apierrors.IsForbidden(err)) {
 			return nil, err
 		}
 		for _, w := range list.Items {
@@ -124,8 +125,22 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	return found, nil
 }
 
-// jobPods names the pods of namespace whose controller is the batch/v1 Job of that name.
+// hasPods says whether items hold a pod waiting on its own.
+func hasPods(items []visibilityv1beta1.PendingWorkload) bool {
+	for _, w := range items {
+		if w.Workload.Kind == visibilityv1beta1.WorkloadPod {
+			return true
+		}
+	}
+	return false
+}
+
+// jobPods names the pods of namespace whose controller is the batch/v1 Job of that name; none for a
+// name no Job can have.
 func (o *Options) jobPods(ctx context.Context, namespace, job string) (sets.Set[string], error) {
+	if len(validation.IsValidLabelValue(job)) > 0 {
+		return nil, nil
+	}
 	pods, err := o.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.Set{batchv1.JobNameLabel: job}.String()})
 	if err != nil {

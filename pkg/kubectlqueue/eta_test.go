@@ -2,13 +2,18 @@ package kubectlqueue
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
@@ -26,10 +31,14 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{batchv1.JobNameLabel: job},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, Controller: ptr.To(true)}}}}
 	}
+	// A pod that carries the Job's label but that another controller runs is not the Job's.
+	impostor := jobPod("train", "train-impostor")
+	impostor.OwnerReferences[0].Kind = "ReplicaSet"
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
-			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0")),
-		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0")),
+			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
+			pending(visibilityv1beta1.WorkloadPod, "train-impostor")),
+		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor),
 	}
 	for _, c := range []struct {
 		name string
@@ -43,6 +52,7 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"pod/sweep-0", []string{"sweep-0"}},
 		{"podgroup/train", nil},
 		{"trai", nil},
+		{"job/" + strings.Repeat("x", 64), nil},
 	} {
 		items, err := o.pendingNamed(context.Background(), c.name, "ns")
 		var got []string
@@ -52,5 +62,23 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		if !slices.Equal(got, c.want) || (err != nil) != (c.want == nil) {
 			t.Errorf("eta %s: %v, %v; want %v", c.name, got, err, c.want)
 		}
+	}
+}
+
+// A user who may not list pods is told that nothing waits under a name that is not pending work,
+// and why, only when they asked for a Job.
+func TestETAWithoutReadingPods(t *testing.T) {
+	kube := kubefake.NewClientset()
+	kube.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("no"))
+	})
+	o := &Options{kube: kube, queues: fake.NewSimpleClientset(&visibilityv1beta1.PendingWorkload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod.train-x7k2p"},
+		Workload:   visibilityv1beta1.WorkloadReference{Kind: visibilityv1beta1.WorkloadPod, Name: "train-x7k2p"}})}
+	if _, err := o.pendingNamed(context.Background(), "train", "ns"); err == nil || !strings.Contains(err.Error(), "no pending work named") {
+		t.Errorf("eta train: %v, want no pending work named train", err)
+	}
+	if _, err := o.pendingNamed(context.Background(), "job/train", "ns"); !apierrors.IsForbidden(errors.Unwrap(err)) {
+		t.Errorf("eta job/train: %v, want the pods' listing refused", err)
 	}
 }

@@ -59,6 +59,9 @@ func (c clients) createNodes(ctx context.Context, groups []NodeGroup) error {
 // pods where capacity does not say.
 func (c clients) createNode(ctx context.Context, node *v1.Node, capacity v1.ResourceList) error {
 	capacity = capacity.DeepCopy()
+	if capacity == nil {
+		capacity = v1.ResourceList{}
+	}
 	if _, ok := capacity[v1.ResourcePods]; !ok {
 		capacity[v1.ResourcePods] = resource.MustParse("110")
 	}
