@@ -2,6 +2,7 @@ package kubectlqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -28,8 +29,8 @@ func newETACommand(o *Options) *cobra.Command {
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
-of the current namespace (or --namespace), or else a Job whose pods wait; KIND (podgroup, queueunit,
-pod, job) narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
+of the current namespace (or --namespace), or else a Job whose pods wait or whose QueueUnit does; KIND
+(podgroup, queueunit, pod, job) narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
 		Example: `  kubectl queue eta train --namespace team-a
   kubectl queue eta podgroup/train
@@ -108,15 +109,10 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 			}
 		}
 	}
-	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) && hasPods(list.Items) {
-		pods, err := o.jobPods(ctx, namespace, name)
-		if err != nil && (kind != "" || !apierrors.IsForbidden(err)) {
+	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) {
+		// Named as a Job: what may not be read is told only to one who asked for a Job.
+		if found, err = o.workOfJob(ctx, namespace, name, list.Items, kind == ""); err != nil {
 			return nil, err
-		}
-		for _, w := range list.Items {
-			if w.Workload.Kind == visibilityv1beta1.WorkloadPod && pods.Has(w.Workload.Name) {
-				found = append(found, w)
-			}
 		}
 	}
 	if len(found) == 0 {
@@ -125,14 +121,47 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	return found, nil
 }
 
-// hasPods says whether items hold a pod waiting on its own.
-func hasPods(items []visibilityv1beta1.PendingWorkload) bool {
+// workOfJob is the pending work among items that the batch/v1 Job of that name runs: its pods
+// waiting on their own, and the QueueUnits that queue it. With quiet, a lookup the user may not make
+// finds nothing rather than failing.
+func (o *Options) workOfJob(ctx context.Context, namespace, job string, items []visibilityv1beta1.PendingWorkload, quiet bool) ([]visibilityv1beta1.PendingWorkload, error) {
+	lookups := map[visibilityv1beta1.WorkloadKind]func(context.Context, string, string) (sets.Set[string], error){
+		visibilityv1beta1.WorkloadPod: o.jobPods, visibilityv1beta1.WorkloadQueueUnit: o.jobUnits}
+	names := map[visibilityv1beta1.WorkloadKind]sets.Set[string]{}
+	var out []visibilityv1beta1.PendingWorkload
 	for _, w := range items {
-		if w.Workload.Kind == visibilityv1beta1.WorkloadPod {
-			return true
+		lookup, ok := lookups[w.Workload.Kind]
+		if !ok {
+			continue
+		}
+		if _, done := names[w.Workload.Kind]; !done {
+			found, err := lookup(ctx, namespace, job)
+			if err != nil && (!quiet || !apierrors.IsForbidden(errors.Unwrap(err))) {
+				return nil, err
+			}
+			names[w.Workload.Kind] = found
+		}
+		if names[w.Workload.Kind].Has(w.Workload.Name) {
+			out = append(out, w)
 		}
 	}
-	return false
+	return out, nil
+}
+
+// jobUnits names the QueueUnits of namespace that queue the batch/v1 Job of that name.
+func (o *Options) jobUnits(ctx context.Context, namespace, job string) (sets.Set[string], error) {
+	units, err := o.queues.SchedulingV1beta1().QueueUnits(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the QueueUnits of namespace %s: %w", namespace, err)
+	}
+	out := sets.New[string]()
+	for _, u := range units.Items {
+		ref := u.Spec.ConsumerRef
+		if ref.Kind == "Job" && (ref.APIVersion == "" || ref.APIVersion == batchv1.SchemeGroupVersion.String()) && ref.Name == job {
+			out.Insert(u.Name)
+		}
+	}
+	return out, nil
 }
 
 // jobPods names the pods of namespace whose controller is the batch/v1 Job of that name; none for a

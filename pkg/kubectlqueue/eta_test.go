@@ -16,12 +16,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 )
 
 // eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller is
-// the Job of that name: not those of a Job whose name only begins with it.
+// the Job of that name and the QueueUnits that queue it: not those of a Job whose name only begins
+// with it.
 func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
 		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
@@ -37,16 +39,18 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
-			pending(visibilityv1beta1.WorkloadPod, "train-impostor")),
+			pending(visibilityv1beta1.WorkloadPod, "train-impostor"), pending(visibilityv1beta1.WorkloadQueueUnit, "train-unit"),
+			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-unit"},
+				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "train"}}}),
 		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor),
 	}
 	for _, c := range []struct {
 		name string
 		want []string
 	}{
-		{"train", []string{"train-x7k2p"}},
+		{"train", []string{"train-unit", "train-x7k2p"}},
 		{"job/train-2", []string{"train-2-q9z4w"}},
-		{"Job/train", []string{"train-x7k2p"}},
+		{"Job/train", []string{"train-unit", "train-x7k2p"}},
 		{"sweep", []string{"sweep"}},
 		{"job/sweep", []string{"sweep-0"}},
 		{"pod/sweep-0", []string{"sweep-0"}},
@@ -59,6 +63,7 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		for _, w := range items {
 			got = append(got, w.Workload.Name)
 		}
+		slices.Sort(got)
 		if !slices.Equal(got, c.want) || (err != nil) != (c.want == nil) {
 			t.Errorf("eta %s: %v, %v; want %v", c.name, got, err, c.want)
 		}
