@@ -55,21 +55,30 @@ func TestReplayOfASnapshotStartsTheWorkWhenItsForecastSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The running pods end at 1, 2 and 3 minutes, the snapshot is 20s in: within a second of real
-	// time, the time scale in simulated seconds.
-	want := map[string]time.Duration{"c-gang-0": 40 * time.Second, "a-next-0-0": 100 * time.Second, "b-next-0-0": 160 * time.Second}
-	expected := map[string]time.Duration{}
-	for _, w := range snap.Pending {
-		if w.Start.P50 != nil {
-			expected[w.Workload.Name] = w.Start.P50.Sub(snap.ForecastTime.Time)
+	// Each piece is expected to start when the running pod of its queue ends, as the snapshot
+	// itself says, to within the step ends are rounded up to.
+	ends := map[string]time.Time{}
+	for _, n := range snap.Nodes {
+		for _, p := range n.Running {
+			if p.EndP50 != nil {
+				ends[p.Queue] = p.EndP50.Time
+			}
 		}
 	}
-	if len(expected) != len(want) {
-		t.Fatalf("expected starts in the snapshot %v, want about %v: when each running pod ends", expected, want)
+	queueOf := map[string]string{"c-gang-0": "c", "a-next-0-0": "a", "b-next-0-0": "b"}
+	expected := map[string]time.Time{}
+	for _, w := range snap.Pending {
+		if w.Start.P50 != nil {
+			expected[w.Workload.Name] = w.Start.P50.Time
+		}
 	}
-	for name, at := range want {
-		if got, ok := expected[name]; !ok || got < at-20*time.Second || got > at+20*time.Second {
-			t.Fatalf("expected starts in the snapshot %v, want about %v: when each running pod ends", expected, want)
+	if len(expected) != len(queueOf) || len(ends) != 3 {
+		t.Fatalf("expected starts in the snapshot %v, running pods' ends %v: want a start for each of %v", expected, ends, queueOf)
+	}
+	for name, queue := range queueOf {
+		start, ok := expected[name]
+		if end := ends[queue]; !ok || start.Before(end.Add(-time.Millisecond)) || start.After(end.Add(snap.Resolution.Duration+time.Millisecond)) {
+			t.Fatalf("%s expected at %v, want when queue %s's running pod ends (%v), to within %s", name, start, queue, end, snap.Resolution.Duration)
 		}
 	}
 	const scale = 20
