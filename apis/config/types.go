@@ -85,6 +85,9 @@ type ControllerArgs struct {
 	// too little finished work to learn from; its 90th percentile is four times as long.
 	// DefaultForecastRuntime when zero; at least 1s.
 	ForecastDefaultRuntime Duration `json:"forecastDefaultRuntime,omitempty"`
+	// ForecastInterval is the least time between two forecasts of the live view: it serves the last
+	// one until it is that old. DefaultForecastInterval when zero; at least 1s.
+	ForecastInterval Duration `json:"forecastInterval,omitempty"`
 }
 
 // WebhookArgs configures the admission webhook server, which manages its own certificates.
@@ -165,6 +168,8 @@ const (
 	DefaultForecastResolution = 10 * time.Second
 	// DefaultForecastRuntime is the runtime of work nothing is known of: an hour at the median.
 	DefaultForecastRuntime = time.Hour
+	// DefaultForecastInterval is the least time between two forecasts of the live view.
+	DefaultForecastInterval = 10 * time.Second
 	// DefaultUsageHalfLife, DefaultEntryCharge and DefaultCheckpointInterval are the usage history's:
 	// yesterday's usage counts half, an admission a minute at once, and a restart loses at most five
 	// minutes of it. MaxUsageFactor bounds its strength.
@@ -203,6 +208,9 @@ func (a *QueueStateArgs) setDefaults(leaseNamespace string) {
 	}
 	if a.Controller.ForecastDefaultRuntime.Duration == 0 {
 		a.Controller.ForecastDefaultRuntime.Duration = DefaultForecastRuntime
+	}
+	if a.Controller.ForecastInterval.Duration == 0 {
+		a.Controller.ForecastInterval.Duration = DefaultForecastInterval
 	}
 	if a.GangSources == nil {
 		a.GangSources = slices.Clone(schedulingv1beta1.GangSources)
@@ -308,6 +316,9 @@ func (a *QueueStateArgs) validate() field.ErrorList {
 	}
 	if a.Controller.ForecastDefaultRuntime.Duration < time.Second {
 		errs = append(errs, field.Invalid(controller.Child("forecastDefaultRuntime"), a.Controller.ForecastDefaultRuntime.String(), "must be at least 1s"))
+	}
+	if a.Controller.ForecastInterval.Duration < time.Second {
+		errs = append(errs, field.Invalid(controller.Child("forecastInterval"), a.Controller.ForecastInterval.String(), "must be at least 1s"))
 	}
 	if a.Controller.StatusWritesPerSecond < 1 {
 		errs = append(errs, field.Invalid(controller.Child("statusWritesPerSecond"), a.Controller.StatusWritesPerSecond, "must be at least 1"))

@@ -119,6 +119,34 @@ func TestDecodeStatusPacing(t *testing.T) {
 	}
 }
 
+func TestDecodeForecast(t *testing.T) {
+	tests := []struct {
+		name, raw                     string
+		resolution, runtime, interval time.Duration
+		wantErr                       string
+	}{
+		{name: "defaults", resolution: DefaultForecastResolution, runtime: DefaultForecastRuntime, interval: DefaultForecastInterval},
+		{name: "set", raw: `{"controller": {"forecastResolution": "1s", "forecastDefaultRuntime": "20m", "forecastInterval": "2s"}}`,
+			resolution: time.Second, runtime: 20 * time.Minute, interval: 2 * time.Second},
+		{name: "eager forecasts", raw: `{"controller": {"forecastInterval": "500ms"}}`,
+			wantErr: `controller.forecastInterval: Invalid value: "500ms": must be at least 1s`},
+		{name: "fine resolution", raw: `{"controller": {"forecastResolution": "10ms"}}`,
+			wantErr: `controller.forecastResolution: Invalid value: "10ms": must be at least 100ms`},
+		{name: "short default", raw: `{"controller": {"forecastDefaultRuntime": "100ms"}}`,
+			wantErr: `controller.forecastDefaultRuntime: Invalid value: "100ms": must be at least 1s`},
+	}
+	for _, tt := range tests {
+		args, done, err := decodeCase(t, tt.name, tt.raw, tt.wantErr)
+		if done {
+			continue
+		}
+		c := args.Controller
+		if err != nil || c.ForecastResolution.Duration != tt.resolution || c.ForecastDefaultRuntime.Duration != tt.runtime || c.ForecastInterval.Duration != tt.interval {
+			t.Errorf("%s: got %+v, %v; want %s, %s and %s", tt.name, c, err, tt.resolution, tt.runtime, tt.interval)
+		}
+	}
+}
+
 func TestDecodeFairSharing(t *testing.T) {
 	tests := []struct {
 		name, raw string

@@ -24,9 +24,9 @@ import (
 
 // The forecast of when pending work starts (package forecast), as the live view serves it.
 const (
-	// forecastInterval is the least time between two forecasts: the live view serves the last one
-	// until it is that old.
-	forecastInterval = 10 * time.Second
+	// forecastInterval is the least time between two forecasts, unless configured: the live view
+	// serves the last one until it is that old.
+	forecastInterval = config.DefaultForecastInterval
 	// forecastHorizon is how far ahead starts are looked for.
 	forecastHorizon = 7 * 24 * time.Hour
 	// forecastResolution is the step ends are rounded up to, and played together, unless configured.
@@ -51,6 +51,8 @@ type ForecastSettings struct {
 	Resolution time.Duration
 	// DefaultRuntime is the median runtime of work nothing is known of.
 	DefaultRuntime time.Duration
+	// Interval is the least time between two forecasts of the live view.
+	Interval time.Duration
 }
 
 // forecaster keeps the last forecast, and the runtimes learned from finished pods under a lock of
@@ -103,13 +105,13 @@ func forecastKey(w *pendingWork) string {
 	return string(w.item.Workload.Kind) + "/" + w.item.Namespace + "/" + w.item.Workload.Name
 }
 
-// expectedStarts is the last forecast, made again when it is forecastInterval old.
+// expectedStarts is the last forecast, made again when it is the forecast interval old.
 func (c *Controller) expectedStarts() expectedStarts {
 	f := &c.forecast
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := c.acct.Clock().Now()
-	if f.starts.byKey != nil && now.Sub(f.starts.at) < forecastInterval {
+	if f.starts.byKey != nil && now.Sub(f.starts.at) < cmp.Or(f.settings.Interval, forecastInterval) {
 		return f.starts
 	}
 	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastInput(now, nil).snap, c.forecastSettings()), at: now}

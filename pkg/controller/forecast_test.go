@@ -9,7 +9,9 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -194,4 +196,34 @@ func syncedAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset)
 		t.Fatal("the accounting never synced")
 	}
 	return acct
+}
+
+// The live view's forecast is made again once it is the configured interval old, and served as it
+// is until then; without one, every 10 seconds.
+func TestLiveForecastsAtTheIntervalConfigured(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clocktesting.NewFakeClock(time.Now())
+	factory := informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), factory, accounting.Config{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	for _, tt := range []struct {
+		configured, interval time.Duration
+	}{{2 * time.Second, 2 * time.Second}, {0, forecastInterval}} {
+		c := &Controller{acct: acct, clock: clk}
+		c.forecast.settings.Interval = tt.configured
+		first := c.expectedStarts().at
+		clk.Step(tt.interval - time.Millisecond)
+		if at := c.expectedStarts().at; !at.Equal(first) {
+			t.Errorf("interval %v: a new forecast after %v", tt.configured, tt.interval-time.Millisecond)
+		}
+		clk.Step(time.Millisecond)
+		if at := c.expectedStarts().at; !at.Equal(clk.Now()) {
+			t.Errorf("interval %v: the forecast of %v served at %v, want a new one", tt.configured, at, clk.Now())
+		}
+	}
 }

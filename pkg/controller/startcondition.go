@@ -26,7 +26,8 @@ const (
 // The pace of the ExpectedStart conditions.
 const (
 	// startsRefresh is how often the leader compares the forecast with the conditions shown: as
-	// often as a new forecast is made. Only this refresh writes a new start into a condition.
+	// often as a new forecast is made by default, whatever the interval configured, which paces the
+	// live view's forecasts only. Only this refresh writes a new start into a condition.
 	startsRefresh = forecastInterval
 	// startWritesPerRefresh bounds how many conditions one refresh brings up to date (5 writes a
 	// second at most); the others wait for the next.

@@ -75,7 +75,8 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 	c, err := controller.New(ctx, client, dyn, meta, acct, gangs, controller.StatusPacing{
 		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond),
 		Checkpoint: args.FairSharing.CheckpointInterval.Duration},
-		controller.ForecastSettings{Resolution: args.Controller.ForecastResolution.Duration, DefaultRuntime: args.Controller.ForecastDefaultRuntime.Duration})
+		controller.ForecastSettings{Resolution: args.Controller.ForecastResolution.Duration, DefaultRuntime: args.Controller.ForecastDefaultRuntime.Duration,
+			Interval: args.Controller.ForecastInterval.Duration})
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,26 @@ func TestWorkStartsAsRoomFrees(t *testing.T) {
 	want(t, got, "second", 15*time.Minute, 30*time.Minute)
 }
 
+// Runs that end apart within one step leave one at a time, as the scheduler sees them end: the
+// room of each goes to the first pod it fits, so a 2-CPU pod first in line does not take the room
+// of two 1-CPU pods that end seconds apart; the 1-CPU pods behind it do, and it waits for them.
+func TestRoomFreedApartGoesToWhatFitsEach(t *testing.T) {
+	s := snapshot([]Node{node("a", 2, "q", 10*time.Minute+time.Second, 10*time.Minute+3*time.Second)}, []Queue{queue("q", "")},
+		work("large", "q", 3*time.Minute, time.Minute, cpu(2)), work("small-1", "q", 2*time.Minute, 5*time.Minute, cpu(1)),
+		work("small-2", "q", time.Minute, 5*time.Minute, cpu(1)))
+	set := settings()
+	set.Resolution = 10 * time.Second
+	got := Predict(s, set)
+	for _, key := range []string{"small-1", "small-2"} {
+		if p50 := got[key].P50.Sub(now); p50 != 10*time.Minute+10*time.Second {
+			t.Errorf("%s starts at %v, want 10m10s", key, p50)
+		}
+	}
+	if p50 := got["large"].P50.Sub(now); p50 != 15*time.Minute+10*time.Second {
+		t.Errorf("large starts at %v, want 15m10s, once the small pods end together", p50)
+	}
+}
+
 // A piece of work its queue does not admit waits even where room is free: here its queue is at its
 // capability until its own pod ends.
 func TestWorkWaitsForItsQueue(t *testing.T) {

@@ -38,11 +38,7 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 		w.free[i] = n.Free.Clone()
 		for _, r := range n.Running {
 			w.queues.hold(r.Queue, r.Requests, 1)
-			end := w.endOf(r.Ends)
-			if !end.IsZero() {
-				end = w.rounded(end)
-			}
-			w.track(i, &run{queue: r.Queue, gives: r.Requests, end: end})
+			w.track(i, &run{queue: r.Queue, gives: r.Requests, exact: w.endOf(r.Ends)})
 		}
 	}
 	for i := range s.Pending {
@@ -54,29 +50,57 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 	return w.started
 }
 
-// run starts what it can now, then moves to each next end, until nothing waits or the horizon.
+// run starts what it can now, then moves from end to end until nothing waits or the horizon. The
+// runs that end within one step of the resolution leave in the order of their exact ends (those at
+// the same instant together), each time followed by a pass over the waiting work, as the scheduler
+// fills the room of each pod that ends before the next ends: a large pod waiting does not take the
+// room of several small ones that end apart, while a small one behind it fits the room of each. The
+// fair shares are computed again at each step, once its first runs left.
 func (w *world) run() {
-	now := w.s.Now
-	for {
-		w.startWhatFits(now)
-		if len(w.waiting) == 0 || w.ends.Len() == 0 {
-			return
-		}
-		now = w.ends[0].at
+	w.startWhatFits(w.s.Now, w.queues.snapshot())
+	for len(w.waiting) > 0 && w.ends.Len() > 0 {
+		now := w.ends[0].at
 		if now.After(w.horizon) {
 			return
 		}
-		for w.ends.Len() > 0 && !w.ends[0].at.After(now) {
-			w.leave(heap.Pop(&w.ends).(release).run)
+		var snap *policy.Snapshot
+		for len(w.waiting) > 0 && w.ends.Len() > 0 && !w.ends[0].at.After(now) {
+			queues := w.leaveNext()
+			switch {
+			case len(queues) == 0:
+				continue
+			case snap == nil:
+				snap = w.queues.snapshot()
+			default:
+				for _, q := range queues {
+					snap = w.queues.recounted(snap, q)
+				}
+			}
+			snap = w.startWhatFits(now, snap)
 		}
 	}
+}
+
+// leaveNext gives back the room of the runs that end first, at the same instant (a piece of work's
+// pods, started together), and returns the queues of those that had not left already (taken by a
+// reclaim).
+func (w *world) leaveNext() []string {
+	var queues []string
+	exact := w.ends[0].run.exact
+	for w.ends.Len() > 0 && w.ends[0].run.exact.Equal(exact) {
+		r := heap.Pop(&w.ends).(release).run
+		if !r.gone && !slices.Contains(queues, r.queue) {
+			queues = append(queues, r.queue)
+		}
+		w.leave(r)
+	}
+	return queues
 }
 
 // startWhatFits takes the waiting work in order and starts each piece its queue admits and whose
 // members fit, at now. Within one pass a refusal stands for any later work of the same queue that
 // asks for at least as much, and a misfit for any later pod as large: a start only takes room.
-func (w *world) startWhatFits(now time.Time) {
-	snap := w.queues.snapshot()
+func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snapshot {
 	refused, unfit := map[string][]Vector{}, []Vector(nil)
 	kept := w.waiting[:0]
 	for _, work := range w.waiting {
@@ -106,9 +130,10 @@ func (w *world) startWhatFits(now time.Time) {
 			continue
 		}
 		w.start(work, placed, now)
-		snap = w.queues.started(snap, work.Queue)
+		snap = w.queues.recounted(snap, work.Queue)
 	}
 	w.waiting = kept
+	return snap
 }
 
 // covers says whether req asks for at least as much as one of smaller, in every resource.
@@ -128,27 +153,29 @@ func (w *world) start(work *Work, placed []int, now time.Time) {
 	req := total(work.Members)
 	w.queues.ask(work.Queue, req, -1)
 	w.queues.hold(work.Queue, req, 1)
-	end := w.rounded(now.Add(w.runtimeOf(work.Runtime)))
+	end := now.Add(w.runtimeOf(work.Runtime))
 	for i, m := range work.Members {
 		w.free[placed[i]].Add(m.Requests, -1)
-		w.track(placed[i], &run{queue: work.Queue, gives: m.Requests, end: end})
+		w.track(placed[i], &run{queue: work.Queue, gives: m.Requests, exact: end})
 	}
 }
 
-// run is one pod running on a node: its queue, what it holds, and when it ends (zero: never).
+// run is one pod running on a node: its queue, what it holds, and when it ends (zero: never),
+// rounded up to the resolution and exactly.
 type run struct {
-	node  int
-	queue string
-	gives Vector
-	end   time.Time
-	gone  bool
+	node       int
+	queue      string
+	gives      Vector
+	end, exact time.Time
+	gone       bool
 }
 
 // track counts r as running on node n, with its end to come.
 func (w *world) track(n int, r *run) {
 	r.node = n
 	w.running[n] = append(w.running[n], r)
-	if !r.end.IsZero() {
+	if !r.exact.IsZero() {
+		r.end = w.rounded(r.exact)
 		heap.Push(&w.ends, release{at: r.end, run: r})
 	}
 }
@@ -196,22 +223,29 @@ func (w *world) rounded(t time.Time) time.Time {
 	return t
 }
 
-// release is a run's end.
+// release is a run's end, at its step.
 type release struct {
 	at  time.Time
 	run *run
 }
 
-// releases orders the ends, earliest first.
+// releases orders the ends, earliest first; those of one step by their exact ends.
 type releases []release
 
-func (h releases) Len() int           { return len(h) }
-func (h releases) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h releases) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *releases) Push(x any)        { *h = append(*h, x.(release)) }
+func (h releases) Len() int      { return len(h) }
+func (h releases) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *releases) Push(x any)   { *h = append(*h, x.(release)) }
 func (h *releases) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+func (h releases) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
+	}
+	return a.run.exact.Before(b.run.exact)
 }

@@ -103,9 +103,9 @@ func (q *queues) snapshot() *policy.Snapshot {
 	return s
 }
 
-// started is snap after work of queue started, which changes what the queue and those above it
-// hold, not the shares: those queues' values are new, the others shared with snap.
-func (q *queues) started(snap *policy.Snapshot, queue string) *policy.Snapshot {
+// recounted is snap after work of queue started or left, which changes what the queue and those
+// above it hold, not the shares: those queues' values are new, the others shared with snap.
+func (q *queues) recounted(snap *policy.Snapshot, queue string) *policy.Snapshot {
 	s := *snap
 	s.Queues = maps.Clone(snap.Queues)
 	for qs, depth := q.byName[queue], 0; qs != nil && depth < maxDepth; qs, depth = qs.parent, depth+1 {

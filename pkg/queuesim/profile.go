@@ -16,7 +16,7 @@ const schedulerMaxBackoff = 10 * time.Second
 
 // schedulerProfile is the shipped profile on the scenario's clock: kube-scheduler's longest backoff
 // and the Gang plugin's divided by the time scale (whole seconds, at least one), the forecast's
-// resolution, the usage history, and the reservations.
+// resolution, default runtime and interval, the usage history, and the reservations.
 func (s *Scenario) schedulerProfile() []byte {
 	seconds := func(d time.Duration) int { return max(1, int(math.Round(d.Seconds()/s.TimeScale))) }
 	backoff := fmt.Appendf(nil, "\npodInitialBackoffSeconds: 1\npodMaxBackoffSeconds: %d\nprofiles:\n", seconds(schedulerMaxBackoff))
@@ -28,6 +28,7 @@ func (s *Scenario) schedulerProfile() []byte {
       controller:
         forecastResolution: %q
         forecastDefaultRuntime: %q
+        forecastInterval: %q
       fairSharing:
         usageHalfLife: %q
         entryCharge: %q
@@ -36,16 +37,21 @@ func (s *Scenario) schedulerProfile() []byte {
   - name: Gang
     args:
       podGroupBackoffSeconds: %d
-`, s.forecastResolution(), s.forecastDefaultRuntime(), args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"], seconds(config.DefaultPodGroupBackoff))
+`, s.forecastResolution(), s.forecastDefaultRuntime(), s.forecastInterval(), args["usageHalfLife"], args["entryCharge"], args["usageFactor"], args["checkpointInterval"], seconds(config.DefaultPodGroupBackoff))
 	return s.Reservations.profile(profile, s.TimeScale)
 }
 
-// forecastResolution and forecastDefaultRuntime are the forecast's default step (10 simulated
-// seconds) and runtime (a simulated hour) on the real clock: at least 100ms and 1s.
+// forecastResolution, forecastDefaultRuntime and forecastInterval are the forecast's default step
+// (10 simulated seconds), runtime (a simulated hour) and interval (10 simulated seconds) on the real
+// clock: at least 100ms, 1s and 1s.
 func (s *Scenario) forecastResolution() string {
 	return max(time.Duration(float64(config.DefaultForecastResolution)/s.TimeScale), 100*time.Millisecond).String()
 }
 
 func (s *Scenario) forecastDefaultRuntime() string {
 	return max(time.Duration(float64(config.DefaultForecastRuntime)/s.TimeScale), time.Second).Round(time.Millisecond).String()
+}
+
+func (s *Scenario) forecastInterval() string {
+	return max(time.Duration(float64(config.DefaultForecastInterval)/s.TimeScale), time.Second).Round(time.Millisecond).String()
 }
