@@ -78,8 +78,9 @@ type ControllerArgs struct {
 	// DefaultStatusWritesPerSecond when zero.
 	StatusWritesPerSecond int32 `json:"statusWritesPerSecond,omitempty"`
 	// ForecastResolution is the step the forecast of expected starts (the live view's, the
-	// ExpectedStart conditions', what-if's) rounds the running pods' ends up to and plays together:
-	// finer is more exact and costs more. DefaultForecastResolution when zero; at least 100ms.
+	// ExpectedStart conditions', what-if's) rounds the running pods' ends up to, the fair shares
+	// computed once per step: finer is more exact and costs more. DefaultForecastResolution when
+	// zero; at least 100ms.
 	ForecastResolution Duration `json:"forecastResolution,omitempty"`
 	// ForecastDefaultRuntime is the median runtime the forecast gives work of a queue and kind with
 	// too little finished work to learn from; its 90th percentile is four times as long.

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
@@ -36,20 +35,14 @@ func (a *Accounting) DefaultDeadline(queue string) *int64 {
 	return nil
 }
 
-// RunningEnd is when a pod on a node ends at the latest: by its RuntimeBound, counted from its start
-// (from now when it has not started yet), or, once it is being deleted (evicted, preempted, its job
-// ended), by its deletionTimestamp, when the kubelet stops it whatever its bound, if that is earlier;
-// zero when never.
+// RunningEnd is when a pod on a node ends at the latest, by its RuntimeBound, counted from its start
+// (from now when it has not started yet); zero when never.
 func (a *Accounting) RunningEnd(pod *v1.Pod, now time.Time) time.Time {
 	start := now
 	if pod.Status.StartTime != nil {
 		start = pod.Status.StartTime.Time
 	}
-	end := a.RuntimeBound(pod).End(start)
-	if d := pod.DeletionTimestamp; d != nil && (end.IsZero() || d.Before(&metav1.Time{Time: end})) {
-		return d.Time
-	}
-	return end
+	return a.RuntimeBound(pod).End(start)
 }
 
 func seconds(s int64) time.Duration { return time.Duration(s) * time.Second }

@@ -42,34 +42,3 @@ func TestRuntimeBoundIsThePods(t *testing.T) {
 		}
 	}
 }
-
-// A running pod ends by its bound at the latest, or by its deletion's deadline once it is being
-// deleted, whichever comes first; a pod with neither never ends.
-func TestRunningEndIsTheBoundOrTheDeletion(t *testing.T) {
-	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj()})
-	now := time.Now().Truncate(time.Second)
-	running := func(deadline *int64, deleting time.Duration) *v1.Pod {
-		p := pod("a", "p", "1", "n")
-		p.Spec.ActiveDeadlineSeconds, p.Spec.TerminationGracePeriodSeconds = deadline, ptr.To[int64](0)
-		p.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-time.Minute)))
-		if deleting > 0 {
-			p.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(deleting)))
-		}
-		return p
-	}
-	for _, c := range []struct {
-		name string
-		pod  *v1.Pod
-		want time.Time
-	}{
-		{"neither", running(nil, 0), time.Time{}},
-		{"bounded", running(ptr.To[int64](600), 0), now.Add(9 * time.Minute)},
-		{"being deleted", running(nil, 30*time.Second), now.Add(30 * time.Second)},
-		{"deleted before its bound", running(ptr.To[int64](600), 30*time.Second), now.Add(30 * time.Second)},
-		{"bound before the deletion's deadline", running(ptr.To[int64](60), 30*time.Second), now},
-	} {
-		if got := a.RunningEnd(c.pod, now); !got.Equal(c.want) {
-			t.Errorf("%s: ends %v, want %v", c.name, got, c.want)
-		}
-	}
-}

@@ -29,7 +29,7 @@ const (
 	forecastInterval = config.DefaultForecastInterval
 	// forecastHorizon is how far ahead starts are looked for.
 	forecastHorizon = 7 * 24 * time.Hour
-	// forecastResolution is the step ends are rounded up to, and played together, unless configured.
+	// forecastResolution is the step ends are rounded up to, unless configured.
 	forecastResolution = config.DefaultForecastResolution
 	// runtimeHalfLife is how long after it ended a finished pod's runtime counts half.
 	runtimeHalfLife = 7 * 24 * time.Hour
@@ -47,7 +47,7 @@ func runtimeOfMedian(m time.Duration) forecast.Runtime { return forecast.Runtime
 
 // ForecastSettings configure the controller's forecasts; a zero field takes the default.
 type ForecastSettings struct {
-	// Resolution is the step running pods' ends are rounded up to, and played together.
+	// Resolution is the step running pods' ends are rounded up to.
 	Resolution time.Duration
 	// DefaultRuntime is the median runtime of work nothing is known of.
 	DefaultRuntime time.Duration
@@ -380,9 +380,25 @@ func (c *Controller) queueOfPod(pod *v1.Pod) string {
 // endsOf is when a running pod is expected to end: a queue's pod after the runtime learned of the
 // runs of its queue and kind longer than it has run already (or the default) counted from its
 // start, and by its runtime bound at the latest (with a bound, after its bounded runtime:
-// runtimeEstimate); another scheduler's pod
-// (a DaemonSet's, a service's) by its bound alone, or never. No end is earlier than now.
+// runtimeEstimate); another scheduler's pod (a DaemonSet's, a service's) by its bound alone, or
+// never. A pod being deleted (evicted, preempted, its job ended) ends by its deletionTimestamp, when
+// the kubelet stops it, at the latest. No end is earlier than now.
 func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
+	e := c.endsByRuntime(pod, now)
+	if d := pod.DeletionTimestamp; d != nil {
+		deadline := latestOf(d.Time, now)
+		if e.P50.IsZero() || deadline.Before(e.P50) {
+			e.P50 = deadline
+		}
+		if e.P90.IsZero() || deadline.Before(e.P90) {
+			e.P90 = deadline
+		}
+	}
+	return e
+}
+
+// endsByRuntime is endsOf but for a deletion.
+func (c *Controller) endsByRuntime(pod *v1.Pod, now time.Time) forecast.Ends {
 	start := now
 	if pod.Status.StartTime != nil {
 		start = pod.Status.StartTime.Time

@@ -227,3 +227,34 @@ func TestLiveForecastsAtTheIntervalConfigured(t *testing.T) {
 		}
 	}
 }
+
+// A running pod being deleted ends by its deletionTimestamp at the latest, its queue's or another
+// scheduler's; its runtime bound stands when it comes first, and a deadline past is now.
+func TestDeletedPodsEndByTheirDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))}
+	now := time.Now().Truncate(time.Second)
+	running := func(scheduler string, deadline *int64, deleting time.Duration) *v1.Pod {
+		p := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		p.Spec.SchedulerName, p.Spec.NodeName, p.Spec.ActiveDeadlineSeconds = scheduler, "n", deadline
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		p.Status.Phase, p.Status.StartTime = v1.PodRunning, ptr.To(metav1.NewTime(now.Add(-time.Minute)))
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(deleting)))
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		pod  *v1.Pod
+		want time.Time
+	}{
+		{"the queue's, unbounded", running(schedulingv1beta1.SchedulerName, nil, 30*time.Second), now.Add(30 * time.Second)},
+		{"another scheduler's, unbounded", running(v1.DefaultSchedulerName, nil, 30*time.Second), now.Add(30 * time.Second)},
+		{"bounded to end first", running(schedulingv1beta1.SchedulerName, ptr.To[int64](90), 5*time.Minute), now.Add(30 * time.Second)},
+		{"past its deadline", running(schedulingv1beta1.SchedulerName, nil, -time.Second), now},
+	} {
+		if e := c.endsOf(tt.pod, now); !e.P50.Equal(tt.want) || !e.P90.Equal(tt.want) {
+			t.Errorf("%s: ends %v / %v, want %v", tt.name, e.P50, e.P90, tt.want)
+		}
+	}
+}

@@ -25,9 +25,10 @@ const (
 
 // The pace of the ExpectedStart conditions.
 const (
-	// startsRefresh is how often the leader compares the forecast with the conditions shown: as
-	// often as a new forecast is made by default, whatever the interval configured, which paces the
-	// live view's forecasts only. Only this refresh writes a new start into a condition.
+	// startsRefresh is how often the leader compares the last forecast with the conditions shown:
+	// as often as a new forecast is made by default, whatever the interval configured (a longer
+	// one leaves the conditions a forecast as old). Only this refresh writes a new start into a
+	// condition.
 	startsRefresh = forecastInterval
 	// startWritesPerRefresh bounds how many conditions one refresh brings up to date (5 writes a
 	// second at most); the others wait for the next.

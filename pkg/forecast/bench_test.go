@@ -7,7 +7,8 @@ import (
 )
 
 // bigSnapshot is 5,000 nodes of 32 CPUs running 10,000 pods of 100 queues whose ends spread over 24
-// hours, and 2,000 pieces of pending work: 1,900 pods of 1 to 8 CPUs and 100 gangs of 8 pods of 8.
+// hours, each at a second of its own within its minute, and 2,000 pieces of pending work: 1,900
+// pods of 1 to 8 CPUs and 100 gangs of 8 pods of 8.
 func bigSnapshot() *Snapshot {
 	var queues []Queue
 	for q := range 100 {
@@ -17,7 +18,7 @@ func bigSnapshot() *Snapshot {
 	for i := range nodes {
 		n := Node{Name: fmt.Sprintf("node-%04d", i), Free: Vector{32000, 1 << 40, 110}}
 		for p := range 2 {
-			end := time.Duration((i*2+p)%1440) * time.Minute
+			end := time.Duration((i*2+p)%1440)*time.Minute + time.Duration((i*2+p)*7%60)*time.Second
 			r := Running{Queue: queues[(i*2+p)%100].Name, Requests: cpu(16), Ends: Ends{P50: now.Add(end), P90: now.Add(end * 3 / 2)}}
 			n.Running = append(n.Running, r)
 			n.Free.Add(r.Requests, -1)

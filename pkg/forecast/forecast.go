@@ -1,8 +1,9 @@
 // Package forecast predicts when pending work starts. From a snapshot of the cluster (each node's
 // free room, and when each running pod ends) and of the queues, it plays the scheduling policy
-// forward in simulated time: at each moment room frees up, the queues' fair shares are computed
-// again from their demand (pkg/fairshare), and the pending work, in the scheduler's order, starts
-// where its queue admits it (pkg/policy) and its members fit on the nodes. It plays twice: once with
+// forward in simulated time: at each step of the resolution in which room frees up, the queues'
+// fair shares are computed again from their demand (pkg/fairshare), and as each run ends, in order,
+// the pending work, in the scheduler's order, starts where its queue admits it (pkg/policy) and its
+// members fit on the nodes. It plays twice: once with
 // every runtime at its central value (the caller's: the controller gives the mean of the runs it
 // learned), once at its 90th percentile, for a p50 and a p90 start. It is pure:
 // no informer, lock on shared state, client or clock.
@@ -111,7 +112,8 @@ type Runtime struct{ P50, P90 time.Duration }
 type Settings struct {
 	// Horizon is how far ahead starts are looked for: work that does not start by then has none.
 	Horizon time.Duration
-	// Resolution is the step ends are rounded up to: the ends within one step are played together.
+	// Resolution is the step ends are rounded up to: the fair shares are computed once per step, and
+	// the runs that end within one step leave in the order of their exact ends.
 	Resolution time.Duration
 	// DefaultRuntime is the runtime of work that states none.
 	DefaultRuntime Runtime

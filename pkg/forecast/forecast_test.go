@@ -143,6 +143,21 @@ func TestReclaimTakesBackTheShareAtOnce(t *testing.T) {
 	want(t, got, "heavy-4", 60*time.Minute, 120*time.Minute)
 }
 
+// Two reclaims in one moment take back no more than the victim holds above its share: once light-a
+// took heavy's one CPU above its share of 2, light-b waits for heavy's runs to end.
+func TestReclaimsTakeNoMoreThanAboveTheShare(t *testing.T) {
+	n := node("a", 4, "heavy", 10*time.Minute, 10*time.Minute, 10*time.Minute)
+	n.Running = append(n.Running, Running{Requests: cpu(1)}) // another scheduler's, for ever
+	n.Free.Add(cpu(1), -1)
+	heavy := queue("heavy", "")
+	heavy.Weight = 2
+	s := snapshot([]Node{n}, []Queue{heavy, queue("light-a", ""), queue("light-b", "")},
+		work("a", "light-a", time.Minute, time.Hour, cpu(1)), work("b", "light-b", 0, time.Hour, cpu(1)))
+	got := Predict(s, settings())
+	want(t, got, "a", 0, 0)
+	want(t, got, "b", 10*time.Minute, 20*time.Minute)
+}
+
 // sharesSnapshot is a node of 4 CPUs that heavy holds until 10m, heavy's four older 1-CPU jobs of an
 // hour and light's two younger ones waiting.
 func sharesSnapshot(heavy Queue) *Snapshot {

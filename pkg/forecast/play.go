@@ -119,8 +119,14 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 			continue
 		}
 		placed, ok := w.fit(work, now)
-		if !ok && w.reclaim(work, snap) {
-			placed, ok = w.fit(work, now)
+		if !ok {
+			victims := w.reclaim(work, snap)
+			for _, q := range victims {
+				snap = w.queues.recounted(snap, q)
+			}
+			if len(victims) > 0 {
+				placed, ok = w.fit(work, now)
+			}
 		}
 		if !ok {
 			if len(work.Members) == 1 && work.Members[0].Eligible == nil {

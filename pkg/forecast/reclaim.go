@@ -11,33 +11,37 @@ import (
 // reclaim plays the Reclaim plugin for a pod that fits no node: a pod of a queue below its deserved
 // share takes back room from reclaimable queues above theirs, never more than each holds above its
 // share. On the first node, in order, where the pod fits once such runs leave (those that end last
-// first), they leave now, and reclaim says so; the pod is then placed as any other. Gangs are not
-// played: they wait for room.
-func (w *world) reclaim(work *Work, snap *policy.Snapshot) bool {
+// first), they leave now, and reclaim returns their queues, whose values in snap are then out of
+// date; the pod is then placed as any other. Gangs are not played: they wait for room.
+func (w *world) reclaim(work *Work, snap *policy.Snapshot) []string {
 	if len(work.Members) != 1 {
-		return false
+		return nil
 	}
 	m := work.Members[0]
 	if !policy.UnderShare(snap, work.Queue, w.queues.list(m.Requests)) {
-		return false
+		return nil
 	}
 	spare := w.queues.spare(snap, work.Queue)
 	if len(spare) == 0 {
-		return false
+		return nil
 	}
 	for n := range w.free {
 		if w.s.Nodes[n].Cordoned || m.Eligible != nil && !m.Eligible[n] {
 			continue
 		}
 		if victims := w.victimsOn(n, m.Requests, spare); victims != nil {
+			var queues []string
 			for _, v := range victims {
 				spare[v.queue].Add(v.gives, -1)
 				w.leave(v)
+				if !slices.Contains(queues, v.queue) {
+					queues = append(queues, v.queue)
+				}
 			}
-			return true
+			return queues
 		}
 	}
-	return false
+	return nil
 }
 
 // victimsOn are the runs on node n whose leaving lets req fit there, those that end last first,

@@ -168,10 +168,8 @@ func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
 }
 
 // EstimateAfter is Estimate for work that has run for elapsed already: the runtime it is expected to
-// reach, read from the runtimes longer than elapsed. A run past every one learned is beyond what the
-// runs tell: it is expected to run on as a run starting now would, elapsed and the estimate of all
-// the runs (memoryless beyond the data), rather than to end at once, which would free its room now
-// however long it keeps it. Which key it reads is chosen as Estimate chooses it.
+// reach, read from the runtimes longer than elapsed (a run past every one learned reaches elapsed).
+// Which key it reads is chosen as Estimate chooses it.
 func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (Estimate, bool) {
 	for _, k := range []Key{key, {Queue: key.Queue}, {Kind: key.Kind}, {}} {
 		h := l.byKey[k]
@@ -180,13 +178,12 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 		}
 		decayed := *h
 		decayed.decayTo(at, l.HalfLife)
-		all := decayed.estimateAfter(0)
-		if math.Round(all.Weight) < l.MinWeight || all.Weight <= 0 {
+		if all := decayed.estimateAfter(0); math.Round(all.Weight) < l.MinWeight || all.Weight <= 0 {
 			continue
 		}
 		e := decayed.estimateAfter(elapsed)
 		if e.Weight == 0 {
-			e = Estimate{P50: elapsed + all.P50, P90: elapsed + all.P90, Mean: elapsed + all.Mean}
+			e = Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}
 		}
 		e.From = k
 		return e, true
