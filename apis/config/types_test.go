@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -91,14 +92,16 @@ func TestDecodeGangSources(t *testing.T) {
 	}
 }
 
-func TestDecodeStatusPacing(t *testing.T) {
+// The controller's pacing of status writes and of forecasts: a zero want is the default.
+func TestDecodeControllerPacing(t *testing.T) {
 	tests := []struct {
-		name, raw    string
-		wantInterval time.Duration
-		wantRate     int32
-		wantErr      string
+		name, raw                                    string
+		wantInterval                                 time.Duration
+		wantRate                                     int32
+		resolution, defaultRuntime, forecastInterval time.Duration
+		wantErr                                      string
 	}{
-		{name: "defaults", wantInterval: DefaultStatusWriteInterval, wantRate: DefaultStatusWritesPerSecond},
+		{name: "defaults"},
 		{name: "set", raw: `{"controller": {"statusWriteInterval": "2s", "statusWritesPerSecond": 20}}`, wantInterval: 2 * time.Second, wantRate: 20},
 		{name: "interval too short", raw: `{"controller": {"statusWriteInterval": "10ms"}}`,
 			wantErr: `controller.statusWriteInterval: Invalid value: "10ms": must be at least 100ms`},
@@ -107,32 +110,13 @@ func TestDecodeStatusPacing(t *testing.T) {
 		{name: "negative rate", raw: `{"controller": {"statusWritesPerSecond": -5}}`,
 			wantErr: `controller.statusWritesPerSecond: Invalid value: -5: must be at least 1`},
 		{name: "not a duration", raw: `{"controller": {"statusWriteInterval": "soon"}}`, wantErr: `QueueState args:`},
-	}
-	for _, tt := range tests {
-		args, done, err := decodeCase(t, tt.name, tt.raw, tt.wantErr)
-		if done {
-			continue
-		}
-		if err != nil || args.Controller.StatusWriteInterval.Duration != tt.wantInterval || args.Controller.StatusWritesPerSecond != tt.wantRate {
-			t.Errorf("%s: got %+v, %v; want %s and %d a second", tt.name, args.Controller, err, tt.wantInterval, tt.wantRate)
-		}
-	}
-}
-
-func TestDecodeForecast(t *testing.T) {
-	tests := []struct {
-		name, raw                     string
-		resolution, runtime, interval time.Duration
-		wantErr                       string
-	}{
-		{name: "defaults", resolution: DefaultForecastResolution, runtime: DefaultForecastRuntime, interval: DefaultForecastInterval},
-		{name: "set", raw: `{"controller": {"forecastResolution": "1s", "forecastDefaultRuntime": "20m", "forecastInterval": "2s"}}`,
-			resolution: time.Second, runtime: 20 * time.Minute, interval: 2 * time.Second},
+		{name: "forecasts set", raw: `{"controller": {"forecastResolution": "1s", "forecastDefaultRuntime": "20m", "forecastInterval": "2s"}}`,
+			resolution: time.Second, defaultRuntime: 20 * time.Minute, forecastInterval: 2 * time.Second},
 		{name: "eager forecasts", raw: `{"controller": {"forecastInterval": "500ms"}}`,
 			wantErr: `controller.forecastInterval: Invalid value: "500ms": must be at least 1s`},
 		{name: "fine resolution", raw: `{"controller": {"forecastResolution": "10ms"}}`,
 			wantErr: `controller.forecastResolution: Invalid value: "10ms": must be at least 100ms`},
-		{name: "short default", raw: `{"controller": {"forecastDefaultRuntime": "100ms"}}`,
+		{name: "short default runtime", raw: `{"controller": {"forecastDefaultRuntime": "100ms"}}`,
 			wantErr: `controller.forecastDefaultRuntime: Invalid value: "100ms": must be at least 1s`},
 	}
 	for _, tt := range tests {
@@ -140,9 +124,16 @@ func TestDecodeForecast(t *testing.T) {
 		if done {
 			continue
 		}
-		c := args.Controller
-		if err != nil || c.ForecastResolution.Duration != tt.resolution || c.ForecastDefaultRuntime.Duration != tt.runtime || c.ForecastInterval.Duration != tt.interval {
-			t.Errorf("%s: got %+v, %v; want %s, %s and %s", tt.name, c, err, tt.resolution, tt.runtime, tt.interval)
+		want := ControllerArgs{
+			LeaseNamespace:         args.Controller.LeaseNamespace,
+			StatusWriteInterval:    Duration{cmp.Or(tt.wantInterval, DefaultStatusWriteInterval)},
+			StatusWritesPerSecond:  cmp.Or(tt.wantRate, DefaultStatusWritesPerSecond),
+			ForecastResolution:     Duration{cmp.Or(tt.resolution, DefaultForecastResolution)},
+			ForecastDefaultRuntime: Duration{cmp.Or(tt.defaultRuntime, DefaultForecastRuntime)},
+			ForecastInterval:       Duration{cmp.Or(tt.forecastInterval, DefaultForecastInterval)},
+		}
+		if err != nil || args.Controller != want {
+			t.Errorf("%s: got %+v, %v; want %+v", tt.name, args.Controller, err, want)
 		}
 	}
 }
