@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
@@ -29,7 +32,8 @@ func newETACommand(o *Options) *cobra.Command {
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
-of the current namespace (or --namespace), or else a Job whose pods wait or whose QueueUnit does; KIND
+of the current namespace (or --namespace), or else a Job whose pods wait, on their own or as their
+PodGroup, or whose QueueUnit does; KIND
 (podgroup, queueunit, pod, job) narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
 		Example: `  kubectl queue eta train --namespace team-a
@@ -91,7 +95,8 @@ func (o *Options) pendingOfQueue(ctx context.Context, queue, namespace string) (
 }
 
 // pendingNamed is the pending work of namespace that name ([KIND/]NAME) names: the PodGroup,
-// QueueUnit or pod of that name, or else the pods of the batch/v1 Job of that name (KIND job).
+// QueueUnit or pod of that name, or else the waiting work of the batch/v1 Job of that name (KIND
+// job).
 func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]visibilityv1beta1.PendingWorkload, error) {
 	kind, name, hasKind := strings.Cut(name, "/")
 	if !hasKind {
@@ -122,11 +127,21 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 }
 
 // workOfJob is the pending work among items that the batch/v1 Job of that name runs: its pods
-// waiting on their own, and the QueueUnits that queue it. With quiet, a lookup the user may not make
-// finds nothing rather than failing.
+// waiting on their own, the PodGroups its pods belong to, and the QueueUnits that queue it. With
+// quiet, a lookup the user may not make finds nothing rather than failing.
 func (o *Options) workOfJob(ctx context.Context, namespace, job string, items []visibilityv1beta1.PendingWorkload, quiet bool) ([]visibilityv1beta1.PendingWorkload, error) {
-	lookups := map[visibilityv1beta1.WorkloadKind]func(context.Context, string, string) (sets.Set[string], error){
-		visibilityv1beta1.WorkloadPod: o.jobPods, visibilityv1beta1.WorkloadQueueUnit: o.jobUnits}
+	jobPods := sync.OnceValues(func() ([]v1.Pod, error) { return o.jobPods(ctx, namespace, job) })
+	lookups := map[visibilityv1beta1.WorkloadKind]func() (sets.Set[string], error){
+		visibilityv1beta1.WorkloadQueueUnit: func() (sets.Set[string], error) { return o.jobUnits(ctx, namespace, job) },
+		visibilityv1beta1.WorkloadPod: func() (sets.Set[string], error) {
+			pods, err := jobPods()
+			return podNames(pods), err
+		},
+		visibilityv1beta1.WorkloadPodGroup: func() (sets.Set[string], error) {
+			pods, err := jobPods()
+			return gangNames(pods), err
+		},
+	}
 	names := map[visibilityv1beta1.WorkloadKind]sets.Set[string]{}
 	var out []visibilityv1beta1.PendingWorkload
 	for _, w := range items {
@@ -135,7 +150,7 @@ func (o *Options) workOfJob(ctx context.Context, namespace, job string, items []
 			continue
 		}
 		if _, done := names[w.Workload.Kind]; !done {
-			found, err := lookup(ctx, namespace, job)
+			found, err := lookup()
 			if err != nil && (!quiet || !apierrors.IsForbidden(errors.Unwrap(err))) {
 				return nil, err
 			}
@@ -164,9 +179,9 @@ func (o *Options) jobUnits(ctx context.Context, namespace, job string) (sets.Set
 	return out, nil
 }
 
-// jobPods names the pods of namespace whose controller is the batch/v1 Job of that name; none for a
+// jobPods lists the pods of namespace whose controller is the batch/v1 Job of that name; none for a
 // name no Job can have.
-func (o *Options) jobPods(ctx context.Context, namespace, job string) (sets.Set[string], error) {
+func (o *Options) jobPods(ctx context.Context, namespace, job string) ([]v1.Pod, error) {
 	if len(validation.IsValidLabelValue(job)) > 0 {
 		return nil, nil
 	}
@@ -175,14 +190,35 @@ func (o *Options) jobPods(ctx context.Context, namespace, job string) (sets.Set[
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods of Job %s/%s: %w", namespace, job, err)
 	}
-	out := sets.New[string]()
+	var out []v1.Pod
 	for i := range pods.Items {
 		ref := metav1.GetControllerOf(&pods.Items[i])
 		if ref != nil && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() && ref.Name == job {
-			out.Insert(pods.Items[i].Name)
+			out = append(out, pods.Items[i])
 		}
 	}
 	return out, nil
+}
+
+// podNames names pods.
+func podNames(pods []v1.Pod) sets.Set[string] {
+	out := sets.New[string]()
+	for i := range pods {
+		out.Insert(pods[i].Name)
+	}
+	return out
+}
+
+// gangNames names the PodGroups that pods belong to, by any gang API: queue-scheduler's PodGroup
+// that stands for another API's has its name.
+func gangNames(pods []v1.Pod) sets.Set[string] {
+	out := sets.New[string]()
+	for i := range pods {
+		for _, ref := range schedulingv1beta1.GangRefs(&pods[i]) {
+			out.Insert(ref.Name)
+		}
+	}
+	return out
 }
 
 // liveViewError says that expected starts come from the live view, when it is not served.

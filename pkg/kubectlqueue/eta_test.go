@@ -22,8 +22,8 @@ import (
 )
 
 // eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller is
-// the Job of that name and the QueueUnits that queue it: not those of a Job whose name only begins
-// with it.
+// the Job of that name, the PodGroups they belong to and the QueueUnits that queue the Job: not
+// those of a Job whose name only begins with it.
 func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
 		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
@@ -36,13 +36,17 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	// A pod that carries the Job's label but that another controller runs is not the Job's.
 	impostor := jobPod("train", "train-impostor")
 	impostor.OwnerReferences[0].Kind = "ReplicaSet"
+	// A gang Job's pods wait as their PodGroup, which another gang API names.
+	worker := jobPod("mpi", "mpi-worker-0")
+	worker.Labels[schedulingv1beta1.SchedulerPluginsPodGroupLabel] = "mpi-gang"
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
 			pending(visibilityv1beta1.WorkloadPod, "train-impostor"), pending(visibilityv1beta1.WorkloadQueueUnit, "train-unit"),
+			pending(visibilityv1beta1.WorkloadPodGroup, "mpi-gang"), pending(visibilityv1beta1.WorkloadPodGroup, "other-gang"),
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "train"}}}),
-		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor),
+		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker),
 	}
 	for _, c := range []struct {
 		name string
@@ -54,6 +58,8 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"sweep", []string{"sweep"}},
 		{"job/sweep", []string{"sweep-0"}},
 		{"pod/sweep-0", []string{"sweep-0"}},
+		{"mpi", []string{"mpi-gang"}},
+		{"job/mpi", []string{"mpi-gang"}},
 		{"podgroup/train", nil},
 		{"trai", nil},
 		{"job/" + strings.Repeat("x", 64), nil},
