@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,13 +33,15 @@ func newETACommand(o *Options) *cobra.Command {
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
-of the current namespace (or --namespace), or else a Job whose pods wait, on their own or as their
-PodGroup, or whose QueueUnit does; KIND
-(podgroup, queueunit, pod, job) narrows it. --queue lists the queue's pending work, of every namespace for a user who may read it,
+of the current namespace (or --namespace), or else the object that runs work (a Job, PyTorchJob,
+RayJob…) whose pods wait, on their own or as their PodGroup, or whose QueueUnit does. KIND narrows
+it: podgroup, queueunit, pod, or the kind of the object that runs the work (job is batch/v1's).
+--queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
 		Example: `  kubectl queue eta train --namespace team-a
   kubectl queue eta podgroup/train
   kubectl queue eta job/sweep
+  kubectl queue eta pytorchjob/bert
   kubectl queue eta --queue team-a`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,9 +97,12 @@ func (o *Options) pendingOfQueue(ctx context.Context, queue, namespace string) (
 	return out, nil
 }
 
+// workloadKinds are the kinds of pending work the live view lists, as eta's KIND names them.
+var workloadKinds = []visibilityv1beta1.WorkloadKind{visibilityv1beta1.WorkloadPodGroup, visibilityv1beta1.WorkloadQueueUnit, visibilityv1beta1.WorkloadPod}
+
 // pendingNamed is the pending work of namespace that name ([KIND/]NAME) names: the PodGroup,
-// QueueUnit or pod of that name, or else the waiting work of the batch/v1 Job of that name (KIND
-// job).
+// QueueUnit or pod of that name, or else the waiting work of the object of that name that runs it (a
+// Job, PyTorchJob, RayJob…; KIND names its kind).
 func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]visibilityv1beta1.PendingWorkload, error) {
 	kind, name, hasKind := strings.Cut(name, "/")
 	if !hasKind {
@@ -106,17 +112,18 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	if err != nil {
 		return nil, liveViewError(err)
 	}
+	isWorkload := slices.ContainsFunc(workloadKinds, func(k visibilityv1beta1.WorkloadKind) bool { return strings.EqualFold(kind, string(k)) })
 	var found []visibilityv1beta1.PendingWorkload
-	if !strings.EqualFold(kind, "job") {
+	if kind == "" || isWorkload {
 		for _, w := range list.Items {
 			if w.Workload.Name == name && (kind == "" || strings.EqualFold(kind, string(w.Workload.Kind))) {
 				found = append(found, w)
 			}
 		}
 	}
-	if len(found) == 0 && (kind == "" || strings.EqualFold(kind, "job")) {
-		// Named as a Job: what may not be read is told only to one who asked for a Job.
-		if found, err = o.workOfJob(ctx, namespace, name, list.Items, kind == ""); err != nil {
+	if len(found) == 0 && !isWorkload {
+		// Named by its kind: what may not be read is told only to one who asked for that kind.
+		if found, err = o.workOf(ctx, runner{namespace: namespace, kind: kind, name: name}, list.Items, kind == ""); err != nil {
 			return nil, err
 		}
 	}
@@ -126,19 +133,36 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	return found, nil
 }
 
-// workOfJob is the pending work among items that the batch/v1 Job of that name runs: its pods
-// waiting on their own, the PodGroups its pods belong to, and the QueueUnits that queue it. With
-// quiet, a lookup the user may not make finds nothing rather than failing.
-func (o *Options) workOfJob(ctx context.Context, namespace, job string, items []visibilityv1beta1.PendingWorkload, quiet bool) ([]visibilityv1beta1.PendingWorkload, error) {
-	jobPods := sync.OnceValues(func() ([]v1.Pod, error) { return o.jobPods(ctx, namespace, job) })
+// runner names an object that runs work: a Job, a PyTorchJob… of a namespace; kind "" is any kind.
+type runner struct{ namespace, kind, name string }
+
+// batchJob says whether the runner is a batch/v1 Job.
+func (r runner) batchJob() bool {
+	return strings.EqualFold(r.kind, "job") || strings.EqualFold(r.kind, "jobs")
+}
+
+// is says whether a reference (a controller's, a QueueUnit's consumer's) names the runner: its name,
+// and its kind, singular or plural, in any case; named as a Job, a Job of batch/v1 only.
+func (r runner) is(kind, apiVersion, name string) bool {
+	if name != r.name || (r.kind != "" && !strings.EqualFold(kind, r.kind) && !strings.EqualFold(kind+"s", r.kind)) {
+		return false
+	}
+	return !r.batchJob() || apiVersion == "" || apiVersion == batchv1.SchemeGroupVersion.String()
+}
+
+// workOf is the pending work among items that the runner runs: its pods waiting on their own, the
+// PodGroups its pods belong to, and the QueueUnits that queue it. With quiet, a lookup the user may
+// not make finds nothing rather than failing.
+func (o *Options) workOf(ctx context.Context, r runner, items []visibilityv1beta1.PendingWorkload, quiet bool) ([]visibilityv1beta1.PendingWorkload, error) {
+	runnerPods := sync.OnceValues(func() ([]v1.Pod, error) { return o.podsOf(ctx, r) })
 	lookups := map[visibilityv1beta1.WorkloadKind]func() (sets.Set[string], error){
-		visibilityv1beta1.WorkloadQueueUnit: func() (sets.Set[string], error) { return o.jobUnits(ctx, namespace, job) },
+		visibilityv1beta1.WorkloadQueueUnit: func() (sets.Set[string], error) { return o.unitsOf(ctx, r) },
 		visibilityv1beta1.WorkloadPod: func() (sets.Set[string], error) {
-			pods, err := jobPods()
+			pods, err := runnerPods()
 			return podNames(pods), err
 		},
 		visibilityv1beta1.WorkloadPodGroup: func() (sets.Set[string], error) {
-			pods, err := jobPods()
+			pods, err := runnerPods()
 			return gangNames(pods), err
 		},
 	}
@@ -163,41 +187,50 @@ func (o *Options) workOfJob(ctx context.Context, namespace, job string, items []
 	return out, nil
 }
 
-// jobUnits names the QueueUnits of namespace that queue the batch/v1 Job of that name.
-func (o *Options) jobUnits(ctx context.Context, namespace, job string) (sets.Set[string], error) {
-	units, err := o.queues.SchedulingV1beta1().QueueUnits(namespace).List(ctx, metav1.ListOptions{})
+// unitsOf names the QueueUnits that queue the runner.
+func (o *Options) unitsOf(ctx context.Context, r runner) (sets.Set[string], error) {
+	units, err := o.queues.SchedulingV1beta1().QueueUnits(r.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing the QueueUnits of namespace %s: %w", namespace, err)
+		return nil, fmt.Errorf("listing the QueueUnits of namespace %s: %w", r.namespace, err)
 	}
 	out := sets.New[string]()
 	for _, u := range units.Items {
-		ref := u.Spec.ConsumerRef
-		if ref.Kind == "Job" && (ref.APIVersion == "" || ref.APIVersion == batchv1.SchemeGroupVersion.String()) && ref.Name == job {
+		if ref := u.Spec.ConsumerRef; r.is(ref.Kind, ref.APIVersion, ref.Name) {
 			out.Insert(u.Name)
 		}
 	}
 	return out, nil
 }
 
-// jobPods lists the pods of namespace whose controller is the batch/v1 Job of that name; none for a
-// name no Job can have.
-func (o *Options) jobPods(ctx context.Context, namespace, job string) ([]v1.Pod, error) {
-	if len(validation.IsValidLabelValue(job)) > 0 {
-		return nil, nil
+// podsOf lists the pods whose controller is the runner: a batch/v1 Job's by its job-name label (none
+// for a name no Job can have), any other's from the namespace's pods.
+func (o *Options) podsOf(ctx context.Context, r runner) ([]v1.Pod, error) {
+	var opts metav1.ListOptions
+	if r.batchJob() {
+		if len(validation.IsValidLabelValue(r.name)) > 0 {
+			return nil, nil
+		}
+		opts.LabelSelector = labels.Set{batchv1.JobNameLabel: r.name}.String()
 	}
-	pods, err := o.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{batchv1.JobNameLabel: job}.String()})
+	pods, err := o.kube.CoreV1().Pods(r.namespace).List(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods of Job %s/%s: %w", namespace, job, err)
+		return nil, fmt.Errorf("listing the pods of %s: %w", r, err)
 	}
 	var out []v1.Pod
 	for i := range pods.Items {
-		ref := metav1.GetControllerOf(&pods.Items[i])
-		if ref != nil && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() && ref.Name == job {
+		if ref := metav1.GetControllerOf(&pods.Items[i]); ref != nil && r.is(ref.Kind, ref.APIVersion, ref.Name) {
 			out = append(out, pods.Items[i])
 		}
 	}
 	return out, nil
+}
+
+// String names the runner as eta's messages do: KIND NAMESPACE/NAME.
+func (r runner) String() string {
+	if r.kind == "" {
+		return r.namespace + "/" + r.name
+	}
+	return r.kind + " " + r.namespace + "/" + r.name
 }
 
 // podNames names pods.

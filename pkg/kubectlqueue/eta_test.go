@@ -21,9 +21,9 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 )
 
-// eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller is
-// the Job of that name, the PodGroups they belong to and the QueueUnits that queue the Job: not
-// those of a Job whose name only begins with it.
+// eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller has
+// that name, the PodGroups they belong to and the QueueUnits that queue it: not those of a Job whose
+// name only begins with it. KIND narrows it to that kind of controller, a Job of batch/v1 only.
 func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
 		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
@@ -39,20 +39,32 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	// A gang Job's pods wait as their PodGroup, which another gang API names.
 	worker := jobPod("mpi", "mpi-worker-0")
 	worker.Labels[schedulingv1beta1.SchedulerPluginsPodGroupLabel] = "mpi-gang"
+	// So do a PyTorchJob's; a Job of another API group is not a batch Job.
+	master := jobPod("bert", "bert-master-0")
+	master.OwnerReferences[0].APIVersion, master.OwnerReferences[0].Kind = "kubeflow.org/v1", "PyTorchJob"
+	master.Annotations = map[string]string{schedulingv1beta1.VolcanoGroupNameAnnotation: "bert-gang"}
+	otherJob := jobPod("other", "other-0")
+	otherJob.OwnerReferences[0].APIVersion = "example.com/v1"
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
 			pending(visibilityv1beta1.WorkloadPod, "train-impostor"), pending(visibilityv1beta1.WorkloadQueueUnit, "train-unit"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "mpi-gang"), pending(visibilityv1beta1.WorkloadPodGroup, "other-gang"),
+			pending(visibilityv1beta1.WorkloadPodGroup, "bert-gang"), pending(visibilityv1beta1.WorkloadPod, "other-0"),
+			pending(visibilityv1beta1.WorkloadQueueUnit, "ray-unit"),
+			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ray-unit"},
+				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "ray"}}},
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "train"}}}),
-		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker),
+		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker, master, otherJob),
 	}
 	for _, c := range []struct {
 		name string
 		want []string
 	}{
-		{"train", []string{"train-unit", "train-x7k2p"}},
+		{"train", []string{"train-impostor", "train-unit", "train-x7k2p"}},
+		{"job/train", []string{"train-unit", "train-x7k2p"}},
+		{"replicaset/train", []string{"train-impostor"}},
 		{"job/train-2", []string{"train-2-q9z4w"}},
 		{"Job/train", []string{"train-unit", "train-x7k2p"}},
 		{"sweep", []string{"sweep"}},
@@ -60,6 +72,14 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"pod/sweep-0", []string{"sweep-0"}},
 		{"mpi", []string{"mpi-gang"}},
 		{"job/mpi", []string{"mpi-gang"}},
+		{"bert", []string{"bert-gang"}},
+		{"pytorchjob/bert", []string{"bert-gang"}},
+		{"PyTorchJobs/bert", []string{"bert-gang"}},
+		{"job/bert", nil},
+		{"ray", []string{"ray-unit"}},
+		{"rayjob/ray", []string{"ray-unit"}},
+		{"other", []string{"other-0"}},
+		{"job/other", nil},
 		{"podgroup/train", nil},
 		{"trai", nil},
 		{"job/" + strings.Repeat("x", 64), nil},
