@@ -191,7 +191,25 @@ func (c *consumers) state(namespace string, ref corev1.ObjectReference) consumer
 
 // get returns the cached consumer a unit in namespace refers to, when it exists, and its state.
 func (c *consumers) get(namespace string, ref corev1.ObjectReference) (*unstructured.Unstructured, consumerState) {
-	inf := c.informerFor(ref)
+	return stateIn(c.informerFor(ref), namespace, ref)
+}
+
+// cached is get for a reader that must not start a watch (a forecast): the consumer when its kind is
+// watched already and it exists, else nil.
+func (c *consumers) cached(namespace string, ref corev1.ObjectReference) *unstructured.Unstructured {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	c.mu.Lock()
+	inf := c.watched[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	c.mu.Unlock()
+	if inf == nil {
+		return nil
+	}
+	u, _ := stateIn(synced(inf), namespace, ref)
+	return u
+}
+
+// stateIn reads a consumer and its state from its kind's informer (nil when none is synced).
+func stateIn(inf cache.SharedIndexInformer, namespace string, ref corev1.ObjectReference) (*unstructured.Unstructured, consumerState) {
 	if inf == nil {
 		return nil, consumerUnknown
 	}

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
@@ -276,16 +278,55 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
 	in.eligible = podfit.NewEligibility(nodes)
 	for _, w := range in.pending {
-		members := forecast.MembersOf(dims, w.pods, in.eligible)
-		if len(members) == 0 {
-			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one.
+		members, pods := forecast.MembersOf(dims, w.pods, in.eligible), w.pods
+		if len(w.pods) == 0 {
+			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one, bound
+			// as its pods will be.
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
+			pods = []*v1.Pod{c.podToCome(w)}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), w.pods), Bound: c.boundOf(w.pods)})
+			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), pods), Bound: c.boundOf(pods)})
 	}
 	in.snap.Reservations = reservationsOf(c.acct.StartPlan(), nodes, dims)
 	return in
+}
+
+// podToCome stands for the pods of work that has none yet (a QueueUnit's before its job is resumed,
+// a PodGroup's before its pods are made) by the runtime bound the webhook will write into them: a
+// QueueUnit's batch/v1 Job's, from its pod template or else its activeDeadlineSeconds (all of it,
+// as the Job has not started), else the queue's defaultActiveDeadlineSeconds.
+func (c *Controller) podToCome(w *pendingWork) *v1.Pod {
+	pod := &v1.Pod{}
+	if job := c.unitJob(w.unit); job != nil {
+		pod.Spec.ActiveDeadlineSeconds = cmp.Or(job.Spec.Template.Spec.ActiveDeadlineSeconds, job.Spec.ActiveDeadlineSeconds)
+		pod.Spec.TerminationGracePeriodSeconds = job.Spec.Template.Spec.TerminationGracePeriodSeconds
+	}
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		pod.Spec.ActiveDeadlineSeconds = c.acct.DefaultDeadline(w.item.Queue)
+	}
+	return pod
+}
+
+// unitJob is the batch/v1 Job a QueueUnit queues, as the consumers' cache holds it; nil for no unit,
+// a consumer of another kind, or one not in the cache.
+func (c *Controller) unitJob(u *schedulingv1beta1.QueueUnit) *batchv1.Job {
+	if u == nil || c.consumers == nil {
+		return nil
+	}
+	ref := u.Spec.ConsumerRef
+	if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	obj := c.consumers.cached(u.Namespace, ref)
+	if obj == nil {
+		return nil
+	}
+	job := &batchv1.Job{}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, job) != nil {
+		return nil
+	}
+	return job
 }
 
 // boundOf is how long pods run at the most together, by their runtime bounds (the longest); zero

@@ -2,15 +2,22 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -256,5 +263,58 @@ func TestDeletedPodsEndByTheirDeadline(t *testing.T) {
 		if e := c.endsOf(tt.pod, now); !e.P50.Equal(tt.want) || !e.P90.Equal(tt.want) {
 			t.Errorf("%s: ends %v / %v, want %v", tt.name, e.P50, e.P90, tt.want)
 		}
+	}
+}
+
+// Work whose pods are not there yet runs in the forecast within the bound the webhook will write
+// into its pods: a QueueUnit's Job's pod template's, else the Job's activeDeadlineSeconds, else the
+// queue's defaultActiveDeadlineSeconds; with none of them, no bound.
+func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	job := func(name string, jobSeconds, podSeconds *int64) *unstructured.Unstructured {
+		j := util.MakeJob("ns", name, 2, true)
+		j.Spec.ActiveDeadlineSeconds, j.Spec.Template.Spec.ActiveDeadlineSeconds = jobSeconds, podSeconds
+		j.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion("batch/v1")
+		u.SetKind("Job")
+		return u
+	}
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{jobs: "JobList"},
+		job("by-job", ptr.To[int64](300), nil), job("by-template", ptr.To[int64](300), ptr.To[int64](120)), job("unbound", nil, nil))
+	inf := dynamicinformer.NewDynamicSharedInformerFactory(client, 0).ForResource(jobs).Informer()
+	go inf.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("the Jobs' informer never synced")
+	}
+	tf := util.MakeQueueUnit("ns", "tf", "q", "tf").Obj()
+	tf.Spec.ConsumerRef = v1.ObjectReference{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "tf"}
+	queue := util.MakeQueue("q").Obj()
+	queue.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](600)
+	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(queue, util.MakeQueue("free").Obj(), tf,
+		util.MakeQueueUnit("ns", "by-job", "q", "by-job").Obj(), util.MakeQueueUnit("ns", "by-template", "q", "by-template").Obj(),
+		util.MakeQueueUnit("ns", "unbound", "free", "unbound").Obj()))
+	c := &Controller{acct: acct, consumers: &consumers{watched: map[schema.GroupKind]cache.SharedIndexInformer{{Group: "batch", Kind: "Job"}: inf}}}
+	bounds := map[string]time.Duration{}
+	for _, w := range c.forecastInput(time.Now(), nil).snap.Pending {
+		bounds[w.Key] = w.Bound
+		if w.Bound > 0 && (w.Runtime.P50 > w.Bound || w.Runtime.P90 > w.Bound) {
+			t.Errorf("%s: runtime %+v beyond its bound %s", w.Key, w.Runtime, w.Bound)
+		}
+	}
+	want := map[string]time.Duration{
+		"QueueUnit/ns/tf":          600*time.Second + 30*time.Second, // the queue's default, and the default grace
+		"QueueUnit/ns/by-job":      300 * time.Second,
+		"QueueUnit/ns/by-template": 120 * time.Second,
+		"QueueUnit/ns/unbound":     0,
+	}
+	if !maps.Equal(bounds, want) {
+		t.Errorf("runtime bounds of work without pods %v, want %v", bounds, want)
 	}
 }

@@ -251,11 +251,13 @@ func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod
 	return out
 }
 
-// pendingWork is a pending workload, its place in its queue, and its pods that wait.
+// pendingWork is a pending workload, its place in its queue, and its pods that wait; unit is the
+// QueueUnit it is, if it is one.
 type pendingWork struct {
 	item  visibilityv1beta1.PendingWorkload
 	place policy.Place
 	pods  []*v1.Pod
+	unit  *schedulingv1beta1.QueueUnit
 }
 
 // admittedWork gathers the queue's waiting pods: a pod of no gang alone, the waiting members of an
@@ -367,6 +369,7 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 				int32(len(pods)), u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
 			place: placeOf(u, priority),
 			pods:  pods,
+			unit:  u,
 		})
 	}
 	return out
