@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -53,6 +54,11 @@ type Options struct {
 	RBAC bool
 	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
 	ExtraPlugins []app.Option
+	// QueueClock is the clock of the queue-scheduler's scheduling queue: the pods' backoffs, when
+	// their backoffs are flushed, how long an unschedulable pod waits before it is tried again. A
+	// simulation that runs faster than real time passes its own, so that the scheduler retries at
+	// the pace it has on a real cluster, in simulated time; the real clock when nil.
+	QueueClock clock.WithTicker
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
 	// profile under this schedulerName, for comparisons on the same cluster.
 	VanillaSchedulerName string
@@ -140,7 +146,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.restart = func(ctx context.Context) (*runningScheduler, error) {
-		return startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins)
+		return startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins, opts.QueueClock)
 	}
 	if err := c.startQueueScheduler(ctx); err != nil {
 		return c, err

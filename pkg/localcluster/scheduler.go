@@ -6,15 +6,20 @@ import (
 	"os"
 	"path/filepath"
 
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
@@ -39,7 +44,7 @@ type runningScheduler struct {
 
 // startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
 // kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
-func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, serving Serving, extra []app.Option) (*runningScheduler, error) {
+func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, serving Serving, extra []app.Option, queueClock clock.WithTicker) (*runningScheduler, error) {
 	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), serving)
 	if err != nil {
 		return nil, err
@@ -50,7 +55,7 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string,
 		cancel()
 		return nil, fmt.Errorf("read queue-scheduler's configuration: %w", err)
 	}
-	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), extra...))
+	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), extra...), queueClock)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
@@ -63,8 +68,9 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string,
 }
 
 // setUpScheduler builds a scheduler from a configuration file, with a component registry of its own,
-// as each scheduler started in this process would otherwise share one.
-func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option) (*schedulerserverconfig.CompletedConfig, *kubescheduler.Scheduler, error) {
+// as each scheduler started in this process would otherwise share one; its scheduling queue runs on
+// queueClock when it is not nil.
+func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option, queueClock clock.WithTicker) (*schedulerserverconfig.CompletedConfig, *kubescheduler.Scheduler, error) {
 	registry := compatibility.NewComponentGlobalsRegistry()
 	effective := utilcompatibility.DefaultBuildEffectiveVersion()
 	if err := registry.Register(compatibility.DefaultKubeComponent, effective, utilfeature.DefaultMutableFeatureGate); err != nil {
@@ -74,7 +80,48 @@ func setUpScheduler(ctx context.Context, configPath string, plugins []app.Option
 	opts.ConfigFile = configPath
 	opts.SecureServing.BindPort = 0
 	scheduler.WithoutMetricsAllowList(opts)
-	return app.Setup(ctx, opts, plugins...)
+	if queueClock == nil {
+		return app.Setup(ctx, opts, plugins...)
+	}
+	return setUpOnClock(ctx, opts, plugins, queueClock)
+}
+
+// setUpOnClock does what kube-scheduler's app.Setup does, with the scheduling queue on queueClock,
+// which app.Setup does not offer.
+func setUpOnClock(ctx context.Context, opts *options.Options, plugins []app.Option, queueClock clock.WithTicker) (*schedulerserverconfig.CompletedConfig, *kubescheduler.Scheduler, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.ComponentConfig = cfg
+	if errs := opts.Validate(); len(errs) > 0 {
+		return nil, nil, utilerrors.NewAggregate(errs)
+	}
+	c, err := opts.Config(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cc := c.Complete()
+	outOfTree := make(frameworkruntime.Registry)
+	for _, option := range plugins {
+		if err := option(outOfTree); err != nil {
+			return nil, nil, err
+		}
+	}
+	kc := cc.ComponentConfig
+	sched, err := kubescheduler.New(ctx, cc.Client, cc.InformerFactory, cc.DynInformerFactory,
+		func(name string) events.EventRecorderLogger { return cc.EventBroadcaster.NewRecorder(name) },
+		kubescheduler.WithComponentConfigVersion(kc.APIVersion), kubescheduler.WithKubeConfig(cc.KubeConfig),
+		kubescheduler.WithProfiles(kc.Profiles...), kubescheduler.WithPercentageOfNodesToScore(kc.PercentageOfNodesToScore),
+		kubescheduler.WithFrameworkOutOfTreeRegistry(outOfTree), kubescheduler.WithPodMaxBackoffSeconds(kc.PodMaxBackoffSeconds),
+		kubescheduler.WithPodInitialBackoffSeconds(kc.PodInitialBackoffSeconds),
+		kubescheduler.WithPodMaxInUnschedulablePodsDuration(cc.PodMaxInUnschedulablePodsDuration),
+		kubescheduler.WithExtenders(kc.Extenders...), kubescheduler.WithParallelism(kc.Parallelism),
+		kubescheduler.WithClock(queueClock))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cc, sched, nil
 }
 
 // limitProfile is the least a profile can do and still place pods by their requests; it keeps
@@ -100,7 +147,7 @@ func startVanillaScheduler(ctx context.Context, schedulerName, limitName, kubeco
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	cc, sched, err := setUpScheduler(ctx, configPath, nil)
+	cc, sched, err := setUpScheduler(ctx, configPath, nil, nil)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("set up the vanilla kube-scheduler: %w", err)

@@ -40,7 +40,8 @@ type Options struct {
 
 // Run stands up the whole system, plays the scenario on it and returns what happened.
 func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: s.schedulerProfile()})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: s.schedulerProfile(),
+		QueueClock: newQueueClock(s.TimeScale)})
 	if err != nil {
 		return nil, fmt.Errorf("start the control plane: %w", err)
 	}

@@ -10,17 +10,13 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/manifests"
 )
 
-// schedulerMaxBackoff is kube-scheduler's default longest wait before an unschedulable pod is tried
-// again.
-const schedulerMaxBackoff = 10 * time.Second
-
-// schedulerProfile is the shipped profile on the scenario's clock: kube-scheduler's longest backoff
-// and the Gang plugin's divided by the time scale (whole seconds, at least one), the forecast's
-// resolution, default runtime and interval, the usage history, and the reservations.
+// schedulerProfile is the shipped profile on the scenario's clock: the Gang plugin's backoff divided
+// by the time scale (whole seconds, at least one), the forecast's resolution, default runtime and
+// interval, the usage history, and the reservations. kube-scheduler's own backoffs keep their
+// defaults: its queue runs on the simulated clock (newQueueClock).
 func (s *Scenario) schedulerProfile() []byte {
 	seconds := func(d time.Duration) int { return max(1, int(math.Round(d.Seconds()/s.TimeScale))) }
-	backoff := fmt.Appendf(nil, "\npodInitialBackoffSeconds: 1\npodMaxBackoffSeconds: %d\nprofiles:\n", seconds(schedulerMaxBackoff))
-	profile := bytes.Replace(manifests.SchedulerConfig, []byte("\nprofiles:\n"), backoff, 1)
+	profile := bytes.Clone(manifests.SchedulerConfig)
 	args := s.FairSharing.args(s.TimeScale)
 	profile = fmt.Appendf(profile, `  pluginConfig:
   - name: QueueState

@@ -51,7 +51,8 @@ func Replay(ctx context.Context, snap *visibilityv1beta1.ForecastSnapshot, opts 
 		return nil, err
 	}
 	r := newReplay(snap, opts)
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: r.scenario.schedulerProfile()})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: r.scenario.schedulerProfile(),
+		QueueClock: newQueueClock(r.scenario.TimeScale)})
 	if err != nil {
 		return nil, fmt.Errorf("start the control plane: %w", err)
 	}

@@ -33,8 +33,9 @@ snapshots: [20s]
 `
 
 // A scenario's snapshot, saved and replayed with the real scheduler, shows each piece of pending
-// work start when the snapshot's forecast said, to within a scheduling interval: the scheduler's
-// longest retry (1 s real, the time scale in simulated seconds) and the forecast's resolution.
+// work start when the snapshot's forecast said, to within a scheduling interval: a real second (the
+// time scale in simulated seconds; the scheduler's longest backoff, 10 simulated seconds, within it)
+// and the forecast's resolution.
 func TestReplayOfASnapshotStartsTheWorkWhenItsForecastSaid(t *testing.T) {
 	s, err := queuesim.Parse("fidelity.yaml", []byte(fidelity))
 	if err != nil {
