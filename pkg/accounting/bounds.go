@@ -1,9 +1,12 @@
 package accounting
 
 import (
+	"math"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
@@ -25,6 +28,35 @@ func (a *Accounting) RuntimeBound(pod *v1.Pod) timeline.Bound {
 		}
 	}
 	return b
+}
+
+// DeadlineFor is the activeDeadlineSeconds written into a new pod that sets none of its own (the
+// webhook writes it; the forecast expects it of pods still to come): its batch/v1 Job's time left
+// at now, when job is not nil and sets one, else queueDefault; nil for neither. It is within what a
+// pod may set, 1 to MaxInt32 seconds: a Job may set any deadline (one beyond a pod's most, 68
+// years, ends no pod sooner than that), and a queue stored before its schema said so must not make
+// its pods impossible to create.
+func DeadlineFor(job *batchv1.Job, queueDefault *int64, now time.Time) *int64 {
+	seconds := queueDefault
+	if job != nil && job.Spec.ActiveDeadlineSeconds != nil {
+		seconds = ptr.To(jobTimeLeft(job, now))
+	}
+	if seconds == nil {
+		return nil
+	}
+	return ptr.To(min(max(*seconds, 1), math.MaxInt32))
+}
+
+// jobTimeLeft is how many seconds a Job with activeDeadlineSeconds has left at now, rounded up: all
+// of them while the Job has not started.
+func jobTimeLeft(job *batchv1.Job, now time.Time) int64 {
+	left := *job.Spec.ActiveDeadlineSeconds
+	if job.Status.StartTime != nil {
+		// Whole seconds gone, so that the rest rounds up; counted in seconds, so that no deadline
+		// overflows a Duration.
+		left -= int64(now.Sub(job.Status.StartTime.Time) / time.Second)
+	}
+	return left
 }
 
 // DefaultDeadline is the queue's defaultActiveDeadlineSeconds, or nil.

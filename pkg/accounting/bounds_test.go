@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -39,6 +40,40 @@ func TestRuntimeBoundIsThePods(t *testing.T) {
 	} {
 		if got := a.RuntimeBound(c.pod); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// A new pod's deadline: its Job's time left, rounded up (all of it before the Job starts), else the
+// queue's default; within what a pod may set, 1 to MaxInt32 seconds.
+func TestDeadlineFor(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	job := func(seconds int64, startedAgo time.Duration) *batchv1.Job {
+		j := &batchv1.Job{Spec: batchv1.JobSpec{ActiveDeadlineSeconds: ptr.To(seconds)}}
+		if startedAgo > 0 {
+			j.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-startedAgo)))
+		}
+		return j
+	}
+	for _, c := range []struct {
+		name         string
+		job          *batchv1.Job
+		queueDefault *int64
+		want         *int64
+	}{
+		{"neither", nil, nil, nil},
+		{"the queue's default", nil, ptr.To[int64](600), ptr.To[int64](600)},
+		{"a Job without a deadline: the queue's", &batchv1.Job{}, ptr.To[int64](600), ptr.To[int64](600)},
+		{"a Job not started: all of its deadline", job(300, 0), ptr.To[int64](600), ptr.To[int64](300)},
+		{"a Job 100.5 s in: its time left, rounded up", job(300, 100500*time.Millisecond), nil, ptr.To[int64](200)},
+		{"a Job past its deadline: a second", job(300, time.Hour), nil, ptr.To[int64](1)},
+		{"a Job's zero: a second", job(0, 0), nil, ptr.To[int64](1)},
+		{"a Job's beyond a pod's most", job(math.MaxInt64, 0), nil, ptr.To[int64](math.MaxInt32)},
+		{"a queue's beyond a pod's most", nil, ptr.To[int64](math.MaxInt64), ptr.To[int64](math.MaxInt32)},
+	} {
+		got := DeadlineFor(c.job, c.queueDefault, now)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("%s: %v, want %v", c.name, ptr.Deref(got, -1), ptr.Deref(c.want, -1))
 		}
 	}
 }

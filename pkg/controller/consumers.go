@@ -57,12 +57,15 @@ type consumers struct {
 	factory  dynamicinformer.DynamicSharedInformerFactory
 	onChange func(apiVersion, kind string, obj any)
 
-	mu       sync.Mutex
-	stop     <-chan struct{}
-	watched  map[schema.GroupKind]cache.SharedIndexInformer
-	unmapped map[schema.GroupKind]time.Time // kinds not served or not permitted, and when that was learnt
-	clock    clock.PassiveClock
-	access   authorizationv1client.SelfSubjectAccessReviewInterface
+	mu   sync.Mutex
+	stop <-chan struct{}
+	// watched is written under mu and watchedMu, and read under either: a forecast reads it under
+	// watchedMu alone, never waiting for the discovery and access reviews mu covers.
+	watched   map[schema.GroupKind]cache.SharedIndexInformer
+	watchedMu sync.RWMutex
+	unmapped  map[schema.GroupKind]time.Time // kinds not served or not permitted, and when that was learnt
+	clock     clock.PassiveClock
+	access    authorizationv1client.SelfSubjectAccessReviewInterface
 }
 
 // newConsumers returns the tracker; onChange hears of every change to a watched consumer, with the
@@ -171,7 +174,9 @@ func (c *consumers) informerFor(ref corev1.ObjectReference) cache.SharedIndexInf
 	}); err != nil {
 		return nil
 	}
+	c.watchedMu.Lock()
 	c.watched[gk] = inf
+	c.watchedMu.Unlock()
 	c.factory.Start(c.stop)
 	return synced(inf)
 }
@@ -198,9 +203,9 @@ func (c *consumers) get(namespace string, ref corev1.ObjectReference) (*unstruct
 // watched already and it exists, else nil.
 func (c *consumers) cached(namespace string, ref corev1.ObjectReference) *unstructured.Unstructured {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	c.mu.Lock()
+	c.watchedMu.RLock()
 	inf := c.watched[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
-	c.mu.Unlock()
+	c.watchedMu.RUnlock()
 	if inf == nil {
 		return nil
 	}

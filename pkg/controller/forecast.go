@@ -283,7 +283,7 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one, bound
 			// as its pods will be.
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
-			pods = []*v1.Pod{c.podToCome(w)}
+			pods = []*v1.Pod{c.podToCome(w, now)}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
 			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), pods), Bound: c.boundOf(pods)})
@@ -293,17 +293,18 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 }
 
 // podToCome stands for the pods of work that has none yet (a QueueUnit's before its job is resumed,
-// a PodGroup's before its pods are made) by the runtime bound the webhook will write into them: a
-// QueueUnit's batch/v1 Job's, from its pod template or else its activeDeadlineSeconds (all of it,
-// as the Job has not started), else the queue's defaultActiveDeadlineSeconds.
-func (c *Controller) podToCome(w *pendingWork) *v1.Pod {
+// a PodGroup's before its pods are made) by the runtime bound they will get: a QueueUnit's batch/v1
+// Job's pod template's, else the one the webhook will write (accounting.DeadlineFor: the Job's time
+// left, else the queue's defaultActiveDeadlineSeconds).
+func (c *Controller) podToCome(w *pendingWork, now time.Time) *v1.Pod {
 	pod := &v1.Pod{}
-	if job := c.unitJob(w.unit); job != nil {
-		pod.Spec.ActiveDeadlineSeconds = cmp.Or(job.Spec.Template.Spec.ActiveDeadlineSeconds, job.Spec.ActiveDeadlineSeconds)
+	job := c.unitJob(w.unit)
+	if job != nil {
+		pod.Spec.ActiveDeadlineSeconds = job.Spec.Template.Spec.ActiveDeadlineSeconds
 		pod.Spec.TerminationGracePeriodSeconds = job.Spec.Template.Spec.TerminationGracePeriodSeconds
 	}
 	if pod.Spec.ActiveDeadlineSeconds == nil {
-		pod.Spec.ActiveDeadlineSeconds = c.acct.DefaultDeadline(w.item.Queue)
+		pod.Spec.ActiveDeadlineSeconds = accounting.DeadlineFor(job, c.acct.DefaultDeadline(w.item.Queue), now)
 	}
 	return pod
 }

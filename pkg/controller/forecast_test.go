@@ -266,9 +266,10 @@ func TestDeletedPodsEndByTheirDeadline(t *testing.T) {
 	}
 }
 
-// Work whose pods are not there yet runs in the forecast within the bound the webhook will write
-// into its pods: a QueueUnit's Job's pod template's, else the Job's activeDeadlineSeconds, else the
-// queue's defaultActiveDeadlineSeconds; with none of them, no bound.
+// Work whose pods are not there yet runs in the forecast within the bound its pods will get: a
+// QueueUnit's Job's pod template's, else the one the webhook will write, the Job's
+// activeDeadlineSeconds (a second at least) or the queue's defaultActiveDeadlineSeconds; with none of
+// them, no bound.
 func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -287,7 +288,8 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	}
 	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{jobs: "JobList"},
-		job("by-job", ptr.To[int64](300), nil), job("by-template", ptr.To[int64](300), ptr.To[int64](120)), job("unbound", nil, nil))
+		job("by-job", ptr.To[int64](300), nil), job("by-template", ptr.To[int64](300), ptr.To[int64](120)), job("unbound", nil, nil),
+		job("zero", ptr.To[int64](0), nil))
 	inf := dynamicinformer.NewDynamicSharedInformerFactory(client, 0).ForResource(jobs).Informer()
 	go inf.Run(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -299,7 +301,7 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	queue.Spec.DefaultActiveDeadlineSeconds = ptr.To[int64](600)
 	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(queue, util.MakeQueue("free").Obj(), tf,
 		util.MakeQueueUnit("ns", "by-job", "q", "by-job").Obj(), util.MakeQueueUnit("ns", "by-template", "q", "by-template").Obj(),
-		util.MakeQueueUnit("ns", "unbound", "free", "unbound").Obj()))
+		util.MakeQueueUnit("ns", "unbound", "free", "unbound").Obj(), util.MakeQueueUnit("ns", "zero", "free", "zero").Obj()))
 	c := &Controller{acct: acct, consumers: &consumers{watched: map[schema.GroupKind]cache.SharedIndexInformer{{Group: "batch", Kind: "Job"}: inf}}}
 	bounds := map[string]time.Duration{}
 	for _, w := range c.forecastInput(time.Now(), nil).snap.Pending {
@@ -313,6 +315,7 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 		"QueueUnit/ns/by-job":      300 * time.Second,
 		"QueueUnit/ns/by-template": 120 * time.Second,
 		"QueueUnit/ns/unbound":     0,
+		"QueueUnit/ns/zero":        time.Second, // a pod's least, as the webhook writes it
 	}
 	if !maps.Equal(bounds, want) {
 		t.Errorf("runtime bounds of work without pods %v, want %v", bounds, want)

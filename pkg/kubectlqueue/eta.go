@@ -33,9 +33,9 @@ func newETACommand(o *Options) *cobra.Command {
 		Long: `Show when pending work is expected to start, from the scheduler's live view: the scheduling
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
-of the current namespace (or --namespace), or else the object that runs work (a Job, PyTorchJob,
-RayJob…) whose pods wait, on their own or as their PodGroup, or whose QueueUnit does. KIND narrows
-it: podgroup, queueunit, pod, or the kind of the object that runs the work (job is batch/v1's).
+of the current namespace (or --namespace), or else the object that controls pods that wait, on their
+own or as their PodGroup (a Job, PyTorchJob, TFJob…), or that a QueueUnit queues. KIND narrows it:
+podgroup, queueunit, pod, or the kind of that object, singular or plural (job is batch/v1's).
 --queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
 		Example: `  kubectl queue eta train --namespace team-a
@@ -112,11 +112,11 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	if err != nil {
 		return nil, liveViewError(err)
 	}
-	isWorkload := slices.ContainsFunc(workloadKinds, func(k visibilityv1beta1.WorkloadKind) bool { return strings.EqualFold(kind, string(k)) })
+	isWorkload := slices.ContainsFunc(workloadKinds, func(k visibilityv1beta1.WorkloadKind) bool { return kindIs(kind, string(k)) })
 	var found []visibilityv1beta1.PendingWorkload
 	if kind == "" || isWorkload {
 		for _, w := range list.Items {
-			if w.Workload.Name == name && (kind == "" || strings.EqualFold(kind, string(w.Workload.Kind))) {
+			if w.Workload.Name == name && (kind == "" || kindIs(kind, string(w.Workload.Kind))) {
 				found = append(found, w)
 			}
 		}
@@ -133,6 +133,11 @@ func (o *Options) pendingNamed(ctx context.Context, name, namespace string) ([]v
 	return found, nil
 }
 
+// kindIs says whether a kind as the user gave it names kind: singular or plural, in any case.
+func kindIs(given, kind string) bool {
+	return strings.EqualFold(given, kind) || strings.EqualFold(given, kind+"s")
+}
+
 // runner names an object that runs work: a Job, a PyTorchJob… of a namespace; kind "" is any kind.
 type runner struct{ namespace, kind, name string }
 
@@ -144,7 +149,7 @@ func (r runner) batchJob() bool {
 // is says whether a reference (a controller's, a QueueUnit's consumer's) names the runner: its name,
 // and its kind, singular or plural, in any case; named as a Job, a Job of batch/v1 only.
 func (r runner) is(kind, apiVersion, name string) bool {
-	if name != r.name || (r.kind != "" && !strings.EqualFold(kind, r.kind) && !strings.EqualFold(kind+"s", r.kind)) {
+	if name != r.name || (r.kind != "" && !kindIs(r.kind, kind)) {
 		return false
 	}
 	return !r.batchJob() || apiVersion == "" || apiVersion == batchv1.SchemeGroupVersion.String()

@@ -70,6 +70,8 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"sweep", []string{"sweep"}},
 		{"job/sweep", []string{"sweep-0"}},
 		{"pod/sweep-0", []string{"sweep-0"}},
+		{"pods/sweep-0", []string{"sweep-0"}},
+		{"PodGroups/sweep", []string{"sweep"}},
 		{"mpi", []string{"mpi-gang"}},
 		{"job/mpi", []string{"mpi-gang"}},
 		{"bert", []string{"bert-gang"}},

@@ -55,9 +55,10 @@ type Options struct {
 	// ExtraPlugins registers more out-of-tree plugins beside queue-scheduler's.
 	ExtraPlugins []app.Option
 	// QueueClock is the clock of the queue-scheduler's scheduling queue: the pods' backoffs, when
-	// their backoffs are flushed, how long an unschedulable pod waits before it is tried again. A
-	// simulation that runs faster than real time passes its own, so that the scheduler retries at
-	// the pace it has on a real cluster, in simulated time; the real clock when nil.
+	// their backoffs are flushed, how long an unschedulable pod may wait before it is tried again
+	// (kube-scheduler looks for those every 30 real seconds). A simulation that runs faster than
+	// real time passes its own, so that the scheduler backs off at the pace it has on a real
+	// cluster, in simulated time; the real clock when nil.
 	QueueClock clock.WithTicker
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
 	// profile under this schedulerName, for comparisons on the same cluster.

@@ -31,8 +31,9 @@ func (q queueClock) NewTimer(d time.Duration) utilclock.Timer {
 	return scaledTimer{Timer: time.NewTimer(q.c.real(d)), c: q.c}
 }
 
+// NewTicker ticks every d of simulated time, a nanosecond of real time at least (a ticker's least).
 func (q queueClock) NewTicker(d time.Duration) utilclock.Ticker {
-	return realTicker{time.NewTicker(q.c.real(d))}
+	return realTicker{time.NewTicker(max(q.c.real(d), 1))}
 }
 
 // scaledTimer is a real timer set to the real time that simulated durations take.

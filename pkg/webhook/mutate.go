@@ -3,17 +3,15 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 )
 
 // patchOp is one JSON Patch operation.
@@ -68,16 +66,18 @@ func (s *Server) mutatePod(ctx context.Context, req *admissionv1.AdmissionReques
 // will stop it, written where the kubelet enforces it and no one can raise it (a pod's
 // activeDeadlineSeconds may only come down): its Job's activeDeadlineSeconds, as the time left of it
 // (a Job's may be raised or removed at any time, so the scheduler reads only the pod's), else its
-// queue's defaultActiveDeadlineSeconds. The Job is read from the API server: a Job's first pods may
-// come before any cache has it. A Job that cannot be read leaves the pod as it is.
+// queue's defaultActiveDeadlineSeconds, by accounting.DeadlineFor, which the forecast shares. The Job
+// is read from the API server: a Job's first pods may come before any cache has it. A Job that
+// cannot be read leaves the pod as it is.
 func (s *Server) writeDeadline(ctx context.Context, pod *v1.Pod, queue string, d *decision) {
 	if pod.Spec.ActiveDeadlineSeconds != nil {
 		return
 	}
-	var seconds *int64
+	var queueDefault *int64
 	if queue != "" {
-		seconds = s.acct.DefaultDeadline(queue)
+		queueDefault = s.acct.DefaultDeadline(queue)
 	}
+	var bounding *batchv1.Job
 	for _, ref := range pod.OwnerReferences {
 		if ref.Kind != "Job" || ref.APIVersion != "batch/v1" {
 			continue
@@ -89,27 +89,12 @@ func (s *Server) writeDeadline(ctx context.Context, pod *v1.Pod, queue string, d
 			return
 		}
 		if job.Spec.ActiveDeadlineSeconds != nil {
-			seconds = ptr.To(timeLeft(job, s.acct.Clock().Now()))
+			bounding = job
 		}
 	}
-	if seconds != nil {
-		// A queue's default is at most a pod's most by the Queue's schema; a queue stored before it
-		// said so must not make its pods impossible to create.
-		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: min(*seconds, math.MaxInt32)})
+	if seconds := accounting.DeadlineFor(bounding, queueDefault, s.acct.Clock().Now()); seconds != nil {
+		d.patch = append(d.patch, patchOp{Op: "add", Path: "/spec/activeDeadlineSeconds", Value: *seconds})
 	}
-}
-
-// timeLeft is how many seconds a Job with activeDeadlineSeconds has left at now, rounded up (all of
-// them while the Job has not started), within what a pod may set: at least 1, at most MaxInt32. A
-// Job may set any deadline; one beyond a pod's most (68 years) ends no pod sooner than that.
-func timeLeft(job *batchv1.Job, now time.Time) int64 {
-	left := *job.Spec.ActiveDeadlineSeconds
-	if job.Status.StartTime != nil {
-		// Whole seconds gone, so that the rest rounds up; counted in seconds, so that no deadline
-		// overflows a Duration.
-		left -= int64(now.Sub(job.Status.StartTime.Time) / time.Second)
-	}
-	return min(max(left, 1), math.MaxInt32)
 }
 
 // namesTakenGang says whether the pod names a PodGroup of another gang API that queue-scheduler takes.
