@@ -24,7 +24,7 @@ func newQueueClock(scale float64) queueClock {
 func (q queueClock) Now() time.Time                         { return q.c.start.Add(q.c.now()) }
 func (q queueClock) Since(t time.Time) time.Duration        { return q.Now().Sub(t) }
 func (q queueClock) After(d time.Duration) <-chan time.Time { return time.After(q.c.real(d)) }
-func (q queueClock) Sleep(d time.Duration)                  { time.Sleep(q.c.real(d)) }
+func (q queueClock) Sleep(d time.Duration)                  { <-q.After(d) }
 func (q queueClock) Tick(d time.Duration) <-chan time.Time  { return q.NewTicker(d).C() }
 
 func (q queueClock) NewTimer(d time.Duration) utilclock.Timer {
