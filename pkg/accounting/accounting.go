@@ -66,7 +66,7 @@ type Accounting struct {
 	units         units
 	reservations  reservations
 	pins          pins
-	workDeleted   listeners // told the queue of a deleted PodGroup or QueueUnit
+	workDeleted   listeners[string] // told the queue of a deleted PodGroup or QueueUnit
 	attempts      *gangs.Attempts
 	selectors     selectors
 	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.

@@ -56,7 +56,7 @@ type shares struct {
 	// (a queue, a PodGroup, a QueueUnit, a node): until the shares include it, unitDemand may be
 	// behind.
 	untrackedGen atomic.Uint64
-	onDeserved   listeners
+	onDeserved   listeners[string]
 	computed     []func()
 	// spareGrown hear of a computation after which some queue holds more above its share.
 	spareGrown []func()

@@ -41,7 +41,7 @@ type startPlan struct {
 	// planned: a planner runs in this process, and will publish a plan.
 	planned atomic.Bool
 	// onChange hear of each gang whose reservation was made, moved or dropped.
-	onChange listeners
+	onChange listeners[string]
 }
 
 // WaitingGangs returns the first limit waiting gangs in the scheduler's order (priority, then the

@@ -95,9 +95,10 @@ type usage struct {
 	// section as the change, so that whoever sees a change in usage (a victim terminating, say) sees
 	// the shares stale too until they are recomputed with it.
 	sharesDirty func() uint64
-	// onChange hear of a queue whose usage changed; freed of one that holds less: a pod of it left or
-	// stopped holding.
-	onChange, freed listeners
+	// onChange hear of a queue whose usage changed; freed of room a queue's pods gave back: a pod of
+	// it left, stopped holding, or asks for less.
+	onChange listeners[string]
+	freed    listeners[RoomFreed]
 }
 
 func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
@@ -163,14 +164,30 @@ func isQueuePod(obj any) bool {
 // block. A listener registered once the informers run is told of the changes from then on.
 func (a *Accounting) OnQueueUsageChange(f func(queue string)) { a.usage.onChange.add(f) }
 
-// OnQueueRoomFreed registers f to be told the name of a queue whose pods hold less than before: one
-// left, was forgotten, or asks for less; f must not block.
-func (a *Accounting) OnQueueRoomFreed(f func(queue string)) { a.usage.freed.add(f) }
+// RoomFreed is room a queue's pods gave back: a pod of the queue that held it left, was forgotten,
+// or asks for less.
+type RoomFreed struct {
+	Queue string
+	// Requests is what the pod held and no longer does; read, never changed.
+	Requests v1.ResourceList
+}
+
+// OnQueueRoomFreed registers f to be told of the room a queue's pods give back; f must not block.
+func (a *Accounting) OnQueueRoomFreed(f func(RoomFreed)) { a.usage.freed.add(f) }
 
 // frees says whether replacing old by entry gives back room in old's queue.
 func frees(old, entry podUsage) bool {
 	grew, _ := quota.LessThanOrEqual(old.requests, entry.requests)
 	return old.holds() && (!entry.holds() || entry.queue != old.queue || !grew)
+}
+
+// freedBy is the room replacing old by entry gives back in old's queue, when frees says it does: what
+// old held, or what it held beyond entry's requests when entry still holds in the same queue.
+func freedBy(old, entry podUsage) RoomFreed {
+	if entry.holds() && entry.queue == old.queue {
+		return RoomFreed{Queue: old.queue, Requests: quota.SubtractWithNonNegativeResult(old.requests, entry.requests)}
+	}
+	return RoomFreed{Queue: old.queue, Requests: old.requests}
 }
 
 // Usage returns what a queue's live pods hold.
@@ -351,7 +368,7 @@ func (u *usage) upsert(pod *v1.Pod) {
 		u.onChange.notify(old.queue)
 	}
 	if existed && frees(old, entry) {
-		u.freed.notify(old.queue)
+		u.freed.notify(freedBy(old, entry))
 	}
 }
 
@@ -415,7 +432,7 @@ func (u *usage) remove(obj any) {
 		u.onChange.notify(old.queue)
 	}
 	if existed && old.holds() {
-		u.freed.notify(old.queue)
+		u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests})
 	}
 }
 
@@ -600,5 +617,5 @@ func (u *usage) forget(uid types.UID) {
 	u.sharesDirty()
 	u.mu.Unlock()
 	u.onChange.notify(old.queue)
-	u.freed.notify(old.queue) // an assumed pod held room, and no longer does
+	u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests}) // an assumed pod held room, and no longer does
 }

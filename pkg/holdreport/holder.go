@@ -31,10 +31,20 @@ func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
 		Reporter:  New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
 		Activator: h.Activate,
 	}
-	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := OnPodDone(pods.Informer(), x.Release); err != nil {
+		return nil, err
+	}
+	go x.Reporter.Run(ctx)
+	return x, nil
+}
+
+// OnPodDone calls done with each pod the informer sees bound to a node or deleted: a pod that no
+// longer waits to be scheduled.
+func OnPodDone(informer cache.SharedIndexInformer, done func(*v1.Pod)) error {
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
 			if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
-				x.Release(pod)
+				done(pod)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -42,15 +52,11 @@ func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
 				obj = tombstone.Obj
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
-				x.Release(pod)
+				done(pod)
 			}
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	go x.Reporter.Run(ctx)
-	return x, nil
+	return err
 }
 
 // Release forgets pod: it no longer waits, is bound, or is gone.

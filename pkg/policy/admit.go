@@ -32,6 +32,13 @@ func waitForShares(queue string, over v1.ResourceName) *Refusal {
 		waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
 }
 
+// BehindWaitingForShares refuses a pod of queue that older pods of the queue, which wait for fresh
+// shares, must go before: they are let in as soon as the shares are fresh, and the pod after them.
+func BehindWaitingForShares(queue string) *Refusal {
+	return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
+		waitingForShares+": older pods of queue %q wait for them, and go first", queue)}
+}
+
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
 }

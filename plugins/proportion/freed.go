@@ -1,6 +1,30 @@
 package proportion
 
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
 // onRoomFreed brings back the pods a queue turned away at its share once it holds less: the
 // accounting may count a pod's leaving after the scheduler's own event for it was handled, so that
-// event alone may find the queue still full.
-func (p *Proportion) onRoomFreed(queue string) { p.Activate(queue) }
+// event alone may find the queue still full. It also lets the first waiting pods of every queue try
+// the room, in their queue's order (line): the room is idle, and any queue may borrow it.
+func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
+	p.Activate(freed.Queue)
+	if pods := p.line.next(freed.Requests); len(pods) > 0 && p.Activator != nil {
+		p.Activator(klog.Background(), pods)
+	}
+}
+
+// waitForRoom keeps a pod PreFilter saw in the line, where room that frees finds it, marked when it
+// waits for fresh shares; not a gang's member, tried with its group (Gang).
+func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, req v1.ResourceList, refusal *policy.Refusal) {
+	if p.acct.GangKey(pod) != "" {
+		return
+	}
+	p.line.add(pod, queue, req)
+	p.line.markStale(pod, refusal != nil && refusal.WaitsForShares)
+}

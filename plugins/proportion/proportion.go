@@ -34,6 +34,8 @@ const staleBucket = "\x00stale-shares"
 type Proportion struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
+	// line keeps the pods their queue admitted that found no room, to be tried first when room frees.
+	line *line
 }
 
 var (
@@ -52,11 +54,15 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	if err != nil {
 		return nil, err
 	}
-	p := &Proportion{acct: acct, Holder: holder}
+	p := &Proportion{acct: acct, Holder: holder, line: newLine()}
+	if err := holdreport.OnPodDone(h.SharedInformerFactory().Core().V1().Pods().Informer(), p.line.remove); err != nil {
+		return nil, err
+	}
 	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
 	acct.OnDeservedChange(p.Activate)
-	acct.OnSharesComputed(func() { p.Activate(staleBucket) })
-	// Room freed in a queue lets in the pods it turned away at its share.
+	acct.OnSharesComputed(p.letInStale)
+	// Room freed in a queue lets in the pods it turned away at its share, and the first pods of each
+	// queue that found no room.
 	acct.OnQueueRoomFreed(p.onRoomFreed)
 	// A reservation made or moved may let pods that end before it starts borrow its gang's claim.
 	acct.OnReservationChange(func(string) { p.activateAll() })
@@ -113,8 +119,13 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	p.Held.Add(pod, queue)
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
+	if refusal == nil && p.acct.GangKey(pod) == "" && p.line.staleAhead(pod, queue) {
+		// Older pods of the queue were turned away for shares that are fresh now: they go first.
+		refusal = policy.BehindWaitingForShares(queue)
+	}
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
+	p.waitForRoom(pod, queue, req, refusal)
 	if refusal == nil {
 		p.Held.Remove(pod)
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
@@ -123,7 +134,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, WaitsForShares: refusal.WaitsForShares})
 	s.headroom, s.freed = p.acct.HeadroomOf(snap, queue, p.acct.PodWork(pod), req), policy.Amounts{}
 	if refusal.WaitsForShares && !p.waitForShares(pod, snap) {
-		p.Activate(staleBucket)
+		p.letInStale()
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
@@ -169,6 +180,7 @@ func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int64) *fwk
 
 // Reserve counts the pod against its queue at once, so the next pods in this cycle see it.
 func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	p.line.remove(pod)
 	p.acct.Assume(pod)
 	return nil
 }
@@ -183,6 +195,13 @@ func (p *Proportion) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if queue, err := p.acct.QueueOf(pod); err == nil {
 		metrics.PodWait.WithLabelValues(queue).Observe(metrics.SinceCreation(pod.CreationTimestamp.Time, p.acct.Clock().Now()))
 	}
+}
+
+// letInStale lets in the pods turned away for stale shares, now fresh; from then on they no longer
+// hold back the younger pods of their queues (line.staleAhead).
+func (p *Proportion) letInStale() {
+	p.Activate(staleBucket)
+	p.line.sharesFresh()
 }
 
 // waitForShares indexes a pod turned away on snap's stale shares until they are fresh, and says

@@ -3,7 +3,9 @@ package proportion
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,19 +105,29 @@ func newTestPlugin(acct *accounting.Accounting, handle *activations) *Proportion
 		Held:      podindex.New(),
 		Reporter:  holdreport.New(kubefake.NewClientset(), nil, nil),
 		Activator: handle.Activate,
-	}}
+	}, line: newLine()}
 }
 
 // activations records what a plugin lets into the active queue.
 type activations struct {
 	fwk.Handle
+	mu   sync.Mutex
 	pods []string
 }
 
 func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, pod := range pods {
 		a.pods = append(a.pods, pod.Name)
 	}
+}
+
+// names returns the names of the pods let in so far.
+func (a *activations) names() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.pods)
 }
 
 // A pod turned away for stale shares that are fresh, and include it, by the time it is indexed is not

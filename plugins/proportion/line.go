@@ -1,0 +1,210 @@
+package proportion
+
+import (
+	"maps"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+)
+
+// maxWalk is the most waiting pods of one queue looked at for room that frees.
+const maxWalk = 64
+
+// line keeps, queue by queue and in the queue's order, the pods that wait for room: turned away by
+// the nodes after their queue admitted them, or by their queue's share. kube-scheduler tries such a
+// pod again once its backoff ends, and the backoff grows with each failed try: a pod just created,
+// never tried, would take room that frees before the pods that waited longer. When room frees, the
+// first waiting pods of each queue that fit in it are let into the active queue at once, where the
+// queue sort takes them before younger pods. A gang's members are not kept: their group is tried as
+// one (Gang).
+type line struct {
+	mu sync.Mutex
+	// queues holds each queue's waiting pods, sorted by place; queueOf, where each pod is.
+	queues  map[string][]waiter
+	queueOf map[types.UID]string
+	// stale holds the places of each queue's pods turned away only for stale shares, sorted: they are
+	// let in together as soon as the shares are fresh, and a younger pod of the queue that finds the
+	// shares fresh before then does not pass them.
+	stale map[string][]policy.Place
+}
+
+// waiter is a waiting pod, where it stands in its queue and what it asks for.
+type waiter struct {
+	place    policy.Place
+	pod      *v1.Pod
+	requests policy.Amounts
+	// stale: turned away only for stale shares, and not let in since they are fresh.
+	stale bool
+}
+
+// byPlace orders a waiter against a place, for slices.BinarySearchFunc.
+func byPlace(w waiter, p policy.Place) int { return policy.Compare(w.place, p) }
+
+func newLine() *line {
+	return &line{queues: map[string][]waiter{}, queueOf: map[types.UID]string{}, stale: map[string][]policy.Place{}}
+}
+
+func placeOf(pod *v1.Pod) policy.Place {
+	return policy.Place{Priority: corev1helpers.PodPriority(pod), Since: pod.CreationTimestamp.Time,
+		Namespace: pod.Namespace, Name: pod.Name}
+}
+
+// add keeps pod, which asks for requests, among queue's waiting pods.
+func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q, ok := l.queueOf[pod.UID]; ok {
+		if q == queue {
+			return
+		}
+		l.removeLocked(pod, q)
+	}
+	w := waiter{place: placeOf(pod), pod: pod, requests: policy.AmountsOf(requests)}
+	waiting := l.queues[queue]
+	i, _ := slices.BinarySearchFunc(waiting, w.place, byPlace)
+	l.queues[queue] = slices.Insert(waiting, i, w)
+	l.queueOf[pod.UID] = queue
+}
+
+// markStale marks pod, kept in the line, as turned away only for stale shares, or not.
+func (l *line) markStale(pod *v1.Pod, stale bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.find(pod)
+	if w == nil || w.stale == stale {
+		return
+	}
+	w.stale = stale
+	queue := l.queueOf[pod.UID]
+	places := l.stale[queue]
+	i, found := slices.BinarySearchFunc(places, w.place, policy.Compare)
+	switch {
+	case stale && !found:
+		l.stale[queue] = slices.Insert(places, i, w.place)
+	case !stale && found:
+		l.unmarkLocked(queue, i)
+	}
+}
+
+func (l *line) unmarkLocked(queue string, i int) {
+	places := slices.Delete(l.stale[queue], i, i+1)
+	if len(places) == 0 {
+		delete(l.stale, queue)
+		return
+	}
+	l.stale[queue] = places
+}
+
+// sharesFresh unmarks every pod that waited for fresh shares: they were let in.
+func (l *line) sharesFresh() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for queue, places := range l.stale {
+		waiting := l.queues[queue]
+		for _, place := range places {
+			i, _ := slices.BinarySearchFunc(waiting, place, byPlace)
+			for ; i < len(waiting) && policy.Compare(waiting[i].place, place) == 0; i++ {
+				waiting[i].stale = false
+			}
+		}
+	}
+	clear(l.stale)
+}
+
+// staleAhead says whether an older pod of queue, before pod in its order, waits for fresh shares.
+func (l *line) staleAhead(pod *v1.Pod, queue string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	places := l.stale[queue]
+	return len(places) > 0 && policy.Ahead(places[0], placeOf(pod))
+}
+
+// find returns pod's entry in the line, or nil; call with l.mu held.
+func (l *line) find(pod *v1.Pod) *waiter {
+	queue, ok := l.queueOf[pod.UID]
+	if !ok {
+		return nil
+	}
+	if i := l.indexLocked(pod, queue); i >= 0 {
+		return &l.queues[queue][i]
+	}
+	return nil
+}
+
+// indexLocked is where pod stands among queue's waiting pods, or -1. A pod deleted and created again
+// under its name stands at the same place: the UID tells them apart.
+func (l *line) indexLocked(pod *v1.Pod, queue string) int {
+	waiting := l.queues[queue]
+	place := placeOf(pod)
+	i, _ := slices.BinarySearchFunc(waiting, place, byPlace)
+	for ; i < len(waiting) && policy.Compare(waiting[i].place, place) == 0; i++ {
+		if waiting[i].pod.UID == pod.UID {
+			return i
+		}
+	}
+	return -1
+}
+
+// remove forgets pod: it was reserved on a node, was bound, or is gone.
+func (l *line) remove(pod *v1.Pod) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q, ok := l.queueOf[pod.UID]; ok {
+		l.removeLocked(pod, q)
+	}
+}
+
+func (l *line) removeLocked(pod *v1.Pod, queue string) {
+	waiting := l.queues[queue]
+	if i := l.indexLocked(pod, queue); i >= 0 {
+		if waiting[i].stale {
+			if j, found := slices.BinarySearchFunc(l.stale[queue], waiting[i].place, policy.Compare); found {
+				l.unmarkLocked(queue, j)
+			}
+		}
+		waiting = slices.Delete(waiting, i, i+1)
+	}
+	delete(l.queueOf, pod.UID)
+	if len(waiting) == 0 {
+		delete(l.queues, queue)
+		return
+	}
+	l.queues[queue] = waiting
+}
+
+// next returns, keyed as the scheduling queue's Activate expects, the pods to try first on room
+// freed: of each queue, in its order among its first maxWalk waiting pods, those that fit in room
+// together.
+func (l *line) next(room v1.ResourceList) map[string]*v1.Pod {
+	free := policy.AmountsOf(room)
+	out := map[string]*v1.Pod{}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, waiting := range l.queues {
+		left := maps.Clone(free)
+		for _, w := range waiting[:min(len(waiting), maxWalk)] {
+			if takes(left, w.requests) {
+				out[w.pod.Namespace+"/"+w.pod.Name] = w.pod
+			}
+		}
+	}
+	return out
+}
+
+// takes takes requests out of left when they fit in it, and says whether they did.
+func takes(left, requests policy.Amounts) bool {
+	for r, n := range requests {
+		if n > 0 && left[r] < n {
+			return false
+		}
+	}
+	for r, n := range requests {
+		left[r] -= n
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package proportion
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// waitingPod is a pod of queue created at t0 plus age seconds, asking for cpu.
+func waitingPod(name, queue string, age int, cpu string) *v1.Pod {
+	pod := util.MakePod("ns", name).UID(name).Label(schedulingv1beta1.QueueLabel, queue).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+	pod.CreationTimestamp = metav1.NewTime(t0.Add(time.Duration(age) * time.Second))
+	return pod
+}
+
+func names(pods map[string]*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		out = append(out, pod.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Room that frees is offered to each queue's first waiting pods, in the queue's order (priority,
+// then age, then name), as many as fit in it together; a pod larger than the room is passed over.
+func TestLineOffersRoomToEachQueuesFirstPods(t *testing.T) {
+	l := newLine()
+	cpu := func(n string) v1.ResourceList {
+		return util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: n})
+	}
+	add := func(pod *v1.Pod) {
+		l.add(pod, pod.Labels[schedulingv1beta1.QueueLabel], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	}
+	urgent := waitingPod("urgent", "a", 30, "1")
+	urgent.Spec.Priority = new(int32)
+	*urgent.Spec.Priority = 10
+	for _, pod := range []*v1.Pod{
+		waitingPod("young", "a", 20, "1"), waitingPod("old", "a", 0, "1"), waitingPod("big", "a", 10, "4"),
+		waitingPod("b-young", "b", 5, "1"), waitingPod("b-old", "b", 1, "1"), urgent,
+	} {
+		add(pod)
+	}
+	tests := []struct {
+		room string
+		want []string
+	}{
+		{room: "1", want: []string{"b-old", "urgent"}},
+		{room: "2", want: []string{"b-old", "b-young", "old", "urgent"}},
+		{room: "3", want: []string{"b-old", "b-young", "old", "urgent", "young"}},
+		{room: "6", want: []string{"b-old", "b-young", "big", "old", "urgent"}},
+		{room: "500m", want: []string{}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, names(l.next(cpu(tt.room)))); diff != "" {
+			t.Errorf("room of %s cpu (-want,+got):\n%s", tt.room, diff)
+		}
+	}
+	// A pod bound, gone or turned away by its queue leaves the line; one deleted and created again
+	// under its name leaves it by its UID.
+	l.remove(urgent)
+	again := waitingPod("old", "a", 0, "1")
+	again.UID = types.UID("old-again")
+	add(again)
+	l.remove(waitingPod("old", "a", 0, "1"))
+	if diff := cmp.Diff([]string{"b-old", "old"}, names(l.next(cpu("1")))); diff != "" {
+		t.Errorf("after removals (-want,+got):\n%s", diff)
+	}
+	if got := l.next(cpu("1"))["ns/old"]; got == nil || got.UID != "old-again" {
+		t.Errorf("the pod created again under the name of one removed: got %v", got)
+	}
+	l.remove(again)
+	l.remove(waitingPod("young", "a", 20, "1"))
+	l.remove(waitingPod("big", "a", 10, "4"))
+	if _, ok := l.queues["a"]; ok || l.queueOf["young"] != "" {
+		t.Errorf("a queue with no waiting pod is still kept: %v", l.queues["a"])
+	}
+}
+
+// The plugin keeps in the line the pods that wait for room, admitted by their queue or turned away
+// at its share; not gang members. A pod reserved leaves it. Room freed lets in the first of them.
+func TestRoomFreedLetsInTheQueuesFirstWaitingPods(t *testing.T) {
+	node := util.MakeNode("node", "4", "8Gi")
+	acct := newTestAccountingWith(t, []runtime.Object{node}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
+		util.MakeQueue("b").Obj(), util.MakePodGroup("ns", "gang").Queue("a").MinMember(1).Obj())
+	handle := &activations{}
+	p := newTestPlugin(acct, handle)
+	member := waitingPod("member", "a", 0, "1")
+	member.Labels[schedulingv1beta1.PodGroupLabel] = "gang"
+	pods := []*v1.Pod{waitingPod("second", "a", 2, "1"), waitingPod("first", "a", 1, "1"), waitingPod("reserved", "a", 0, "1"), member}
+	for _, pod := range pods {
+		if _, status := p.PreFilter(context.Background(), framework.NewCycleState(), pod, nil); status.Code() != fwk.Skip {
+			t.Fatalf("PreFilter of %s: %v, want the queue to admit it", pod.Name, status)
+		}
+	}
+	if _, kept := p.line.queueOf[member.UID]; kept {
+		t.Error("a gang member is kept in the line")
+	}
+	// More than queue b deserves of the 4 cpu: turned away at its share.
+	overShare := waitingPod("over-share", "b", 0, "3")
+	if _, status := p.PreFilter(context.Background(), framework.NewCycleState(), overShare, nil); status.IsSuccess() {
+		t.Fatalf("PreFilter of %s: %v, want it turned away at its share", overShare.Name, status)
+	}
+	p.Reserve(context.Background(), framework.NewCycleState(), pods[2], "node")
+	p.onRoomFreed(accounting.RoomFreed{Queue: "a", Requests: util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "3"})})
+	got := handle.names()
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"first", "over-share", "second"}, got); diff != "" {
+		t.Errorf("let in on room freed (-want,+got):\n%s", diff)
+	}
+}
+
+// A pod turned away only for stale shares holds back the younger pods of its queue, not the older
+// ones nor another queue's, until the stale pods are let in; a pod bound or gone no longer does.
+func TestPodsWaitingForSharesGoBeforeYoungerOnes(t *testing.T) {
+	node := util.MakeNode("node", "4", "8Gi")
+	acct := newTestAccountingWith(t, []runtime.Object{node}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj())
+	p := newTestPlugin(acct, &activations{})
+	cpu := util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "1"})
+	stale, older, younger, other := waitingPod("stale", "a", 10, "1"), waitingPod("older", "a", 5, "1"),
+		waitingPod("younger", "a", 20, "1"), waitingPod("other", "b", 20, "1")
+	p.line.add(stale, "a", cpu)
+	p.line.markStale(stale, true)
+	admitted := func(pod *v1.Pod) (bool, string) {
+		_, status := p.PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
+		return status.Code() == fwk.Skip, status.Message()
+	}
+	for _, pod := range []*v1.Pod{older, other} {
+		if ok, why := admitted(pod); !ok {
+			t.Errorf("%s was held back by a younger pod or another queue's: %s", pod.Name, why)
+		}
+	}
+	if ok, why := admitted(younger); ok || why != `waiting for the fair shares: older pods of queue "a" wait for them, and go first` {
+		t.Errorf("the younger pod passed one waiting for fresh shares (admitted %t, %q)", ok, why)
+	}
+	p.letInStale()
+	if ok, why := admitted(younger); !ok {
+		t.Errorf("the younger pod is still held back once the stale pods were let in: %s", why)
+	}
+	p.line.markStale(stale, true)
+	p.line.remove(stale)
+	if p.line.staleAhead(younger, "a") {
+		t.Error("a pod gone still holds back the younger pods of its queue")
+	}
+}
