@@ -64,6 +64,9 @@ type QueueVerdict struct {
 	// WaitsForShares: only the recomputation of the shares stood in the way; the pod comes back as
 	// soon as they are fresh.
 	WaitsForShares bool
+	// Behind: the queue would take the pod, but older pods of it go first; nothing is to be evicted
+	// for it.
+	Behind bool
 }
 
 // Clone returns the verdict itself: it is a value.

@@ -17,6 +17,9 @@ type Refusal struct {
 	// AtCapability is set when the queue or an ancestor would exceed its capability: more nodes do
 	// not help, only the queue's own pods leaving (or a larger capability) does.
 	AtCapability bool
+	// Behind is set when the queue would take the work but older work of the queue goes first: no
+	// eviction is due for it.
+	Behind bool
 }
 
 // SuspendedMessage says why the work of a suspended queue waits.
@@ -35,7 +38,7 @@ func waitForShares(queue string, over v1.ResourceName) *Refusal {
 // BehindWaitingForShares refuses a pod of queue that older pods of the queue, which wait for fresh
 // shares, must go before: they are let in as soon as the shares are fresh, and the pod after them.
 func BehindWaitingForShares(queue string) *Refusal {
-	return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
+	return &Refusal{WaitsForShares: true, Behind: true, Message: fmt.Sprintf(
 		waitingForShares+": older pods of queue %q wait for them, and go first", queue)}
 }
 

@@ -14,7 +14,7 @@ import (
 // the room, in their queue's order (line): the room is idle, and any queue may borrow it.
 func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
 	p.Activate(freed.Queue)
-	if pods := p.line.next(freed.Requests); len(pods) > 0 && p.Activator != nil {
+	if pods := p.line.next(freed.Requests, p.waiting); len(pods) > 0 && p.Activator != nil {
 		p.Activator(klog.Background(), pods)
 	}
 }
@@ -23,8 +23,18 @@ func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
 // waits for fresh shares; not a gang's member, tried with its group (Gang).
 func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, req v1.ResourceList, refusal *policy.Refusal) {
 	if p.acct.GangKey(pod) != "" {
+		p.line.remove(pod)
 		return
 	}
 	p.line.add(pod, queue, req)
 	p.line.markStale(pod, refusal != nil && refusal.WaitsForShares)
+}
+
+// waiting says whether pod is still there, of the same UID, and not bound.
+func (p *Proportion) waiting(pod *v1.Pod) bool {
+	if p.pods == nil {
+		return true
+	}
+	live, err := p.pods.Pods(pod.Namespace).Get(pod.Name)
+	return err == nil && live.UID == pod.UID && live.Spec.NodeName == ""
 }

@@ -179,19 +179,27 @@ func (l *line) removeLocked(pod *v1.Pod, queue string) {
 
 // next returns, keyed as the scheduling queue's Activate expects, the pods to try first on room
 // freed: of each queue, in its order among its first maxWalk waiting pods, those that fit in room
-// together.
-func (l *line) next(room v1.ResourceList) map[string]*v1.Pod {
+// together. A pod waiting says whether a pod still waits: one the line missed leaving (deleted
+// while it was being tried) is forgotten on the way.
+func (l *line) next(room v1.ResourceList, waiting func(*v1.Pod) bool) map[string]*v1.Pod {
 	free := policy.AmountsOf(room)
 	out := map[string]*v1.Pod{}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, waiting := range l.queues {
+	var gone []*v1.Pod
+	for _, queue := range l.queues {
 		left := maps.Clone(free)
-		for _, w := range waiting[:min(len(waiting), maxWalk)] {
-			if takes(left, w.requests) {
+		for _, w := range queue[:min(len(queue), maxWalk)] {
+			switch {
+			case !waiting(w.pod):
+				gone = append(gone, w.pod)
+			case takes(left, w.requests):
 				out[w.pod.Namespace+"/"+w.pod.Name] = w.pod
 			}
 		}
+	}
+	for _, pod := range gone {
+		l.removeLocked(pod, l.queueOf[pod.UID])
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
@@ -34,8 +35,9 @@ const staleBucket = "\x00stale-shares"
 type Proportion struct {
 	acct *accounting.Accounting
 	*holdreport.Holder
-	// line keeps the pods their queue admitted that found no room, to be tried first when room frees.
+	// line keeps the pods that wait for room, to be tried first when room frees; pods reads them.
 	line *line
+	pods corelisters.PodLister
 }
 
 var (
@@ -54,8 +56,9 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	if err != nil {
 		return nil, err
 	}
-	p := &Proportion{acct: acct, Holder: holder, line: newLine()}
-	if err := holdreport.OnPodDone(h.SharedInformerFactory().Core().V1().Pods().Informer(), p.line.remove); err != nil {
+	pods := h.SharedInformerFactory().Core().V1().Pods()
+	p := &Proportion{acct: acct, Holder: holder, line: newLine(), pods: pods.Lister()}
+	if err := holdreport.OnPodDone(pods.Informer(), p.line.remove); err != nil {
 		return nil, err
 	}
 	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
@@ -120,7 +123,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
 	if refusal == nil && p.acct.GangKey(pod) == "" && p.line.staleAhead(pod, queue) {
-		// Older pods of the queue were turned away for shares that are fresh now: they go first.
+		// Older pods of the queue were turned away for stale shares: they go first, this one after.
 		refusal = policy.BehindWaitingForShares(queue)
 	}
 	s := &cycleState{queue: queue, refusal: refusal}
@@ -131,7 +134,8 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, WaitsForShares: refusal.WaitsForShares})
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, WaitsForShares: refusal.WaitsForShares,
+		Behind: refusal.Behind})
 	s.headroom, s.freed = p.acct.HeadroomOf(snap, queue, p.acct.PodWork(pod), req), policy.Amounts{}
 	if refusal.WaitsForShares && !p.waitForShares(pod, snap) {
 		p.letInStale()

@@ -16,6 +16,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -157,5 +158,22 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
 	if len(handle.pods) != 1 || handle.pods[0] != "p" {
 		t.Errorf("activated %v; want the pod refused on specs older than the store's", handle.pods)
+	}
+}
+
+// A pod its queue turned away only because older pods of the queue go first is left alone: nothing
+// is evicted for it, and a nomination it holds stands.
+func TestPodBehindOlderOnesTakesNothingBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("two").Obj())
+	r := &Reclaim{acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "two").Obj()
+	state := framework.NewCycleState()
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, WaitsForShares: true, Behind: true,
+		Message: `waiting for the fair shares: older pods of queue "two" wait for them, and go first`})
+	result, status := r.PostFilter(ctx, state, pod, nil)
+	if result != nil || status.Code() != fwk.Unschedulable || status.Message() != "reclaim: older pods of the queue go first" {
+		t.Errorf("PostFilter: %+v, %v; want no result, Unschedulable, the older pods named", result, status)
 	}
 }

@@ -131,6 +131,10 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	if g := r.gangOf(pod); g != nil && r.preFilter != nil {
 		return r.postFilterGang(ctx, state, pod, m, g)
 	}
+	if v, ok := cycle.QueueVerdictOf(state); ok && v.Behind {
+		// Older pods of its queue go first: they, not this one, may need room taken back.
+		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: older pods of the queue go first")
+	}
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
