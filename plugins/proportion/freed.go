@@ -21,13 +21,12 @@ func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
 
 // waitForRoom keeps a pod PreFilter saw in the line, where room that frees finds it, marked when it
 // waits for fresh shares; not a gang's member, tried with its group (Gang).
-func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, req v1.ResourceList, refusal *policy.Refusal) {
-	if p.acct.GangKey(pod) != "" {
+func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, gang bool, req v1.ResourceList, refusal *policy.Refusal) {
+	if gang {
 		p.line.remove(pod)
 		return
 	}
-	p.line.add(pod, queue, req)
-	p.line.markStale(pod, refusal != nil && refusal.WaitsForShares)
+	p.line.add(pod, queue, req, refusal != nil && refusal.WaitsForShares)
 }
 
 // waiting says whether pod is still there, of the same UID, and not bound.

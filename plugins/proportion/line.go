@@ -54,27 +54,27 @@ func placeOf(pod *v1.Pod) policy.Place {
 		Namespace: pod.Namespace, Name: pod.Name}
 }
 
-// add keeps pod, which asks for requests, among queue's waiting pods.
-func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList) {
+// add keeps pod, which asks for requests, among queue's waiting pods, marked as turned away only
+// for stale shares, or not.
+func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList, stale bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if q, ok := l.queueOf[pod.UID]; ok {
-		if q == queue {
-			return
-		}
+	if q, ok := l.queueOf[pod.UID]; ok && q != queue {
 		l.removeLocked(pod, q)
 	}
-	w := waiter{place: placeOf(pod), pod: pod, requests: policy.AmountsOf(requests)}
-	waiting := l.queues[queue]
-	i, _ := slices.BinarySearchFunc(waiting, w.place, byPlace)
-	l.queues[queue] = slices.Insert(waiting, i, w)
-	l.queueOf[pod.UID] = queue
+	if _, ok := l.queueOf[pod.UID]; !ok {
+		w := waiter{place: placeOf(pod), pod: pod, requests: policy.AmountsOf(requests)}
+		waiting := l.queues[queue]
+		i, _ := slices.BinarySearchFunc(waiting, w.place, byPlace)
+		l.queues[queue] = slices.Insert(waiting, i, w)
+		l.queueOf[pod.UID] = queue
+	}
+	l.markLocked(pod, stale)
 }
 
-// markStale marks pod, kept in the line, as turned away only for stale shares, or not.
-func (l *line) markStale(pod *v1.Pod, stale bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// markLocked marks pod, kept in the line, as turned away only for stale shares, or not; call with
+// l.mu held.
+func (l *line) markLocked(pod *v1.Pod, stale bool) {
 	w := l.find(pod)
 	if w == nil || w.stale == stale {
 		return

@@ -50,7 +50,7 @@ func TestLineOffersRoomToEachQueuesFirstPods(t *testing.T) {
 		return util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: n})
 	}
 	add := func(pod *v1.Pod) {
-		l.add(pod, pod.Labels[schedulingv1beta1.QueueLabel], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+		l.add(pod, pod.Labels[schedulingv1beta1.QueueLabel], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), false)
 	}
 	urgent := waitingPod("urgent", "a", 30, "1")
 	urgent.Spec.Priority = new(int32)
@@ -146,8 +146,7 @@ func TestPodsWaitingForSharesGoBeforeYoungerOnes(t *testing.T) {
 	cpu := util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "1"})
 	stale, older, younger, other := waitingPod("stale", "a", 10, "1"), waitingPod("older", "a", 5, "1"),
 		waitingPod("younger", "a", 20, "1"), waitingPod("other", "b", 20, "1")
-	p.line.add(stale, "a", cpu)
-	p.line.markStale(stale, true)
+	p.line.add(stale, "a", cpu, true)
 	admitted := func(pod *v1.Pod) (bool, string) {
 		_, status := p.PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
 		return status.Code() == fwk.Skip, status.Message()
@@ -164,7 +163,7 @@ func TestPodsWaitingForSharesGoBeforeYoungerOnes(t *testing.T) {
 	if ok, why := admitted(younger); !ok {
 		t.Errorf("the younger pod is still held back once the stale pods were let in: %s", why)
 	}
-	p.line.markStale(stale, true)
+	p.line.add(stale, "a", cpu, true)
 	p.line.remove(stale)
 	if p.line.staleAhead(younger, "a") {
 		t.Error("a pod gone still holds back the younger pods of its queue")

@@ -122,13 +122,14 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	p.Held.Add(pod, queue)
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
-	if refusal == nil && p.acct.GangKey(pod) == "" && p.line.staleAhead(pod, queue) {
+	gang := p.acct.GangKey(pod) != ""
+	if refusal == nil && !gang && p.line.staleAhead(pod, queue) {
 		// Older pods of the queue were turned away for stale shares: they go first, this one after.
 		refusal = policy.BehindWaitingForShares(queue)
 	}
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
-	p.waitForRoom(pod, queue, req, refusal)
+	p.waitForRoom(pod, queue, gang, req, refusal)
 	if refusal == nil {
 		p.Held.Remove(pod)
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
