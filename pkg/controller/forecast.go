@@ -2,6 +2,8 @@ package controller
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -148,7 +150,7 @@ func (c *Controller) learnRuntime(pod *v1.Pod) {
 	if !end.After(f.since[queue]) {
 		return // counted in the checkpoint the learner resumed from
 	}
-	learner.Observe(runtimes.Key{Queue: queue, Kind: c.kindOf(pod)}, end.Sub(pod.Status.StartTime.Time), end)
+	learner.Observe(c.runtimeKey(queue, c.kindOf(pod), pod), end.Sub(pod.Status.StartTime.Time), end)
 }
 
 // finishedAt is when a pod's last container ended, or now when its status does not say.
@@ -220,9 +222,30 @@ func controllerKind(owners []metav1.OwnerReference, fallback string) string {
 	return fallback
 }
 
-// runtimeOf is the learned runtime of work of queue and kind, or the default.
-func (c *Controller) runtimeOf(queue, kind string, now time.Time) runtimeEstimate {
-	return c.runtimeAfter(queue, kind, now, 0)
+// runtimeKey is what the runtime of a pod of queue and kind is learned under: its shape, what it
+// asks for and the bucket of its runtime bound (pods of one job alike ask for the same, and are
+// bound alike); none for a pod that stands for pods still to come and has no containers.
+func (c *Controller) runtimeKey(queue, kind string, pod *v1.Pod) runtimes.Key {
+	key := runtimes.Key{Queue: queue, Kind: kind}
+	if len(pod.Spec.Containers) == 0 {
+		return key
+	}
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	var shape strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		q := requests[name]
+		fmt.Fprintf(&shape, "%s=%s,", name, q.String())
+	}
+	if b := c.acct.RuntimeBound(pod); b.Bounded() {
+		fmt.Fprintf(&shape, "bound=%d", runtimes.BucketOf(b.After))
+	}
+	key.Shape = shape.String()
+	return key
+}
+
+// runtimeOf is the learned runtime of work of key, or the default.
+func (c *Controller) runtimeOf(key runtimes.Key, now time.Time) runtimeEstimate {
+	return c.runtimeAfter(key, now, 0)
 }
 
 // runtimeEstimate is a runtime, and the runtime of the same work when it has a runtime bound: the
@@ -233,15 +256,15 @@ type runtimeEstimate struct {
 	bounded forecast.Runtime
 }
 
-// runtimeAfter is the runtime that work of queue and kind which has run for elapsed is expected to
-// reach, as learned from the runs longer than that, or the default (at least elapsed).
-func (c *Controller) runtimeAfter(queue, kind string, now time.Time, elapsed time.Duration) runtimeEstimate {
+// runtimeAfter is the runtime that work of key which has run for elapsed is expected to reach, as
+// learned from the runs longer than that, or the default (at least elapsed).
+func (c *Controller) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.Duration) runtimeEstimate {
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
 	d := c.defaultRuntime()
 	def := forecast.Runtime{P50: max(d.P50, elapsed), P90: max(d.P90, elapsed)}
-	e, ok := c.learnerLocked().EstimateAfter(runtimes.Key{Queue: queue, Kind: kind}, now, elapsed)
+	e, ok := c.learnerLocked().EstimateAfter(key, now, elapsed)
 	if !ok {
 		return runtimeEstimate{Runtime: def, bounded: def}
 	}
@@ -286,7 +309,7 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 			pods = []*v1.Pod{c.podToCome(w, now)}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: boundedRuntime(c.runtimeOf(w.item.Queue, c.workKind(w), now), pods), Bound: c.boundOf(pods)})
+			Runtime: boundedRuntime(c.runtimeOf(c.runtimeKey(w.item.Queue, c.workKind(w), pods[0]), now), pods), Bound: c.boundOf(pods)})
 	}
 	in.snap.Reservations = reservationsOf(c.acct.StartPlan(), nodes, dims)
 	return in
@@ -300,8 +323,7 @@ func (c *Controller) podToCome(w *pendingWork, now time.Time) *v1.Pod {
 	pod := &v1.Pod{}
 	job := c.unitJob(w.unit)
 	if job != nil {
-		pod.Spec.ActiveDeadlineSeconds = job.Spec.Template.Spec.ActiveDeadlineSeconds
-		pod.Spec.TerminationGracePeriodSeconds = job.Spec.Template.Spec.TerminationGracePeriodSeconds
+		job.Spec.Template.Spec.DeepCopyInto(&pod.Spec)
 	}
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		pod.Spec.ActiveDeadlineSeconds = accounting.DeadlineFor(job, c.acct.DefaultDeadline(w.item.Queue), now)
@@ -453,7 +475,7 @@ func (c *Controller) endsByRuntime(pod *v1.Pod, now time.Time) forecast.Ends {
 		}
 		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now)}
 	}
-	r := c.runtimeAfter(queue, c.kindOf(pod), now, max(now.Sub(start), 0))
+	r := c.runtimeAfter(c.runtimeKey(queue, c.kindOf(pod), pod), now, max(now.Sub(start), 0))
 	p50, p90 := start.Add(r.P50), start.Add(r.P90)
 	if !bound.IsZero() {
 		p50, p90 = earliest(start.Add(r.bounded.P50), bound), earliest(start.Add(r.bounded.P90), bound)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/forecast"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/runtimes"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -77,7 +79,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
 	c := &Controller{acct: acct}
 	now := time.Now()
-	if r := c.runtimeOf("q", "Job", now); r.Runtime != defaultRuntime || r.bounded != defaultRuntime {
+	if r := c.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); r.Runtime != defaultRuntime || r.bounded != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
 	for i := range 3 {
@@ -89,11 +91,11 @@ func TestRuntimesAreLearned(t *testing.T) {
 		c.learnRuntime(p)
 	}
 	for _, kind := range []string{"Job", "PyTorchJob"} {
-		if r := c.runtimeOf("q", kind, now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+		if r := c.runtimeOf(runtimes.Key{Queue: "q", Kind: kind}, now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
 			t.Errorf("three Job pods of 10 minutes: runtime of q's %s %+v, want about 10m", kind, r)
 		}
 	}
-	other := c.runtimeOf("other", "PyTorchJob", now)
+	other := c.runtimeOf(runtimes.Key{Queue: "other", Kind: "PyTorchJob"}, now)
 	if other.P50 < 8*time.Minute || other.P50 > 12*time.Minute || other.bounded != defaultRuntime {
 		t.Errorf("another queue's PyTorchJobs, nothing like them finished: %+v, want all the work's, about 10m", other)
 	}
@@ -107,7 +109,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 		return p
 	}
 	halfHour, day := bounded(1800), bounded(86400)
-	if r := boundedRuntime(c.runtimeOf("q", "Job", now), []*v1.Pod{halfHour}); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
+	if r := boundedRuntime(c.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now), []*v1.Pod{halfHour}); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
 		t.Errorf("q's Jobs bounded to half an hour: runtime %+v, want about 10m, as learned", r)
 	}
 	if r := boundedRuntime(other, []*v1.Pod{halfHour}); r != (forecast.Runtime{P50: 30 * time.Minute, P90: 30 * time.Minute}) {
@@ -149,6 +151,52 @@ func TestKindsOfWork(t *testing.T) {
 	}
 }
 
+// Pods of one kind in one queue are learned by shape, what they ask for and their runtime bound: of
+// bare pods of 1 cpu that ran 2 minutes and of 2 cpus that ran 8, a running pod of each shape is
+// expected to end as its own shape ran, not at the runs' mean; a pod of a shape not learned yet, as
+// the queue's pods ran.
+func TestRuntimesAreLearnedByShape(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
+	c := &Controller{acct: acct}
+	now := time.Now().Truncate(time.Second)
+	pod := func(cpu string, bound int64) *v1.Pod {
+		p := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "q").Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+		p.Spec.SchedulerName = schedulingv1beta1.SchedulerName
+		if bound > 0 {
+			p.Spec.ActiveDeadlineSeconds, p.Spec.TerminationGracePeriodSeconds = ptr.To(bound), ptr.To[int64](0)
+		}
+		return p
+	}
+	for cpu, runtime := range map[string]time.Duration{"1": 2 * time.Minute, "2": 8 * time.Minute} {
+		for range 3 {
+			p := pod(cpu, 0)
+			p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-runtime)))
+			p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now)}}}}
+			c.learnRuntime(p)
+		}
+	}
+	if k := c.runtimeKey("q", "Pod", pod("1", 600)); k.Shape != "cpu=1,bound="+fmt.Sprint(runtimes.BucketOf(10*time.Minute)) {
+		t.Errorf("the shape of a pod of 1 cpu bound to 10 minutes: %q", k.Shape)
+	}
+	started := now.Add(-time.Minute)
+	for _, running := range []struct {
+		name string
+		pod  *v1.Pod
+		want time.Duration
+	}{
+		{"1 cpu", pod("1", 0), 2 * time.Minute},
+		{"2 cpus", pod("2", 0), 8 * time.Minute},
+		{"1 cpu, bounded to an hour: not learned yet", pod("1", 3600), 5 * time.Minute},
+	} {
+		running.pod.Spec.NodeName, running.pod.Status.Phase, running.pod.Status.StartTime = "n", v1.PodRunning, ptr.To(metav1.NewTime(started))
+		if got := c.endsOf(running.pod, now).P50.Sub(started); got < running.want*8/10 || got > running.want*12/10 {
+			t.Errorf("a running pod of %s: expected to run %s, want about %s", running.name, got, running.want)
+		}
+	}
+}
+
 // The runtimes learned are checkpointed into the queue's status, and a controller started afresh
 // (a restart, a new leader) resumes from them: it estimates as the one that learned them did, and a
 // run that ended by the checkpoint, told again, is not counted twice.
@@ -159,7 +207,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	first := &Controller{acct: acct, clock: acct.Clock(), checkpoints: time.Minute}
 	now := time.Now()
 	done := func(i int) *v1.Pod {
-		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", Controller: ptr.To(true)}}
 		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(20+i)*time.Minute)))
 		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
@@ -171,19 +219,29 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	}
 	q, _ := acct.Queue("q")
 	checkpoint, due := first.runtimesCheckpoint(q)
-	if checkpoint == nil || len(checkpoint.Kinds) != 1 || checkpoint.Kinds[0].Kind != "Job" || due <= 0 {
-		t.Fatalf("checkpoint %+v (next in %s); want the Job runs, and a next one", checkpoint, due)
+	if checkpoint == nil || len(checkpoint.Kinds) != 1 || checkpoint.Kinds[0].Kind != "Job" || len(checkpoint.Kinds[0].Shapes) != 1 || due <= 0 {
+		t.Fatalf("checkpoint %+v (next in %s); want the Job runs, of one shape, and a next one", checkpoint, due)
 	}
+	shaped := first.runtimeKey("q", "Job", done(0))
 
 	stored := util.MakeQueue("q").Obj()
 	stored.Status.Runtimes = checkpoint
 	restarted := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(stored))}
-	want := first.runtimeOf("q", "Job", now)
-	if got := restarted.runtimeOf("q", "Job", now); got != want || got.Runtime == defaultRuntime {
+	want := first.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now)
+	if got := restarted.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); got != want || got.Runtime == defaultRuntime {
 		t.Errorf("after a restart: %+v, want %+v as learned before", got, want)
 	}
+	first.forecast.learnMu.Lock()
+	wantShape, _ := first.learnerLocked().Estimate(shaped, now)
+	first.forecast.learnMu.Unlock()
+	restarted.forecast.learnMu.Lock()
+	gotShape, _ := restarted.learnerLocked().Estimate(shaped, now)
+	restarted.forecast.learnMu.Unlock()
+	if gotShape.From != shaped || gotShape.P50 != wantShape.P50 || gotShape.P90 != wantShape.P90 || gotShape.Mean != wantShape.Mean {
+		t.Errorf("the shape after a restart: %+v, want %+v as learned before", gotShape, wantShape)
+	}
 	restarted.learnRuntime(done(0))
-	if got := restarted.runtimeOf("q", "Job", now); got != want {
+	if got := restarted.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); got != want {
 		t.Errorf("a run in the checkpoint told again: %+v, want %+v", got, want)
 	}
 	q, _ = restarted.acct.Queue("q")

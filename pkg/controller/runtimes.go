@@ -57,36 +57,60 @@ func (c *Controller) runtimesCheckpoint(q *schedulingv1beta1.Queue) (checkpoint 
 	return checkpointOf(kinds, now), interval
 }
 
-// checkpointOf is the status form of what was learned of a queue's kinds at at, kinds by name and
-// buckets in order; a bucket of less than a thousandth of a run is left out.
-func checkpointOf(kinds map[string]runtimes.Buckets, at time.Time) *schedulingv1beta1.RuntimesCheckpoint {
+// checkpointOf is the status form of what was learned of a queue's kinds at at, kinds and shapes by
+// name and buckets in order; a bucket of less than a thousandth of a run is left out.
+func checkpointOf(kinds map[string]runtimes.Learned, at time.Time) *schedulingv1beta1.RuntimesCheckpoint {
 	cp := &schedulingv1beta1.RuntimesCheckpoint{Time: metav1.NewTime(at)}
-	for kind, b := range kinds {
-		k := schedulingv1beta1.KindRuntimes{Kind: kind}
-		for i, w := range b {
-			if milli := int64(w*1000 + 0.5); milli > 0 {
-				k.Buckets = append(k.Buckets, schedulingv1beta1.RuntimeBucket{Bucket: int32(i), MilliRuns: milli})
-			}
-		}
+	for kind, learned := range kinds {
+		k := schedulingv1beta1.KindRuntimes{Kind: kind, Buckets: statusBuckets(learned.Buckets)}
 		if len(k.Buckets) == 0 {
 			continue
 		}
-		slices.SortFunc(k.Buckets, func(a, b schedulingv1beta1.RuntimeBucket) int { return int(a.Bucket - b.Bucket) })
+		for shape, b := range learned.Shapes {
+			if buckets := statusBuckets(b); len(buckets) > 0 {
+				k.Shapes = append(k.Shapes, schedulingv1beta1.ShapeRuntimes{Shape: shape, Buckets: buckets})
+			}
+		}
+		slices.SortFunc(k.Shapes, func(a, b schedulingv1beta1.ShapeRuntimes) int { return strings.Compare(a.Shape, b.Shape) })
 		cp.Kinds = append(cp.Kinds, k)
 	}
 	slices.SortFunc(cp.Kinds, func(a, b schedulingv1beta1.KindRuntimes) int { return strings.Compare(a.Kind, b.Kind) })
 	return cp
 }
 
-// bucketsOf reads a checkpoint back into what the learner imports.
-func bucketsOf(cp *schedulingv1beta1.RuntimesCheckpoint) map[string]runtimes.Buckets {
-	out := make(map[string]runtimes.Buckets, len(cp.Kinds))
-	for _, k := range cp.Kinds {
-		b := runtimes.Buckets{}
-		for _, bucket := range k.Buckets {
-			b[int(bucket.Bucket)] = float64(bucket.MilliRuns) / 1000
+// statusBuckets are the buckets of b in order, those of less than a thousandth of a run left out.
+func statusBuckets(b runtimes.Buckets) []schedulingv1beta1.RuntimeBucket {
+	var out []schedulingv1beta1.RuntimeBucket
+	for i, w := range b {
+		if milli := int64(w*1000 + 0.5); milli > 0 {
+			out = append(out, schedulingv1beta1.RuntimeBucket{Bucket: int32(i), MilliRuns: milli})
 		}
-		out[k.Kind] = b
+	}
+	slices.SortFunc(out, func(a, b schedulingv1beta1.RuntimeBucket) int { return int(a.Bucket - b.Bucket) })
+	return out
+}
+
+// bucketsOf reads a checkpoint back into what the learner imports.
+func bucketsOf(cp *schedulingv1beta1.RuntimesCheckpoint) map[string]runtimes.Learned {
+	out := make(map[string]runtimes.Learned, len(cp.Kinds))
+	for _, k := range cp.Kinds {
+		learned := runtimes.Learned{Buckets: learnerBuckets(k.Buckets)}
+		for _, shape := range k.Shapes {
+			if learned.Shapes == nil {
+				learned.Shapes = make(map[string]runtimes.Buckets, len(k.Shapes))
+			}
+			learned.Shapes[shape.Shape] = learnerBuckets(shape.Buckets)
+		}
+		out[k.Kind] = learned
 	}
 	return out
+}
+
+// learnerBuckets are status buckets as the learner reads them.
+func learnerBuckets(status []schedulingv1beta1.RuntimeBucket) runtimes.Buckets {
+	b := make(runtimes.Buckets, len(status))
+	for _, bucket := range status {
+		b[int(bucket.Bucket)] = float64(bucket.MilliRuns) / 1000
+	}
+	return b
 }

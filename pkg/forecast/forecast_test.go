@@ -184,3 +184,23 @@ func TestReservedRoomIsBackfilledOnlyByWorkThatEndsBeforeIt(t *testing.T) {
 	s.Reservations = nil
 	want(t, Predict(s, settings()), "unbounded", 0, 0)
 }
+
+// A gang's reservation keeps its queue's claim on the nodes, so that claim does not bar a pod of a
+// queue above its share from borrowing the idle room elsewhere, as the scheduler admits it: stream
+// holds 20 of 24 CPUs and deserves 12, research's gang waits for the 16 its reservation holds from
+// 10m, and stream's pod starts now on the 4 idle CPUs. Without the reservation the gang's claim
+// bars it until the gang has started.
+func TestAReservationsClaimDoesNotBarBorrowing(t *testing.T) {
+	stream := queue("stream", "")
+	stream.Reclaimable = false
+	busy := []time.Duration{10 * time.Minute, 10 * time.Minute, 10 * time.Minute, 10 * time.Minute}
+	s := snapshot([]Node{node("a", 8, "stream", append(busy, busy...)...), node("b", 8, "stream", append(busy, busy...)...),
+		node("c", 8, "stream", 2*time.Hour, 2*time.Hour, 2*time.Hour, 2*time.Hour)}, []Queue{stream, queue("research", "")},
+		work("gang", "research", time.Hour, time.Hour, cpu(8), cpu(8)), work("pod", "stream", time.Minute, time.Hour, cpu(1)))
+	s.Reservations = []Reservation{{Gang: "gang", Start: now.Add(10 * time.Minute), Nodes: []Held{{Node: 0, Amount: cpu(8)}, {Node: 1, Amount: cpu(8)}}}}
+	got := Predict(s, settings())
+	want(t, got, "gang", 10*time.Minute, 20*time.Minute)
+	want(t, got, "pod", 0, 0)
+	s.Reservations = nil
+	want(t, Predict(s, settings()), "pod", 10*time.Minute, 20*time.Minute)
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
@@ -102,6 +104,7 @@ func (w *world) leaveNext() []string {
 // asks for at least as much, and a misfit for any later pod as large: a start only takes room.
 func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snapshot {
 	refused, unfit := map[string][]Vector{}, []Vector(nil)
+	backfill := w.backfillClaim(now, snap)
 	kept := w.waiting[:0]
 	for _, work := range w.waiting {
 		req := total(work.Members)
@@ -113,7 +116,7 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 			kept = append(kept, work)
 			continue
 		}
-		if policy.Admit(snap, work.Queue, w.queues.list(req), policy.Work{Whole: len(work.Members) > 1, Pod: len(work.Members) == 1}) != nil {
+		if policy.Admit(snap, work.Queue, w.queues.list(req), w.asWork(work, backfill)) != nil {
 			refused[memo] = append(refused[memo], req)
 			kept = append(kept, work)
 			continue
@@ -137,9 +140,21 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 		}
 		w.start(work, placed, now)
 		snap = w.queues.recounted(snap, work.Queue)
+		if len(work.Members) > 1 {
+			backfill = w.backfillClaim(now, snap) // a gang's reservations let go as it starts
+		}
 	}
 	w.waiting = kept
 	return snap
+}
+
+// asWork describes work to the policy: a pod, admitted as the scheduler admits one, beside the
+// claims the reservations keep (backfill); or a unit admitted whole.
+func (w *world) asWork(work *Work, backfill v1.ResourceList) policy.Work {
+	if len(work.Members) > 1 {
+		return policy.Work{Whole: true}
+	}
+	return policy.Work{Pod: true, Backfill: backfill}
 }
 
 // covers says whether req asks for at least as much as one of smaller, in every resource.

@@ -15,9 +15,11 @@ import (
 )
 
 // Key names what a histogram learns: the runtimes of one kind of work (Job, PyTorchJob, Pod...) in
-// one queue. An empty field is any: the estimate falls back to the queue's work of every kind, then
-// to the kind in every queue, then to all the work that finished.
-type Key struct{ Queue, Kind string }
+// one queue, and of one shape of that kind's pods (what they ask for and how long they may run, as
+// the caller names it). An empty field is any: the estimate falls back to the queue's work of the
+// kind in every shape, then of every kind, then to the kind in every queue, then to all the work
+// that finished.
+type Key struct{ Queue, Kind, Shape string }
 
 // Estimate is a runtime at the median and at the 90th percentile, and how much finished work it
 // stands on (each runtime's weight, decayed).
@@ -43,6 +45,11 @@ const (
 	MaxKindsPerQueue = 32
 	// MaxKinds is the most kinds learned across the queues.
 	MaxKinds = 256
+	// MaxShapesPerQueue is the most shapes learned in one queue, over its kinds.
+	MaxShapesPerQueue = 64
+	// MaxShapeLength is the longest name of a shape learned: a run of a longer one counts for its
+	// kind alone.
+	MaxShapeLength = 1024
 )
 
 // Buckets are a histogram's weights by bucket (bucket i holds runtimes of ratio^i to ratio^(i+1)
@@ -63,20 +70,24 @@ type Learner struct {
 	// the next key is tried.
 	MinWeight float64
 	byKey     map[Key]*histogram
-	// kindsIn counts the kinds learned in each queue; kinds, across the queues.
-	kindsIn map[string]int
-	kinds   int
+	// kindsIn counts the kinds learned in each queue; kinds, across the queues; shapesIn, the
+	// shapes learned in each queue.
+	kindsIn  map[string]int
+	kinds    int
+	shapesIn map[string]int
 }
 
 // NewLearner learns runtimes that count half after halfLife, and estimates from at least minWeight
 // of finished work.
 func NewLearner(halfLife time.Duration, minWeight float64) *Learner {
-	return &Learner{HalfLife: halfLife, MinWeight: minWeight, byKey: map[Key]*histogram{}, kindsIn: map[string]int{}}
+	return &Learner{HalfLife: halfLife, MinWeight: minWeight, byKey: map[Key]*histogram{}, kindsIn: map[string]int{},
+		shapesIn: map[string]int{}}
 }
 
-// Observe learns that work of key ran for runtime, ending at at. It counts for its queue and kind,
-// its queue's work of every kind, and its kind in every queue; beyond MaxKindsPerQueue kinds in its
-// queue, or MaxKinds in all, a new kind counts for its queue alone.
+// Observe learns that work of key ran for runtime, ending at at. It counts for its queue, kind and
+// shape, its queue and kind, its queue's work of every kind, and its kind in every queue; beyond
+// MaxKindsPerQueue kinds in its queue, or MaxKinds in all, a new kind counts for its queue alone;
+// beyond MaxShapesPerQueue shapes in its queue, a new shape counts for its kind alone.
 func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
 	var one [buckets]float64
 	one[bucketOf(runtime)] = 1
@@ -88,31 +99,52 @@ func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
 // now.
 func (l *Learner) add(key Key, h *histogram, decayOlder bool) {
 	keys := []Key{{Queue: key.Queue}, {}}
-	if l.keeps(key) {
-		keys = append(keys, key, Key{Kind: key.Kind})
+	if kind := (Key{Queue: key.Queue, Kind: key.Kind}); l.keeps(kind) {
+		keys = append(keys, kind, Key{Kind: key.Kind})
+		if key.Shape != "" && l.keepsShape(key) {
+			keys = append(keys, key)
+		}
 	}
 	for _, k := range keys {
-		mine := l.byKey[k]
-		if mine == nil {
-			mine = &histogram{at: h.at}
-			l.byKey[k] = mine
-			switch {
-			case k.Kind == "":
-			case k.Queue == "":
-				l.kinds++
-			default:
-				l.kindsIn[k.Queue]++
-			}
-		}
-		mine.decayTo(h.at, l.HalfLife)
-		theirs := *h
-		if decayOlder {
-			theirs.decayTo(mine.at, l.HalfLife)
-		}
-		for i, w := range theirs.weights {
-			mine.weights[i] += w
-		}
+		l.merge(k, h, decayOlder)
 	}
+}
+
+// merge adds h to the histogram of k alone, as add does.
+func (l *Learner) merge(k Key, h *histogram, decayOlder bool) {
+	mine := l.byKey[k]
+	if mine == nil {
+		mine = &histogram{at: h.at}
+		l.byKey[k] = mine
+		l.count(k)
+	}
+	mine.decayTo(h.at, l.HalfLife)
+	theirs := *h
+	if decayOlder {
+		theirs.decayTo(mine.at, l.HalfLife)
+	}
+	for i, w := range theirs.weights {
+		mine.weights[i] += w
+	}
+}
+
+// count counts a key learned for the first time against the bounds on kinds and shapes.
+func (l *Learner) count(k Key) {
+	switch {
+	case k.Kind == "":
+	case k.Shape != "":
+		l.shapesIn[k.Queue]++
+	case k.Queue == "":
+		l.kinds++
+	default:
+		l.kindsIn[k.Queue]++
+	}
+}
+
+// keepsShape says whether the shape of key is learned: known already, or within the bounds.
+func (l *Learner) keepsShape(key Key) bool {
+	_, known := l.byKey[key]
+	return known || l.shapesIn[key.Queue] < MaxShapesPerQueue && len(key.Shape) <= MaxShapeLength
 }
 
 // keeps says whether the kind of key is learned: known already, or within the bounds.
@@ -124,45 +156,82 @@ func (l *Learner) keeps(key Key) bool {
 	return l.kindsIn[key.Queue] < MaxKindsPerQueue && (kindKnown || l.kinds < MaxKinds)
 }
 
+// Learned is what was learned of one kind of a queue's work: the runs of every shape, and the runs
+// of each shape learned.
+type Learned struct {
+	Buckets Buckets
+	Shapes  map[string]Buckets
+}
+
 // Export is what was learned of each kind of queue's work, decayed to at, by kind.
-func (l *Learner) Export(queue string, at time.Time) map[string]Buckets {
-	out := map[string]Buckets{}
+func (l *Learner) Export(queue string, at time.Time) map[string]Learned {
+	out := map[string]Learned{}
 	for k, h := range l.byKey {
 		if k.Queue != queue || k.Kind == "" {
 			continue
 		}
-		decayed := *h
-		decayed.decayTo(at, l.HalfLife)
-		b := Buckets{}
-		for i, w := range decayed.weights {
-			if w > 0 {
-				b[i] = w
+		b := h.export(at, l.HalfLife)
+		if len(b) == 0 {
+			continue
+		}
+		kind := out[k.Kind]
+		if k.Shape == "" {
+			kind.Buckets = b
+		} else {
+			if kind.Shapes == nil {
+				kind.Shapes = map[string]Buckets{}
 			}
+			kind.Shapes[k.Shape] = b
 		}
-		if len(b) > 0 {
-			out[k.Kind] = b
-		}
+		out[k.Kind] = kind
 	}
 	return out
 }
 
+// export is the histogram's weights decayed to at, the empty buckets left out.
+func (h *histogram) export(at time.Time, halfLife time.Duration) Buckets {
+	decayed := *h
+	decayed.decayTo(at, halfLife)
+	b := Buckets{}
+	for i, w := range decayed.weights {
+		if w > 0 {
+			b[i] = w
+		}
+	}
+	return b
+}
+
 // Import adds what Export gave for queue at at, as if its runs had been observed here: buckets out
-// of range are left out.
-func (l *Learner) Import(queue string, kinds map[string]Buckets, at time.Time) {
-	for kind, b := range kinds {
-		h := &histogram{at: at}
-		for i, w := range b {
-			if i >= 0 && i < buckets && w > 0 {
-				h.weights[i] = w
+// of range are left out, and shapes beyond the bounds.
+func (l *Learner) Import(queue string, kinds map[string]Learned, at time.Time) {
+	for kind, learned := range kinds {
+		key := Key{Queue: queue, Kind: kind}
+		l.add(key, imported(learned.Buckets, at), true)
+		if !l.keeps(key) {
+			continue
+		}
+		for shape, b := range learned.Shapes {
+			if key.Shape = shape; shape != "" && l.keepsShape(key) {
+				l.merge(key, imported(b, at), true)
 			}
 		}
-		l.add(Key{Queue: queue, Kind: kind}, h, true)
 	}
 }
 
-// Estimate reads the runtime of work of key at at: from its queue and kind, else its queue's work of
-// every kind, else its kind in every queue, else all the work that finished, whichever first stands
-// on MinWeight; ok is false when none does.
+// imported is a histogram of the buckets b at at, those out of range left out.
+func imported(b Buckets, at time.Time) *histogram {
+	h := &histogram{at: at}
+	for i, w := range b {
+		if i >= 0 && i < buckets && w > 0 {
+			h.weights[i] = w
+		}
+	}
+	return h
+}
+
+// Estimate reads the runtime of work of key at at: from its queue, kind and shape, else its queue
+// and kind, else its queue's work of every kind, else its kind in every queue, else all the work
+// that finished, whichever first stands on MinWeight; ok is false when none does.
 func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
 	return l.EstimateAfter(key, at, 0)
 }
@@ -171,7 +240,10 @@ func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
 // reach, read from the runtimes longer than elapsed (a run past every one learned reaches elapsed).
 // Which key it reads is chosen as Estimate chooses it.
 func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (Estimate, bool) {
-	for _, k := range []Key{key, {Queue: key.Queue}, {Kind: key.Kind}, {}} {
+	for i, k := range []Key{key, {Queue: key.Queue, Kind: key.Kind}, {Queue: key.Queue}, {Kind: key.Kind}, {}} {
+		if i == 1 && key.Shape == "" {
+			continue // the key itself
+		}
 		h := l.byKey[k]
 		if h == nil {
 			continue
@@ -247,6 +319,10 @@ func (h *histogram) estimateAfter(elapsed time.Duration) Estimate {
 	}
 	return Estimate{P50: quantile(0.5), P90: quantile(0.9), Mean: time.Duration(seconds / total * float64(time.Second)).Round(time.Second), Weight: total}
 }
+
+// BucketOf is the bucket of a runtime, for a caller that names a shape by a runtime bound: runtimes
+// within about 12% of each other share one.
+func BucketOf(runtime time.Duration) int { return bucketOf(runtime) }
 
 // bucketOf is the bucket of a runtime: bucket i holds ratio^i to ratio^(i+1) seconds; shorter runs
 // go in the first, longer in the last.

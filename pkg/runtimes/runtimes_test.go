@@ -3,6 +3,7 @@ package runtimes
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,18 +117,21 @@ func TestExportedRuntimesImportAlike(t *testing.T) {
 	}
 	l.Observe(Key{Queue: "q", Kind: "PyTorchJob"}, 2*time.Hour, t0.Add(5*time.Hour))
 	l.Observe(Key{Queue: "other", Kind: "Job"}, time.Hour, t0.Add(5*time.Hour))
+	for i := range 3 {
+		l.Observe(Key{Queue: "q", Kind: "Job", Shape: "cpu=8"}, 3*time.Hour, t0.Add(5*time.Hour+time.Duration(i)*time.Minute))
+	}
 	at := t0.Add(6 * time.Hour)
 	exported := l.Export("q", at)
-	if len(exported) != 2 {
-		t.Fatalf("exported kinds %v, want Job and PyTorchJob", exported)
+	if len(exported) != 2 || len(exported["Job"].Shapes) != 1 || exported["PyTorchJob"].Shapes != nil {
+		t.Fatalf("exported kinds %v, want Job, with its one shape, and PyTorchJob", exported)
 	}
 	restored := NewLearner(24*time.Hour, 3)
 	restored.Import("q", exported, at)
-	for _, key := range []Key{{Queue: "q", Kind: "Job"}, {Queue: "q", Kind: "PyTorchJob"}, {Queue: "q"}} {
+	for _, key := range []Key{{Queue: "q", Kind: "Job"}, {Queue: "q", Kind: "Job", Shape: "cpu=8"}, {Queue: "q", Kind: "PyTorchJob"}, {Queue: "q"}} {
 		later := at.Add(12 * time.Hour)
 		want, wantOK := l.Estimate(key, later)
 		got, ok := restored.Estimate(key, later)
-		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || math.Abs(got.Weight-want.Weight) > 1e-9 {
+		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || got.From != want.From || math.Abs(got.Weight-want.Weight) > 1e-9 {
 			t.Errorf("%+v: restored %+v (%v), want %+v (%v)", key, got, ok, want, wantOK)
 		}
 	}
@@ -149,5 +153,59 @@ func TestKindsAreBounded(t *testing.T) {
 	}
 	if e, ok := l.Estimate(Key{Queue: "q"}, t0); !ok || e.Weight != MaxKindsPerQueue+1 {
 		t.Errorf("the queue's estimate %+v stands on %v runs, want %d", e, e.Weight, MaxKindsPerQueue+1)
+	}
+}
+
+// Work of one kind in one queue that comes in shapes is learned by shape: runs of 2 and 8 minutes
+// of two shapes are each read apart, once each shape stands on enough runs; until then, and for
+// work of no shape, the kind's runs are read.
+func TestShapesOfAKindAreLearnedApart(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	short, long := Key{Queue: "q", Kind: "Pod", Shape: "cpu=1"}, Key{Queue: "q", Kind: "Pod", Shape: "cpu=2"}
+	for range 6 {
+		l.Observe(short, 2*time.Minute, t0)
+	}
+	for range 2 {
+		l.Observe(long, 8*time.Minute, t0)
+	}
+	if e, ok := l.Estimate(short, t0); !ok || !within(e.Mean, 2*time.Minute) || e.From != short {
+		t.Errorf("the short shape: %+v, %v; want its own 2m", e, ok)
+	}
+	if e, ok := l.Estimate(long, t0); !ok || e.Weight != 8 || e.From != (Key{Queue: "q", Kind: "Pod"}) {
+		t.Errorf("the long shape, 2 runs: %+v, %v; want the kind's 8 runs", e, ok)
+	}
+	l.Observe(long, 8*time.Minute, t0)
+	if e, ok := l.Estimate(long, t0); !ok || !within(e.Mean, 8*time.Minute) || e.From != long {
+		t.Errorf("the long shape, 3 runs: %+v, %v; want its own 8m", e, ok)
+	}
+	if e, ok := l.Estimate(Key{Queue: "q", Kind: "Pod"}, t0); !ok || e.Weight != 9 {
+		t.Errorf("no shape: %+v, %v; want the kind's 9 runs", e, ok)
+	}
+}
+
+// The shapes learned in a queue are bounded: past MaxShapesPerQueue, a new shape's run counts for its
+// kind, and the estimate for that shape is the kind's; so does a shape of a name too long to keep in
+// the queue's status.
+func TestShapesAreBounded(t *testing.T) {
+	l := NewLearner(24*time.Hour, 1)
+	for i := range MaxShapesPerQueue {
+		l.Observe(Key{Queue: "q", Kind: "Pod", Shape: fmt.Sprintf("cpu=%d", i)}, time.Minute, t0)
+	}
+	extra := Key{Queue: "q", Kind: "Pod", Shape: "one too many"}
+	l.Observe(extra, time.Hour, t0)
+	if _, ok := l.byKey[extra]; ok {
+		t.Error("the shape beyond the bound was learned")
+	}
+	if e, ok := l.Estimate(extra, t0); !ok || e.Weight != MaxShapesPerQueue+1 || e.From != (Key{Queue: "q", Kind: "Pod"}) {
+		t.Errorf("the shape beyond the bound: %+v, %v; want the kind's %d runs", e, ok, MaxShapesPerQueue+1)
+	}
+	long := Key{Queue: "other", Kind: "Pod", Shape: strings.Repeat("x", MaxShapeLength+1)}
+	l.Observe(long, time.Hour, t0)
+	if _, ok := l.byKey[long]; ok {
+		t.Error("a shape of a name too long was learned")
+	}
+	l.Observe(Key{Queue: "other", Kind: "Pod", Shape: "one too many"}, time.Hour, t0)
+	if _, ok := l.byKey[Key{Queue: "other", Kind: "Pod", Shape: "one too many"}]; !ok {
+		t.Error("another queue's shape was not learned: the bound is per queue")
 	}
 }

@@ -191,6 +191,25 @@ type KindRuntimes struct {
 	// +listMapKey=bucket
 	// +kubebuilder:validation:MaxItems=84
 	Buckets []RuntimeBucket `json:"buckets"`
+	// shapes are the runs of the kind by shape, for the shapes learned: what a pod asks for and the
+	// bucket of its runtime bound, which pods of one job share. The runs are in buckets too.
+	// +optional
+	// +listType=map
+	// +listMapKey=shape
+	// +kubebuilder:validation:MaxItems=64
+	Shapes []ShapeRuntimes `json:"shapes,omitempty"`
+}
+
+// ShapeRuntimes is how long the runs of one shape of a kind of job in a queue took.
+type ShapeRuntimes struct {
+	// shape names what the pods asked for and how long they could run.
+	// +kubebuilder:validation:MaxLength=1024
+	Shape string `json:"shape"`
+	// buckets are the runtimes' buckets that hold runs, as the kind's are.
+	// +listType=map
+	// +listMapKey=bucket
+	// +kubebuilder:validation:MaxItems=84
+	Buckets []RuntimeBucket `json:"buckets"`
 }
 
 // RuntimeBucket is the decayed count of runs in one bucket of runtimes, in thousandths of a run.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -106,4 +107,53 @@ func TestReclaimTakesFromTheQueueThatUsedMore(t *testing.T) {
 	if len(victims) != 1 || !strings.HasPrefix(victims[0], "early-") {
 		t.Errorf("evicted %v: want one pod of early, which used more", victims)
 	}
+}
+
+// The runtimes learned of a queue's finished pods are checkpointed into its status by kind and by
+// shape, and the API server takes the shapes: three pods of 1 cpu that ran five minutes are in the
+// queue's runtimes of kind Pod, and in their shape.
+func TestRuntimesAreCheckpointedByShape(t *testing.T) {
+	withQueues(t, "ran")
+	submit(t, "ran", 0, 3, "1")
+	waitBound(t, "3 pods of 1 cpu in ran", names("ran", 3)...)
+	ctx := context.Background()
+	pods := cluster.Kube.CoreV1().Pods(ns)
+	for _, name := range names("ran", 3) {
+		for _, phase := range []v1.PodPhase{v1.PodRunning, v1.PodSucceeded} {
+			pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod.Status.Phase, pod.Status.StartTime = phase, ptr.To(metav1.NewTime(time.Now().Add(-5*time.Minute)))
+			if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var last *schedulingv1beta1.RuntimesCheckpoint
+	err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := cluster.Queues.SchedulingV1beta1().Queues().Get(ctx, "ran", metav1.GetOptions{})
+		if err != nil || q.Status.Runtimes == nil {
+			return false, nil
+		}
+		last = q.Status.Runtimes
+		for _, k := range last.Kinds {
+			if k.Kind == "Pod" && len(k.Shapes) == 1 && strings.HasPrefix(k.Shapes[0].Shape, "cpu=1,") && runs(k.Shapes[0].Buckets) == 3000 {
+				return runs(k.Buckets) == 3000, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the queue's runtimes never held its 3 runs of kind Pod, in one shape of 1 cpu: last %+v", last)
+	}
+}
+
+// runs counts the runs in buckets, in thousandths.
+func runs(buckets []schedulingv1beta1.RuntimeBucket) int64 {
+	var n int64
+	for _, b := range buckets {
+		n += b.MilliRuns
+	}
+	return n
 }
