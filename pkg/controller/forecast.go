@@ -2,8 +2,6 @@ package controller
 
 import (
 	"cmp"
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -222,27 +220,6 @@ func controllerKind(owners []metav1.OwnerReference, fallback string) string {
 	return fallback
 }
 
-// runtimeKey is what the runtime of a pod of queue and kind is learned under: its shape, what it
-// asks for and the bucket of its runtime bound (pods of one job alike ask for the same, and are
-// bound alike); none for a pod that stands for pods still to come and has no containers.
-func (c *Controller) runtimeKey(queue, kind string, pod *v1.Pod) runtimes.Key {
-	key := runtimes.Key{Queue: queue, Kind: kind}
-	if len(pod.Spec.Containers) == 0 {
-		return key
-	}
-	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	var shape strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		q := requests[name]
-		fmt.Fprintf(&shape, "%s=%s,", name, q.String())
-	}
-	if b := c.acct.RuntimeBound(pod); b.Bounded() {
-		fmt.Fprintf(&shape, "bound=%d", runtimes.BucketOf(b.After))
-	}
-	key.Shape = shape.String()
-	return key
-}
-
 // runtimeOf is the learned runtime of work of key, or the default.
 func (c *Controller) runtimeOf(key runtimes.Key, now time.Time) runtimeEstimate {
 	return c.runtimeAfter(key, now, 0)
@@ -309,21 +286,29 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 			pods = []*v1.Pod{c.podToCome(w, now)}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: boundedRuntime(c.runtimeOf(c.runtimeKey(w.item.Queue, c.workKind(w), pods[0]), now), pods), Bound: c.boundOf(pods)})
+			Runtime: c.workRuntime(w.item.Queue, c.workKind(w), pods, now), Bound: c.boundOf(pods), Unit: w.item.Workload.Kind != visibilityv1beta1.WorkloadPod})
 	}
 	in.snap.Reservations = reservationsOf(c.acct.StartPlan(), nodes, dims)
 	return in
 }
 
 // podToCome stands for the pods of work that has none yet (a QueueUnit's before its job is resumed,
-// a PodGroup's before its pods are made) by the runtime bound they will get: a QueueUnit's batch/v1
-// Job's pod template's, else the one the webhook will write (accounting.DeadlineFor: the Job's time
-// left, else the queue's defaultActiveDeadlineSeconds).
+// a PodGroup's before its pods are made): a QueueUnit's batch/v1 Job's pod, as its template makes it
+// (requests defaulted from limits, as the API server defaults them), which the runtimes of its shape
+// tell; and the runtime bound the pods will get: the template's, else the one the webhook will write
+// (accounting.DeadlineFor: the Job's time left, else the queue's defaultActiveDeadlineSeconds).
 func (c *Controller) podToCome(w *pendingWork, now time.Time) *v1.Pod {
 	pod := &v1.Pod{}
 	job := c.unitJob(w.unit)
 	if job != nil {
 		job.Spec.Template.Spec.DeepCopyInto(&pod.Spec)
+		for i := range pod.Spec.InitContainers {
+			defaultRequests(&pod.Spec.InitContainers[i], nil)
+		}
+		for i := range pod.Spec.Containers {
+			defaultRequests(&pod.Spec.Containers[i], nil)
+		}
+		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
 	}
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		pod.Spec.ActiveDeadlineSeconds = accounting.DeadlineFor(job, c.acct.DefaultDeadline(w.item.Queue), now)

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -177,8 +178,18 @@ func TestRuntimesAreLearnedByShape(t *testing.T) {
 			c.learnRuntime(p)
 		}
 	}
-	if k := c.runtimeKey("q", "Pod", pod("1", 600)); k.Shape != "cpu=1,bound="+fmt.Sprint(runtimes.BucketOf(10*time.Minute)) {
+	if k := c.runtimeKey("q", "Pod", pod("1", 600)); k.Shape != "cpu=1000m,bound="+fmt.Sprint(runtimes.BucketOf(10*time.Minute)) {
 		t.Errorf("the shape of a pod of 1 cpu bound to 10 minutes: %q", k.Shape)
+	}
+	// A batch/v1 Job's pod is bound by the time its Job has left, which differs from pod to pod.
+	jobPod := pod("1", 600)
+	jobPod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", Controller: ptr.To(true)}}
+	if k := c.runtimeKey("q", "Job", jobPod); k.Shape != "cpu=1000m," {
+		t.Errorf("the shape of a Job's pod of 1 cpu bound to 10 minutes: %q, want its requests alone", k.Shape)
+	}
+	// Pending work of both shapes, a gang's master and workers say, runs as long as the longer.
+	if r := c.workRuntime("q", "Pod", []*v1.Pod{pod("1", 0), pod("2", 0)}, now); r.P50 < 6*time.Minute || r.P50 > 10*time.Minute {
+		t.Errorf("work of both shapes: runtime %+v, want about 8m", r)
 	}
 	started := now.Add(-time.Minute)
 	for _, running := range []struct {
@@ -335,6 +346,8 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 		j := util.MakeJob("ns", name, 2, true)
 		j.Spec.ActiveDeadlineSeconds, j.Spec.Template.Spec.ActiveDeadlineSeconds = jobSeconds, podSeconds
 		j.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		// Its pods ask for 2 cpus, by their limits alone.
+		j.Spec.Template.Spec.Containers = []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(j)
 		if err != nil {
 			t.Fatal(err)
@@ -362,7 +375,17 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 		util.MakeQueueUnit("ns", "unbound", "free", "unbound").Obj(), util.MakeQueueUnit("ns", "zero", "free", "zero").Obj()))
 	c := &Controller{acct: acct, consumers: &consumers{watched: map[schema.GroupKind]cache.SharedIndexInformer{{Group: "batch", Kind: "Job"}: inf}}}
 	bounds := map[string]time.Duration{}
-	for _, w := range c.forecastInput(time.Now(), nil).snap.Pending {
+	in := c.forecastInput(time.Now(), nil)
+	for _, w := range in.pending {
+		// A Job's pods to come have the shape its template makes: requests defaulted from limits,
+		// and no bound, which the webhook writes as the Job's time left.
+		if w.item.Workload.Name == "by-template" {
+			if k := c.runtimeKey("q", "Job", c.podToCome(w, time.Now())); k.Shape != "cpu=2000m," {
+				t.Errorf("the shape of the pods to come of a Job asking for 2 cpus by their limits: %q", k.Shape)
+			}
+		}
+	}
+	for _, w := range in.snap.Pending {
 		bounds[w.Key] = w.Bound
 		if w.Bound > 0 && (w.Runtime.P50 > w.Bound || w.Runtime.P90 > w.Bound) {
 			t.Errorf("%s: runtime %+v beyond its bound %s", w.Key, w.Runtime, w.Bound)

@@ -72,7 +72,7 @@ func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibili
 		if !w.placeable(in.snap.Dims) {
 			continue // it asks for what no node has: it never starts
 		}
-		runtime := boundedRuntime(c.runtimeOf(c.runtimeKey(w.queue, w.kind, w.template), now), []*v1.Pod{w.template})
+		runtime := c.workRuntime(w.queue, w.kind, []*v1.Pod{w.template}, now)
 		then.Pending = append(then.Pending, w.forecastWork(in, runtime, c.boundOf([]*v1.Pod{w.template}))...)
 	}
 	status := &visibilityv1beta1.WhatIfStatus{ForecastTime: metav1.NewTime(now)}

@@ -60,7 +60,7 @@ func (w *newWork) forecastWork(in *forecastIn, runtime forecast.Runtime, bound t
 		for i := range members {
 			members[i] = member
 		}
-		return []forecast.Work{{Key: w.key(), Queue: w.queue, Place: w.place, Members: members, Runtime: runtime, Bound: bound}}
+		return []forecast.Work{{Key: w.key(), Queue: w.queue, Place: w.place, Members: members, Runtime: runtime, Bound: bound, Unit: true}}
 	}
 	out := make([]forecast.Work, w.count)
 	for i := range out {

@@ -96,6 +96,9 @@ type Work struct {
 	Runtime Runtime
 	// Bound is how long it runs at the most, by its pods' runtime bounds; zero for no bound.
 	Bound time.Duration
+	// Unit says it is admitted whole, as the scheduler admits a PodGroup or a QueueUnit, even of one
+	// member; other work of one member is admitted as a pod is.
+	Unit bool
 }
 
 // Member is one pod of a piece of work.

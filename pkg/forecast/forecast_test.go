@@ -204,3 +204,22 @@ func TestAReservationsClaimDoesNotBarBorrowing(t *testing.T) {
 	s.Reservations = nil
 	want(t, Predict(s, settings()), "pod", 10*time.Minute, 20*time.Minute)
 }
+
+// A unit of one member (a QueueUnit's one pod to come, a PodGroup of one) is admitted whole, as the
+// scheduler admits it: a, holding 1 of the 2 CPUs it deserves, may not take 2 more as a unit, and its
+// unit waits for its run to end while b's younger pod starts; a pod of 2 CPUs, admitted below the
+// share, would have started at once.
+func TestAUnitOfOneMemberIsAdmittedWhole(t *testing.T) {
+	a := queue("a", "")
+	a.Reclaimable = false
+	s := snapshot([]Node{node("n", 4, "a", 10*time.Minute)}, []Queue{a, queue("b", "")},
+		work("unit", "a", 2*time.Minute, time.Hour, cpu(2)), work("b-pod", "b", time.Minute, time.Hour, cpu(2)))
+	s.Pending[0].Unit = true
+	got := Predict(s, settings())
+	want(t, got, "unit", 10*time.Minute, 20*time.Minute)
+	want(t, got, "b-pod", 0, 0)
+	s.Pending[0].Unit = false
+	got = Predict(s, settings())
+	want(t, got, "unit", 0, 0)
+	want(t, got, "b-pod", 10*time.Minute, 20*time.Minute)
+}

@@ -109,7 +109,7 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 	for _, work := range w.waiting {
 		req := total(work.Members)
 		memo := work.Queue
-		if len(work.Members) > 1 {
+		if whole(work) {
 			memo += "/whole"
 		}
 		if covers(refused[memo], req) || len(work.Members) == 1 && work.Members[0].Eligible == nil && covers(unfit, req) {
@@ -128,6 +128,7 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 				snap = w.queues.recounted(snap, q)
 			}
 			if len(victims) > 0 {
+				backfill = w.backfillClaim(now, snap)
 				placed, ok = w.fit(work, now)
 			}
 		}
@@ -140,22 +141,23 @@ func (w *world) startWhatFits(now time.Time, snap *policy.Snapshot) *policy.Snap
 		}
 		w.start(work, placed, now)
 		snap = w.queues.recounted(snap, work.Queue)
-		if len(work.Members) > 1 {
-			backfill = w.backfillClaim(now, snap) // a gang's reservations let go as it starts
-		}
+		backfill = w.backfillClaim(now, snap) // what the queues hold changed, and a gang's reservations go as it starts
 	}
 	w.waiting = kept
 	return snap
 }
 
-// asWork describes work to the policy: a pod, admitted as the scheduler admits one, beside the
-// claims the reservations keep (backfill); or a unit admitted whole.
+// asWork describes work to the policy: a unit admitted whole, or a pod, admitted as the scheduler
+// admits one, beside the claims the reservations keep (backfill).
 func (w *world) asWork(work *Work, backfill v1.ResourceList) policy.Work {
-	if len(work.Members) > 1 {
+	if whole(work) {
 		return policy.Work{Whole: true}
 	}
 	return policy.Work{Pod: true, Backfill: backfill}
 }
+
+// whole says whether work is admitted whole: a unit, or pods that start together.
+func whole(work *Work) bool { return work.Unit || len(work.Members) > 1 }
 
 // covers says whether req asks for at least as much as one of smaller, in every resource.
 func covers(smaller []Vector, req Vector) bool {

@@ -69,6 +69,9 @@ func (w *world) release(key string) {
 // pod reads it: the reservations' guards keep that room, so that part of the claims does not bar a
 // pod from borrowing. Nil while no such reservation is held.
 func (w *world) backfillClaim(now time.Time, snap *policy.Snapshot) v1.ResourceList {
+	if len(w.holdings) == 0 {
+		return nil
+	}
 	var byQueue map[string]Vector
 	for _, held := range w.holdings {
 		for _, h := range held {

@@ -11,6 +11,7 @@ package runtimes
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -70,24 +71,25 @@ type Learner struct {
 	// the next key is tried.
 	MinWeight float64
 	byKey     map[Key]*histogram
-	// kindsIn counts the kinds learned in each queue; kinds, across the queues; shapesIn, the
+	// kindsIn counts the kinds learned in each queue; kinds, across the queues; shapesIn lists the
 	// shapes learned in each queue.
 	kindsIn  map[string]int
 	kinds    int
-	shapesIn map[string]int
+	shapesIn map[string][]Key
 }
 
 // NewLearner learns runtimes that count half after halfLife, and estimates from at least minWeight
 // of finished work.
 func NewLearner(halfLife time.Duration, minWeight float64) *Learner {
 	return &Learner{HalfLife: halfLife, MinWeight: minWeight, byKey: map[Key]*histogram{}, kindsIn: map[string]int{},
-		shapesIn: map[string]int{}}
+		shapesIn: map[string][]Key{}}
 }
 
 // Observe learns that work of key ran for runtime, ending at at. It counts for its queue, kind and
 // shape, its queue and kind, its queue's work of every kind, and its kind in every queue; beyond
 // MaxKindsPerQueue kinds in its queue, or MaxKinds in all, a new kind counts for its queue alone;
-// beyond MaxShapesPerQueue shapes in its queue, a new shape counts for its kind alone.
+// beyond MaxShapesPerQueue shapes in its queue, a new shape takes the place of the one that weighs
+// least now, if that weighs less than one run, else counts for its kind alone.
 func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
 	var one [buckets]float64
 	one[bucketOf(runtime)] = 1
@@ -101,7 +103,7 @@ func (l *Learner) add(key Key, h *histogram, decayOlder bool) {
 	keys := []Key{{Queue: key.Queue}, {}}
 	if kind := (Key{Queue: key.Queue, Kind: key.Kind}); l.keeps(kind) {
 		keys = append(keys, kind, Key{Kind: key.Kind})
-		if key.Shape != "" && l.keepsShape(key) {
+		if key.Shape != "" && l.keepsShape(key, h) {
 			keys = append(keys, key)
 		}
 	}
@@ -131,9 +133,9 @@ func (l *Learner) merge(k Key, h *histogram, decayOlder bool) {
 // count counts a key learned for the first time against the bounds on kinds and shapes.
 func (l *Learner) count(k Key) {
 	switch {
-	case k.Kind == "":
 	case k.Shape != "":
-		l.shapesIn[k.Queue]++
+		l.shapesIn[k.Queue] = append(l.shapesIn[k.Queue], k)
+	case k.Kind == "":
 	case k.Queue == "":
 		l.kinds++
 	default:
@@ -141,10 +143,33 @@ func (l *Learner) count(k Key) {
 	}
 }
 
-// keepsShape says whether the shape of key is learned: known already, or within the bounds.
-func (l *Learner) keepsShape(key Key) bool {
-	_, known := l.byKey[key]
-	return known || l.shapesIn[key.Queue] < MaxShapesPerQueue && len(key.Shape) <= MaxShapeLength
+// keepsShape says whether the shape of key is learned, h to be added to it: known already, within
+// the bounds, or in the place of the queue's shape that weighs least at h's time, when that weighs
+// less than h. So a place is not held for ever: a shape none of whose runs came for a while gives
+// way to a new one, and shapes of one run each give way to one another, not to a shape that runs.
+func (l *Learner) keepsShape(key Key, h *histogram) bool {
+	if _, known := l.byKey[key]; known {
+		return true
+	}
+	shapes := l.shapesIn[key.Queue]
+	if len(key.Shape) > MaxShapeLength {
+		return false
+	}
+	if len(shapes) < MaxShapesPerQueue {
+		return true
+	}
+	victim, least := -1, h.weightAt(h.at, l.HalfLife)
+	for i, k := range shapes {
+		if w := l.byKey[k].weightAt(h.at, l.HalfLife); w < least {
+			victim, least = i, w
+		}
+	}
+	if victim < 0 {
+		return false
+	}
+	delete(l.byKey, shapes[victim])
+	l.shapesIn[key.Queue] = slices.Delete(shapes, victim, victim+1)
+	return true
 }
 
 // keeps says whether the kind of key is learned: known already, or within the bounds.
@@ -211,8 +236,9 @@ func (l *Learner) Import(queue string, kinds map[string]Learned, at time.Time) {
 			continue
 		}
 		for shape, b := range learned.Shapes {
-			if key.Shape = shape; shape != "" && l.keepsShape(key) {
-				l.merge(key, imported(b, at), true)
+			h := imported(b, at)
+			if key.Shape = shape; shape != "" && l.keepsShape(key, h) {
+				l.merge(key, h, true)
 			}
 		}
 	}
@@ -261,6 +287,18 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 		return e, true
 	}
 	return Estimate{}, false
+}
+
+// weightAt is the histogram's whole weight decayed to at (as it is, for an earlier at).
+func (h *histogram) weightAt(at time.Time, halfLife time.Duration) float64 {
+	var total float64
+	for _, w := range h.weights {
+		total += w
+	}
+	if at.After(h.at) && halfLife > 0 {
+		total *= math.Exp2(-at.Sub(h.at).Seconds() / halfLife.Seconds())
+	}
+	return total
 }
 
 // decayTo moves the weights to at: each counts 2^(-(at - h.at)/halfLife) as much. Time never runs
@@ -320,8 +358,8 @@ func (h *histogram) estimateAfter(elapsed time.Duration) Estimate {
 	return Estimate{P50: quantile(0.5), P90: quantile(0.9), Mean: time.Duration(seconds / total * float64(time.Second)).Round(time.Second), Weight: total}
 }
 
-// BucketOf is the bucket of a runtime, for a caller that names a shape by a runtime bound: runtimes
-// within about 12% of each other share one.
+// BucketOf is the bucket of a runtime, for a caller that names a shape by a runtime bound: a bucket's
+// upper bound is 1.25 times its lower.
 func BucketOf(runtime time.Duration) int { return bucketOf(runtime) }
 
 // bucketOf is the bucket of a runtime: bucket i holds ratio^i to ratio^(i+1) seconds; shorter runs

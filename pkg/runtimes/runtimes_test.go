@@ -184,8 +184,8 @@ func TestShapesOfAKindAreLearnedApart(t *testing.T) {
 }
 
 // The shapes learned in a queue are bounded: past MaxShapesPerQueue, a new shape's run counts for its
-// kind, and the estimate for that shape is the kind's; so does a shape of a name too long to keep in
-// the queue's status.
+// kind, and the estimate for that shape is the kind's, until a shape learned weighs less than a run
+// and gives way; a shape of a name too long to keep in the queue's status is never learned.
 func TestShapesAreBounded(t *testing.T) {
 	l := NewLearner(24*time.Hour, 1)
 	for i := range MaxShapesPerQueue {
@@ -198,6 +198,18 @@ func TestShapesAreBounded(t *testing.T) {
 	}
 	if e, ok := l.Estimate(extra, t0); !ok || e.Weight != MaxShapesPerQueue+1 || e.From != (Key{Queue: "q", Kind: "Pod"}) {
 		t.Errorf("the shape beyond the bound: %+v, %v; want the kind's %d runs", e, ok, MaxShapesPerQueue+1)
+	}
+	// A day later each shape of one run weighs less than one run: a new shape takes the place of one
+	// of them, not of a shape that ran again since.
+	later := t0.Add(24 * time.Hour)
+	ranAgain := Key{Queue: "q", Kind: "Pod", Shape: "cpu=0"}
+	l.Observe(ranAgain, time.Minute, later.Add(-time.Hour))
+	l.Observe(extra, time.Hour, later)
+	if _, ok := l.byKey[extra]; !ok || len(l.shapesIn["q"]) != MaxShapesPerQueue {
+		t.Errorf("a new shape a day later was not learned in the place of an old one: %d shapes", len(l.shapesIn["q"]))
+	}
+	if _, ok := l.byKey[ranAgain]; !ok {
+		t.Error("the shape that ran again gave way to the new one")
 	}
 	long := Key{Queue: "other", Kind: "Pod", Shape: strings.Repeat("x", MaxShapeLength+1)}
 	l.Observe(long, time.Hour, t0)

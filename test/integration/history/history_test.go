@@ -138,7 +138,7 @@ func TestRuntimesAreCheckpointedByShape(t *testing.T) {
 		}
 		last = q.Status.Runtimes
 		for _, k := range last.Kinds {
-			if k.Kind == "Pod" && len(k.Shapes) == 1 && strings.HasPrefix(k.Shapes[0].Shape, "cpu=1,") && runs(k.Shapes[0].Buckets) == 3000 {
+			if k.Kind == "Pod" && len(k.Shapes) == 1 && strings.HasPrefix(k.Shapes[0].Shape, "cpu=1000m,") && runs(k.Shapes[0].Buckets) == 3000 {
 				return runs(k.Buckets) == 3000, nil
 			}
 		}
