@@ -1,8 +1,8 @@
 // Package runtimes learns how long work runs, for the forecast of when pending work starts (package
-// forecast): for each kind of work in each queue, a histogram of the runtimes of the work that
-// finished, each runtime counting half as much one half-life later, from which the median and the
-// 90th percentile are read. It is pure: values driven by the times they are given, so a simulated
-// clock plays it as the real one does.
+// forecast): for each kind of work in each queue, and each shape of its pods, a histogram of the
+// runtimes of the work that finished, each runtime counting half as much one half-life later, from
+// which the median and the 90th percentile are read. It is pure: values driven by the times they
+// are given, so a simulated clock plays it as the real one does.
 //
 // A histogram's buckets grow by a fixed ratio (a runtime is known to within it, about 12%), from
 // one second to about four years. A quantile is read by walking the buckets' weights and
