@@ -99,6 +99,9 @@ type usage struct {
 	// it left, stopped holding, or asks for less.
 	onChange listeners[string]
 	freed    listeners[RoomFreed]
+	// freedSeq counts the room freed, as the usage counts it: a listener told of less has more on
+	// its way.
+	freedSeq atomic.Uint64
 }
 
 func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
@@ -170,7 +173,17 @@ type RoomFreed struct {
 	Queue string
 	// Requests is what the pod held and no longer does; read, never changed.
 	Requests v1.ResourceList
+	// Pod left Node, when the room freed because a pod bound there left the informer; empty for a
+	// pod that asks for less or an assumption forgotten.
+	Pod  types.UID
+	Node string
+	// Seq numbers the room freed in the order the usage counted it, from 1 (RoomFreedSeq).
+	Seq uint64
 }
+
+// RoomFreedSeq is the Seq of the last room freed the usage counted: a listener told of a lower one
+// has room on its way to it that the usage counts free already.
+func (a *Accounting) RoomFreedSeq() uint64 { return a.usage.freedSeq.Load() }
 
 // OnQueueRoomFreed registers f to be told of the room a queue's pods give back; f must not block.
 func (a *Accounting) OnQueueRoomFreed(f func(RoomFreed)) { a.usage.freed.add(f) }
@@ -360,6 +373,11 @@ func (u *usage) upsert(pod *v1.Pod) {
 		entry.countedGen = u.sharesDirty()
 	}
 	u.put(pod.UID, entry)
+	var freed RoomFreed
+	if existed && frees(old, entry) {
+		freed = freedBy(old, entry)
+		freed.Seq = u.freedSeq.Add(1)
+	}
 	u.mu.Unlock()
 	if changed {
 		u.onChange.notify(entry.queue)
@@ -367,8 +385,8 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if existed && old.queue != entry.queue {
 		u.onChange.notify(old.queue)
 	}
-	if existed && frees(old, entry) {
-		u.freed.notify(freedBy(old, entry))
+	if freed.Seq != 0 {
+		u.freed.notify(freed)
 	}
 }
 
@@ -422,17 +440,21 @@ func (u *usage) remove(obj any) {
 		delete(u.waiting[group], pod.UID)
 	}
 	old, existed := u.pods[pod.UID]
+	var seq uint64
 	if existed {
 		u.drop(pod.UID)
 		u.subtract(old)
 		u.sharesDirty()
+		if old.holds() {
+			seq = u.freedSeq.Add(1)
+		}
 	}
 	u.mu.Unlock()
 	if existed {
 		u.onChange.notify(old.queue)
 	}
-	if existed && old.holds() {
-		u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests})
+	if seq != 0 {
+		u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Pod: pod.UID, Node: pod.Spec.NodeName, Seq: seq})
 	}
 }
 
@@ -615,7 +637,8 @@ func (u *usage) forget(uid types.UID) {
 		u.drop(uid)
 	}
 	u.sharesDirty()
+	seq := u.freedSeq.Add(1)
 	u.mu.Unlock()
 	u.onChange.notify(old.queue)
-	u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests}) // an assumed pod held room, and no longer does
+	u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Seq: seq}) // an assumed pod held room, and no longer does
 }

@@ -270,3 +270,30 @@ func TestQueueSettlesOnceBound(t *testing.T) {
 		t.Errorf("allocated of a: %s, want 1", got)
 	}
 }
+
+// Room freed names the pod that left and its node when a bound pod leaves, for the plugin that lets
+// pods in on it to tell whether the scheduler's snapshot counts it yet; a pod that asks for less
+// names none. Each is numbered in the order the usage counted it, the last number read at once.
+func TestRoomFreedNamesThePodThatLeft(t *testing.T) {
+	bound := pod("a", "bound", "2", "n")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
+		util.MakeNode("n", "10", "10Gi"), bound)
+	var told []RoomFreed
+	a.OnQueueRoomFreed(func(f RoomFreed) { told = append(told, f) })
+	smaller := pod("a", "bound", "1", "n") // the same pod, asking for less
+	a.usage.upsert(smaller)
+	a.usage.remove(smaller)
+	if len(told) != 2 {
+		t.Fatalf("told %+v, want the shrink and the leaving", told)
+	}
+	if shrink := told[0]; shrink.Queue != "a" || shrink.Requests.Cpu().String() != "1" || shrink.Pod != "" || shrink.Node != "" {
+		t.Errorf("shrink: %+v, want 1 cpu of queue a, no pod named", shrink)
+	}
+	if gone := told[1]; gone.Queue != "a" || gone.Requests.Cpu().String() != "1" || gone.Pod != bound.UID || gone.Node != "n" {
+		t.Errorf("leaving: %+v, want 1 cpu of queue a, pod bound on node n", gone)
+	}
+	if told[0].Seq == 0 || told[1].Seq != told[0].Seq+1 || a.RoomFreedSeq() != told[1].Seq {
+		t.Errorf("room freed numbered %d then %d, last counted %d; want one after the other, the last counted",
+			told[0].Seq, told[1].Seq, a.RoomFreedSeq())
+	}
+}

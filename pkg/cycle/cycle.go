@@ -5,6 +5,7 @@
 package cycle
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -26,6 +27,7 @@ const (
 	queueVerdictKey   fwk.StateKey = "queue-scheduler.io/queue-verdict"
 	groupWaitsKey     fwk.StateKey = "queue-scheduler.io/group-waits-for-shares"
 	reclaimRefusalKey fwk.StateKey = "queue-scheduler.io/reclaim-refusal"
+	letInKey          fwk.StateKey = "queue-scheduler.io/let-in"
 )
 
 // snapshot holds the cycle's snapshot; it is immutable, so a clone is the same value.
@@ -125,4 +127,28 @@ func ReclaimRefusal(state Reader) (string, bool) {
 	}
 	why, ok := data.(reclaimRefusal)
 	return string(why), ok
+}
+
+// LetIn is the room the cycle's pod was let in for, ahead of younger pods: Pod left Node, as the
+// accounting counted it. The scheduler's cache counts the same leaving from its own handler of the
+// event, a moment earlier or later, so the cycle's snapshot may still hold Pod there.
+type LetIn struct {
+	Node string
+	Pod  types.UID
+}
+
+// Clone returns the value itself.
+func (l LetIn) Clone() fwk.StateData { return l }
+
+// SetLetIn records the room the cycle's pod was let in for.
+func SetLetIn(state Writer, l LetIn) { state.Write(letInKey, l) }
+
+// LetInOf returns the room the cycle's pod was let in for, if it was.
+func LetInOf(state Reader) (LetIn, bool) {
+	data, err := state.Read(letInKey)
+	if err != nil {
+		return LetIn{}, false
+	}
+	l, ok := data.(LetIn)
+	return l, ok
 }

@@ -42,6 +42,13 @@ func BehindWaitingForShares(queue string) *Refusal {
 		waitingForShares+": older pods of queue %q wait for them, and go first", queue)}
 }
 
+// BehindLetIn refuses a pod of queue that older pods of the queue, let in for the room that freed,
+// must go before: they take it, and the pod waits for its own turn.
+func BehindLetIn(queue string) *Refusal {
+	return &Refusal{Behind: true, Message: fmt.Sprintf(
+		"older pods of queue %q were let in for the room that freed, and go first", queue)}
+}
+
 func refuse(format string, args ...any) *Refusal {
 	return &Refusal{Message: fmt.Sprintf(format, args...)}
 }

@@ -28,6 +28,7 @@ func (p *Proportion) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 		p.Release(pod)
 		return nil
 	}
+	p.line.held(pod)
 	p.Reporter.Held(pod, why)
 	klog.FromContext(ctx).V(5).Info("Pod held by its queue's share", "pod", klog.KObj(pod), "reason", why.Message)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why.Message)

@@ -123,15 +123,33 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
 	gang := p.acct.GangKey(pod) != ""
-	if refusal == nil && !gang && p.line.staleAhead(pod, queue) {
-		// Older pods of the queue were turned away for stale shares: they go first, this one after.
-		refusal = policy.BehindWaitingForShares(queue)
+	var letIn cycle.LetIn
+	if !gang {
+		t := p.line.tried(pod, queue, p.acct.Clock().Now(), p.acct.RoomFreedSeq(), refusal == nil)
+		if len(t.release) > 0 && p.Activator != nil {
+			// The pods that gave way to this one come next: the room is theirs if it does not take it.
+			p.Activator(klog.FromContext(ctx), t.release)
+		}
+		letIn = t.letIn
+		switch {
+		case refusal != nil:
+		case p.line.staleAhead(pod, queue):
+			// Older pods of the queue were turned away for stale shares: they go first, this one after.
+			refusal = policy.BehindWaitingForShares(queue)
+		case t.ahead:
+			// Older pods of the queue were let in for the room that freed: it is theirs.
+			refusal = policy.BehindLetIn(queue)
+		}
 	}
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
 	p.waitForRoom(pod, queue, gang, req, refusal)
 	if refusal == nil {
 		p.Held.Remove(pod)
+		if letIn.Node != "" {
+			// Should the scheduler's snapshot not count that room yet, Reclaim holds it for the pod.
+			cycle.SetLetIn(state, letIn)
+		}
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}

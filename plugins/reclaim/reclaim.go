@@ -135,6 +135,10 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		// Older pods of its queue go first: they, not this one, may need room taken back.
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: older pods of the queue go first")
 	}
+	if node := r.roomLetInFor(ctx, state, pod); node != "" {
+		r.waiting.Remove(pod)
+		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the scheduler to count the room freed on node "+node)
+	}
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
