@@ -14,7 +14,7 @@ import (
 // the room, in their queue's order (line): the room is idle, and any queue may borrow it.
 func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
 	p.Activate(freed.Queue)
-	if pods := p.line.next(freed, p.acct.Clock().Now(), p.waiting); len(pods) > 0 && p.Activator != nil {
+	if pods := p.line.next(freed, p.clock.Now(), p.waiting); len(pods) > 0 && p.Activator != nil {
 		p.Activator(klog.Background(), pods)
 	}
 }

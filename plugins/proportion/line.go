@@ -138,12 +138,11 @@ func (l *line) sharesFresh() {
 	clear(l.stale)
 }
 
-// staleAhead says whether an older pod of queue, before pod in its order, waits for fresh shares.
-func (l *line) staleAhead(pod *v1.Pod, queue string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// staleAheadLocked says whether an older pod of queue, before place in its order, waits for fresh
+// shares; call with l.mu held.
+func (l *line) staleAheadLocked(place policy.Place, queue string) bool {
 	places := l.stale[queue]
-	return len(places) > 0 && policy.Ahead(places[0], placeOf(pod))
+	return len(places) > 0 && policy.Ahead(places[0], place)
 }
 
 // find returns pod's entry in the line, or nil; call with l.mu held.
@@ -237,19 +236,22 @@ func (l *line) next(freed accounting.RoomFreed, now time.Time, waiting func(*v1.
 }
 
 // try is what the line says of a pod tried: the room it was let in for since its last try, if it
-// was (letIn, ok); whether it gives way (ahead); the pods that gave way to it, to let in now.
+// was (letIn, ok); whether it goes after older pods waiting for fresh shares (stale); whether it
+// gives way (ahead); the pods that gave way to it, to let in now.
 type try struct {
 	letIn   cycle.LetIn
 	ok      bool
+	stale   bool
 	ahead   bool
 	release map[string]*v1.Pod
 }
 
 // tried reads, as pod is tried at now, the room it was let in for since its last try, and forgets
-// it. A pod its queue admitted gives way when it was not let in and an older pod of queue was and
-// has not been tried since, for less than letInWait (among the first maxWalk), or when room freed
-// up to freedSeq is on its way to the line, not offered yet, and an older pod waits first: it is
-// kept among the pods that gave way, let in when one of those is tried or room is offered.
+// it. A pod its queue admitted goes after the older pods of queue that wait for fresh shares
+// (stale). It gives way when it was not let in and an older pod of queue was and has not been
+// tried since, for less than letInWait (among the first maxWalk), or when room freed up to
+// freedSeq is on its way to the line, not offered yet, and an older pod waits first: it is kept
+// among the pods that gave way, let in when one of those is tried or room is offered.
 func (l *line) tried(pod *v1.Pod, queue string, now time.Time, freedSeq uint64, admitted bool) try {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -262,10 +264,13 @@ func (l *line) tried(pod *v1.Pod, queue string, now time.Time, freedSeq uint64, 
 			w.letIn, w.letInAt = cycle.LetIn{}, time.Time{}
 		}
 	}
-	if t.ok || !admitted {
+	if !admitted {
 		return t
 	}
 	place := placeOf(pod)
+	if t.stale = l.staleAheadLocked(place, queue); t.ok {
+		return t
+	}
 	for j, w := range waiting[:min(len(waiting), maxWalk)] {
 		if !policy.Ahead(w.place, place) {
 			break

@@ -296,7 +296,7 @@ func TestPodsWaitingForSharesGoBeforeYoungerOnes(t *testing.T) {
 	}
 	p.line.add(stale, "a", cpu, true)
 	p.line.remove(stale)
-	if p.line.staleAhead(younger, "a") {
+	if p.line.tried(younger, "a", time.Time{}, 0, true).stale {
 		t.Error("a pod gone still holds back the younger pods of its queue")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -38,6 +39,8 @@ type Proportion struct {
 	// line keeps the pods that wait for room, to be tried first when room frees; pods reads them.
 	line *line
 	pods corelisters.PodLister
+	// clock times the line's holds; the accounting's clock.
+	clock clock.PassiveClock
 }
 
 var (
@@ -57,7 +60,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 		return nil, err
 	}
 	pods := h.SharedInformerFactory().Core().V1().Pods()
-	p := &Proportion{acct: acct, Holder: holder, line: newLine(), pods: pods.Lister()}
+	p := &Proportion{acct: acct, Holder: holder, line: newLine(), pods: pods.Lister(), clock: acct.Clock()}
 	if err := holdreport.OnPodDone(pods.Informer(), p.line.remove); err != nil {
 		return nil, err
 	}
@@ -125,7 +128,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	gang := p.acct.GangKey(pod) != ""
 	var letIn cycle.LetIn
 	if !gang {
-		t := p.line.tried(pod, queue, p.acct.Clock().Now(), p.acct.RoomFreedSeq(), refusal == nil)
+		t := p.line.tried(pod, queue, p.clock.Now(), p.acct.RoomFreedSeq(), refusal == nil)
 		if len(t.release) > 0 && p.Activator != nil {
 			// The pods that gave way to this one come next: the room is theirs if it does not take it.
 			p.Activator(klog.FromContext(ctx), t.release)
@@ -133,7 +136,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		letIn = t.letIn
 		switch {
 		case refusal != nil:
-		case p.line.staleAhead(pod, queue):
+		case t.stale:
 			// Older pods of the queue were turned away for stale shares: they go first, this one after.
 			refusal = policy.BehindWaitingForShares(queue)
 		case t.ahead:
@@ -221,7 +224,7 @@ func (p *Proportion) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 }
 
 // letInStale lets in the pods turned away for stale shares, now fresh; from then on they no longer
-// hold back the younger pods of their queues (line.staleAhead).
+// hold back the younger pods of their queues (line.tried).
 func (p *Proportion) letInStale() {
 	p.Activate(staleBucket)
 	p.line.sharesFresh()

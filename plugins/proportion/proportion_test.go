@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -105,7 +106,7 @@ func newTestPlugin(acct *accounting.Accounting, handle *activations) *Proportion
 		Held:      podindex.New(),
 		Reporter:  holdreport.New(kubefake.NewClientset(), nil, nil),
 		Activator: handle.Activate,
-	}, line: newLine()}
+	}, line: newLine(), clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))}
 }
 
 // activations records what a plugin lets into the active queue.
