@@ -34,7 +34,8 @@ func newETACommand(o *Options) *cobra.Command {
 policy played forward from the cluster's state, with the running pods' runtimes at their mean
 (EXPECTED START) and at their 90th percentile (P90). NAME is a pending PodGroup, QueueUnit or pod
 of the current namespace (or --namespace), or else the object that controls pods that wait, on their
-own or as their PodGroup (a Job, PyTorchJob, TFJob…), or that a QueueUnit queues. KIND narrows it:
+own or as their PodGroup, directly (a Job, PyTorchJob, TFJob…) or through its Jobs (a JobSet, a
+CronJob), or that a QueueUnit queues. KIND narrows it:
 podgroup, queueunit, pod, or the kind of that object, singular or plural (job is batch/v1's).
 --queue lists the queue's pending work, of every namespace for a user who may read it,
 else of the current namespace.`,
@@ -42,6 +43,7 @@ else of the current namespace.`,
   kubectl queue eta podgroup/train
   kubectl queue eta job/sweep
   kubectl queue eta pytorchjob/bert
+  kubectl queue eta jobset/sweep
   kubectl queue eta --queue team-a`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -208,7 +210,8 @@ func (o *Options) unitsOf(ctx context.Context, r runner) (sets.Set[string], erro
 }
 
 // podsOf lists the pods whose controller is the runner: a batch/v1 Job's by its job-name label (none
-// for a name no Job can have), any other's from the namespace's pods.
+// for a name no Job can have), any other's from the namespace's pods, with those of the batch/v1
+// Jobs the runner controls (as a JobSet, a CronJob or an MPIJob's launcher runs its pods).
 func (o *Options) podsOf(ctx context.Context, r runner) ([]v1.Pod, error) {
 	var opts metav1.ListOptions
 	if r.batchJob() {
@@ -222,9 +225,42 @@ func (o *Options) podsOf(ctx context.Context, r runner) ([]v1.Pod, error) {
 		return nil, fmt.Errorf("listing the pods of %s: %w", r, err)
 	}
 	var out []v1.Pod
+	var jobPods []v1.Pod
 	for i := range pods.Items {
-		if ref := metav1.GetControllerOf(&pods.Items[i]); ref != nil && r.is(ref.Kind, ref.APIVersion, ref.Name) {
+		ref := metav1.GetControllerOf(&pods.Items[i])
+		switch {
+		case ref == nil:
+		case r.is(ref.Kind, ref.APIVersion, ref.Name):
 			out = append(out, pods.Items[i])
+		case !r.batchJob() && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String():
+			jobPods = append(jobPods, pods.Items[i])
+		}
+	}
+	if len(jobPods) == 0 {
+		return out, nil
+	}
+	jobs, err := o.jobsRunBy(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	for i := range jobPods {
+		if jobs.Has(metav1.GetControllerOf(&jobPods[i]).Name) {
+			out = append(out, jobPods[i])
+		}
+	}
+	return out, nil
+}
+
+// jobsRunBy names the batch/v1 Jobs whose controller is the runner.
+func (o *Options) jobsRunBy(ctx context.Context, r runner) (sets.Set[string], error) {
+	jobs, err := o.kube.BatchV1().Jobs(r.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the Jobs of %s: %w", r, err)
+	}
+	out := sets.New[string]()
+	for i := range jobs.Items {
+		if ref := metav1.GetControllerOf(&jobs.Items[i]); ref != nil && r.is(ref.Kind, ref.APIVersion, ref.Name) {
+			out.Insert(jobs.Items[i].Name)
 		}
 	}
 	return out, nil

@@ -22,8 +22,8 @@ import (
 )
 
 // eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller has
-// that name, the PodGroups they belong to and the QueueUnits that queue it: not those of a Job whose
-// name only begins with it. KIND narrows it to that kind of controller, a Job of batch/v1 only.
+// that name, or whose Job's controller has, the PodGroups they belong to and the QueueUnits that
+// queue it: not those of a Job whose name only begins with it. KIND narrows it to that kind of controller, a Job of batch/v1 only.
 func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
 		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
@@ -45,18 +45,26 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	master.Annotations = map[string]string{schedulingv1beta1.VolcanoGroupNameAnnotation: "bert-gang"}
 	otherJob := jobPod("other", "other-0")
 	otherJob.OwnerReferences[0].APIVersion = "example.com/v1"
+	// A JobSet's pods are its Jobs'; a Job of the same name that another JobSet runs is not its.
+	ownedJob := func(name, kind, owner string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: kind, Name: owner, Controller: ptr.To(true)}}}}
+	}
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
 			pending(visibilityv1beta1.WorkloadPod, "train-impostor"), pending(visibilityv1beta1.WorkloadQueueUnit, "train-unit"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "mpi-gang"), pending(visibilityv1beta1.WorkloadPodGroup, "other-gang"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "bert-gang"), pending(visibilityv1beta1.WorkloadPod, "other-0"),
-			pending(visibilityv1beta1.WorkloadQueueUnit, "ray-unit"),
+			pending(visibilityv1beta1.WorkloadQueueUnit, "ray-unit"), pending(visibilityv1beta1.WorkloadPod, "set-w-0-abcde"),
+			pending(visibilityv1beta1.WorkloadPod, "set-2-w-0-fghij"), pending(visibilityv1beta1.WorkloadPod, "nightly-1-klmno"),
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ray-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "ray"}}},
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "train"}}}),
-		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker, master, otherJob),
+		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker, master, otherJob,
+			ownedJob("set-w-0", "JobSet", "set"), jobPod("set-w-0", "set-w-0-abcde"), ownedJob("set-2-w-0", "JobSet", "set-2"), jobPod("set-2-w-0", "set-2-w-0-fghij"),
+			ownedJob("nightly-1", "CronJob", "nightly"), jobPod("nightly-1", "nightly-1-klmno")),
 	}
 	for _, c := range []struct {
 		name string
@@ -80,6 +88,12 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"job/bert", nil},
 		{"ray", []string{"ray-unit"}},
 		{"rayjob/ray", []string{"ray-unit"}},
+		{"set", []string{"set-w-0-abcde"}},
+		{"jobset/set", []string{"set-w-0-abcde"}},
+		{"job/set-w-0", []string{"set-w-0-abcde"}},
+		{"cronjob/set", nil},
+		{"cronjobs/nightly", []string{"nightly-1-klmno"}},
+		{"job/nightly", nil},
 		{"other", []string{"other-0"}},
 		{"job/other", nil},
 		{"podgroup/train", nil},
@@ -98,8 +112,8 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	}
 }
 
-// A user who may not list pods is told that nothing waits under a name that is not pending work,
-// and why, only when they asked for a Job.
+// A user who may not list pods (or Jobs) is told that nothing waits under a name that is not pending
+// work, and why, only when they asked for a kind of job.
 func TestETAWithoutReadingPods(t *testing.T) {
 	kube := kubefake.NewClientset()
 	kube.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -113,5 +127,19 @@ func TestETAWithoutReadingPods(t *testing.T) {
 	}
 	if _, err := o.pendingNamed(context.Background(), "job/train", "ns"); !apierrors.IsForbidden(errors.Unwrap(err)) {
 		t.Errorf("eta job/train: %v, want the pods' listing refused", err)
+	}
+	// Pods that a Job runs, read by one who may not list Jobs: the same for the Jobs' listing.
+	kube = kubefake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-x7k2p",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-w-0", Controller: ptr.To(true)}}}})
+	kube.PrependReactor("list", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), "", errors.New("no"))
+	})
+	o.kube = kube
+	if _, err := o.pendingNamed(context.Background(), "train", "ns"); err == nil || !strings.Contains(err.Error(), "no pending work named") {
+		t.Errorf("eta train, Jobs not readable: %v, want no pending work named train", err)
+	}
+	if _, err := o.pendingNamed(context.Background(), "jobset/train", "ns"); !apierrors.IsForbidden(errors.Unwrap(err)) ||
+		!strings.Contains(err.Error(), "listing the Jobs of jobset ns/train") {
+		t.Errorf("eta jobset/train: %v, want the Jobs' listing refused", err)
 	}
 }
