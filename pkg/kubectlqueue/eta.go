@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -241,26 +242,30 @@ func (o *Options) podsOf(ctx context.Context, r runner) ([]v1.Pod, error) {
 	}
 	jobs, err := o.jobsRunBy(ctx, r)
 	if err != nil {
+		if len(out) > 0 {
+			return out, nil // The runner's own pods are found: Jobs it may run are not needed for them.
+		}
 		return nil, err
 	}
 	for i := range jobPods {
-		if jobs.Has(metav1.GetControllerOf(&jobPods[i]).Name) {
+		ref := metav1.GetControllerOf(&jobPods[i])
+		if uid, ok := jobs[ref.Name]; ok && (ref.UID == "" || ref.UID == uid) {
 			out = append(out, jobPods[i])
 		}
 	}
 	return out, nil
 }
 
-// jobsRunBy names the batch/v1 Jobs whose controller is the runner.
-func (o *Options) jobsRunBy(ctx context.Context, r runner) (sets.Set[string], error) {
+// jobsRunBy is the UID, by name, of each batch/v1 Job whose controller is the runner.
+func (o *Options) jobsRunBy(ctx context.Context, r runner) (map[string]types.UID, error) {
 	jobs, err := o.kube.BatchV1().Jobs(r.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing the Jobs of %s: %w", r, err)
 	}
-	out := sets.New[string]()
+	out := map[string]types.UID{}
 	for i := range jobs.Items {
 		if ref := metav1.GetControllerOf(&jobs.Items[i]); ref != nil && r.is(ref.Kind, ref.APIVersion, ref.Name) {
-			out.Insert(jobs.Items[i].Name)
+			out[jobs.Items[i].Name] = jobs.Items[i].UID
 		}
 	}
 	return out, nil

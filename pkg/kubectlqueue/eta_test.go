@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
@@ -23,7 +24,8 @@ import (
 
 // eta NAME finds the PodGroup, QueueUnit or pod of that name, or else the pods whose controller has
 // that name, or whose Job's controller has, the PodGroups they belong to and the QueueUnits that
-// queue it: not those of a Job whose name only begins with it. KIND narrows it to that kind of controller, a Job of batch/v1 only.
+// queue it: not those of a Job whose name only begins with it, nor those of a Job gone that had the
+// name of one it runs. KIND narrows it to that kind of controller, a Job of batch/v1 only.
 func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	pending := func(kind visibilityv1beta1.WorkloadKind, name string) *visibilityv1beta1.PendingWorkload {
 		return &visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(kind) + "." + name},
@@ -45,11 +47,14 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 	master.Annotations = map[string]string{schedulingv1beta1.VolcanoGroupNameAnnotation: "bert-gang"}
 	otherJob := jobPod("other", "other-0")
 	otherJob.OwnerReferences[0].APIVersion = "example.com/v1"
-	// A JobSet's pods are its Jobs'; a Job of the same name that another JobSet runs is not its.
+	// A JobSet's pods are its Jobs'; a Job of the same name that another JobSet runs is not its, nor
+	// a pod of a Job of that name gone before.
 	ownedJob := func(name, kind, owner string) *batchv1.Job {
-		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid"),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: kind, Name: owner, Controller: ptr.To(true)}}}}
 	}
+	orphan := jobPod("set-w-0", "set-w-0-orphan")
+	orphan.OwnerReferences[0].UID = "gone"
 	o := &Options{
 		queues: fake.NewSimpleClientset(pending(visibilityv1beta1.WorkloadPod, "train-x7k2p"), pending(visibilityv1beta1.WorkloadPod, "train-2-q9z4w"),
 			pending(visibilityv1beta1.WorkloadPodGroup, "sweep"), pending(visibilityv1beta1.WorkloadPod, "sweep-0"),
@@ -58,13 +63,14 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 			pending(visibilityv1beta1.WorkloadPodGroup, "bert-gang"), pending(visibilityv1beta1.WorkloadPod, "other-0"),
 			pending(visibilityv1beta1.WorkloadQueueUnit, "ray-unit"), pending(visibilityv1beta1.WorkloadPod, "set-w-0-abcde"),
 			pending(visibilityv1beta1.WorkloadPod, "set-2-w-0-fghij"), pending(visibilityv1beta1.WorkloadPod, "nightly-1-klmno"),
+			pending(visibilityv1beta1.WorkloadPod, "set-w-0-orphan"),
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ray-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "ray"}}},
 			&schedulingv1beta1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-unit"},
 				Spec: schedulingv1beta1.QueueUnitSpec{ConsumerRef: v1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "train"}}}),
 		kube: kubefake.NewClientset(jobPod("train", "train-x7k2p"), jobPod("train-2", "train-2-q9z4w"), jobPod("sweep", "sweep-0"), impostor, worker, master, otherJob,
 			ownedJob("set-w-0", "JobSet", "set"), jobPod("set-w-0", "set-w-0-abcde"), ownedJob("set-2-w-0", "JobSet", "set-2"), jobPod("set-2-w-0", "set-2-w-0-fghij"),
-			ownedJob("nightly-1", "CronJob", "nightly"), jobPod("nightly-1", "nightly-1-klmno")),
+			ownedJob("nightly-1", "CronJob", "nightly"), jobPod("nightly-1", "nightly-1-klmno"), orphan),
 	}
 	for _, c := range []struct {
 		name string
@@ -90,7 +96,7 @@ func TestETAFindsTheJobByItsPodsController(t *testing.T) {
 		{"rayjob/ray", []string{"ray-unit"}},
 		{"set", []string{"set-w-0-abcde"}},
 		{"jobset/set", []string{"set-w-0-abcde"}},
-		{"job/set-w-0", []string{"set-w-0-abcde"}},
+		{"job/set-w-0", []string{"set-w-0-abcde", "set-w-0-orphan"}}, // Named itself, a Job is matched by its name alone.
 		{"cronjob/set", nil},
 		{"cronjobs/nightly", []string{"nightly-1-klmno"}},
 		{"job/nightly", nil},
@@ -128,9 +134,13 @@ func TestETAWithoutReadingPods(t *testing.T) {
 	if _, err := o.pendingNamed(context.Background(), "job/train", "ns"); !apierrors.IsForbidden(errors.Unwrap(err)) {
 		t.Errorf("eta job/train: %v, want the pods' listing refused", err)
 	}
-	// Pods that a Job runs, read by one who may not list Jobs: the same for the Jobs' listing.
-	kube = kubefake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-x7k2p",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-w-0", Controller: ptr.To(true)}}}})
+	// Pods that a Job runs, read by one who may not list Jobs: the same for the Jobs' listing, which
+	// the pods a PyTorchJob runs itself do not need.
+	owned := func(name, apiVersion, kind, owner string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: owner, Controller: ptr.To(true)}}}}
+	}
+	kube = kubefake.NewClientset(owned("train-x7k2p", "batch/v1", "Job", "train-w-0"), owned("bert-0", "kubeflow.org/v1", "PyTorchJob", "bert"))
 	kube.PrependReactor("list", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), "", errors.New("no"))
 	})
@@ -141,5 +151,10 @@ func TestETAWithoutReadingPods(t *testing.T) {
 	if _, err := o.pendingNamed(context.Background(), "jobset/train", "ns"); !apierrors.IsForbidden(errors.Unwrap(err)) ||
 		!strings.Contains(err.Error(), "listing the Jobs of jobset ns/train") {
 		t.Errorf("eta jobset/train: %v, want the Jobs' listing refused", err)
+	}
+	o.queues = fake.NewSimpleClientset(&visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod.bert-0"},
+		Workload: visibilityv1beta1.WorkloadReference{Kind: visibilityv1beta1.WorkloadPod, Name: "bert-0"}})
+	if items, err := o.pendingNamed(context.Background(), "pytorchjob/bert", "ns"); err != nil || len(items) != 1 {
+		t.Errorf("eta pytorchjob/bert, Jobs not readable: %v, %v; want its pod bert-0", items, err)
 	}
 }
