@@ -162,11 +162,16 @@ func (c *Controller) refreshStarts(ctx context.Context) {
 
 // refreshPass writes at most startWritesPerRefresh ExpectedStart conditions whose start moved, of
 // waiting PodGroups and QueueUnits, and takes out those of work that no longer waits; it returns
-// how many it wrote. A write that fails is tried again at the next pass.
+// how many it wrote. A write that fails is tried again at the next pass. It forecasts only when a
+// PodGroup or QueueUnit waits: pods of neither show their start in the live view alone.
 func (c *Controller) refreshPass(ctx context.Context) int {
-	starts := c.expectedStarts()
+	holders := c.startHolders(ctx)
+	var starts expectedStarts
+	if slices.ContainsFunc(holders, func(h startHolder) bool { return h.waits }) {
+		starts = c.expectedStarts()
+	}
 	written := 0
-	for _, w := range c.startHolders(ctx) {
+	for _, w := range holders {
 		var s *visibilityv1beta1.ExpectedStart
 		if w.waits {
 			s = starts.of(w.key)

@@ -143,3 +143,40 @@ func TestRefreshWritesAtABoundedRate(t *testing.T) {
 		t.Fatalf("a new term's first pass wrote %d, want %d", got, startWritesPerRefresh)
 	}
 }
+
+// A pass with no PodGroup or QueueUnit waiting makes no forecast (pending pods of neither have no
+// condition to show it), and still takes out the condition of a group that started.
+func TestRefreshForecastsOnlyForWaitingWork(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := util.MakePodGroup("ns", "started").MinMember(1).Queue("q").Obj()
+	started.Status.Phase = schedulingv1beta1.PodGroupRunning
+	started.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupExpectedStart, Status: metav1.ConditionTrue,
+		Reason: ReasonForecast, LastTransitionTime: metav1.Now()}}
+	waiting := util.MakePodGroup("ns", "waiting").MinMember(1).Queue("q").Obj()
+	waiting.Status.Phase = schedulingv1beta1.PodGroupPending
+	queues := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), started)
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), util.MakePod("ns", "p").Label(schedulingv1beta1.QueueLabel, "q").Obj()))
+	waitPodGroups := func(want int) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			pgs, _ := acct.PodGroups().List(labels.Everything())
+			return acct.Synced() && len(pgs) == want, nil
+		}); err != nil {
+			t.Fatalf("the accounting never saw %d PodGroups", want)
+		}
+	}
+	waitPodGroups(1)
+	c := &Controller{acct: acct}
+	if got := c.refreshPass(ctx); got != 1 || c.forecast.starts.byKey != nil {
+		t.Fatalf("a pass with nothing waiting wrote %d (want the started group's condition taken out), forecast %t",
+			got, c.forecast.starts.byKey != nil)
+	}
+	if _, err := queues.SchedulingV1beta1().PodGroups("ns").Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPodGroups(2)
+	if c.refreshPass(ctx); c.forecast.starts.byKey == nil {
+		t.Error("a pass with a group waiting made no forecast")
+	}
+}
