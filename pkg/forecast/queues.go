@@ -1,10 +1,9 @@
 package forecast
 
 import (
-	"maps"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/fairshare"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -21,8 +20,10 @@ type queues struct {
 	// work asks for.
 	held, asked Vector
 	deserved    map[string]v1.ResourceList
-	// allocated and demands are each queue's, as lists, kept for policy.Claimable.
-	allocated, demands map[string]v1.ResourceList
+	// allocated and demands are each queue's, as lists; claims each leaf queue's claim on idle room
+	// (policy.Claim), and claimable their sum (policy.Claimable), kept as the leaves change.
+	allocated, demands, claims map[string]v1.ResourceList
+	claimable                  v1.ResourceList
 }
 
 // queueState is one queue's spec, its place in the tree, and what its own pods hold and ask for.
@@ -31,15 +32,20 @@ type queueState struct {
 	parent            *queueState
 	children          []*queueState
 	share             *fairshare.Queue
+	leaf              bool
 	allocated, asking Vector
+	// subtree is what the queue and those below it hold.
+	subtree Vector
 }
 
 func newQueues(s *Snapshot) *queues {
 	q := &queues{dims: s.Dims, byName: make(map[string]*queueState, len(s.Queues)), held: make(Vector, len(s.Dims)),
-		asked: make(Vector, len(s.Dims)), allocated: map[string]v1.ResourceList{}, demands: map[string]v1.ResourceList{}}
+		asked: make(Vector, len(s.Dims)), allocated: map[string]v1.ResourceList{}, demands: map[string]v1.ResourceList{},
+		claims: map[string]v1.ResourceList{}}
 	for _, spec := range s.Queues {
 		q.byName[spec.Name] = &queueState{spec: spec, allocated: make(Vector, len(s.Dims)), asking: make(Vector, len(s.Dims)),
-			share: &fairshare.Queue{Name: spec.Name, Weight: spec.Weight, Guarantee: spec.Guarantee, Capability: spec.Capability}}
+			subtree: make(Vector, len(s.Dims)),
+			share:   &fairshare.Queue{Name: spec.Name, Weight: spec.Weight, Guarantee: spec.Guarantee, Capability: spec.Capability}}
 	}
 	for _, qs := range q.byName {
 		if parent, ok := q.byName[qs.spec.Parent]; ok && qs.spec.Parent != "" {
@@ -53,6 +59,7 @@ func newQueues(s *Snapshot) *queues {
 	for name, qs := range q.byName {
 		if len(qs.children) == 0 && qs != q.root {
 			q.leaves = append(q.leaves, name)
+			qs.leaf = true
 		}
 	}
 	capacity := make(Vector, len(s.Dims))
@@ -66,11 +73,17 @@ func newQueues(s *Snapshot) *queues {
 	return q
 }
 
-// hold counts room held (sign 1) or given back (-1) by queue's pods.
+// hold counts room held (sign 1) or given back (-1) by queue's pods, in the queue and in the
+// subtrees it is in.
 func (q *queues) hold(queue string, v Vector, sign int64) {
 	q.held.Add(v, sign)
-	if qs, ok := q.byName[queue]; ok {
-		qs.allocated.Add(v, sign)
+	qs, ok := q.byName[queue]
+	if !ok {
+		return
+	}
+	qs.allocated.Add(v, sign)
+	for depth := 0; qs != nil && depth <= maxDepth; qs, depth = qs.parent, depth+1 {
+		qs.subtree.Add(v, sign)
 	}
 }
 
@@ -94,6 +107,10 @@ func (q *queues) snapshot() *policy.Snapshot {
 		q.deserved = fairshare.Compute(q.root.share, q.capacity)
 		q.deserved[q.root.spec.Name] = q.capacity
 	}
+	q.claimable = policy.Claimable(q.deserved, q.demands, q.allocated, q.leaves)
+	for _, name := range q.leaves {
+		q.claims[name] = policy.Claim(q.deserved[name], q.demands[name], q.allocated[name])
+	}
 	s := &policy.Snapshot{Changes: 1, SharesInclude: 1, UnitDemandCurrent: true, Capacity: q.capacity, SharedCapacity: q.capacity,
 		Queues: make(map[string]*policy.Queue, len(q.byName))}
 	for name, qs := range q.byName {
@@ -104,16 +121,21 @@ func (q *queues) snapshot() *policy.Snapshot {
 }
 
 // recounted is snap after work of queue started or left, which changes what the queue and those
-// above it hold, not the shares: those queues' values are new, the others shared with snap.
+// above it hold or ask for, and the totals; the shares stay as they are. The snapshot is the play's
+// own, from snapshot: it is brought up to date in place.
 func (q *queues) recounted(snap *policy.Snapshot, queue string) *policy.Snapshot {
-	s := *snap
-	s.Queues = maps.Clone(snap.Queues)
 	for qs, depth := q.byName[queue], 0; qs != nil && depth < maxDepth; qs, depth = qs.parent, depth+1 {
-		q.count(qs.spec.Name, qs)
-		s.Queues[qs.spec.Name] = q.value(qs)
+		name := qs.spec.Name
+		q.count(name, qs)
+		snap.Queues[name] = q.value(qs)
+		if qs.leaf {
+			claim := policy.Claim(q.deserved[name], q.demands[name], q.allocated[name])
+			q.claimable = quota.RemoveZeros(quota.Add(quota.Subtract(q.claimable, q.claims[name]), claim))
+			q.claims[name] = claim
+		}
 	}
-	q.totals(&s)
-	return &s
+	q.totals(snap)
+	return snap
 }
 
 // count keeps the lists of what the queue holds and asks for, for policy.Claimable.
@@ -128,32 +150,18 @@ func (q *queues) value(qs *queueState) *policy.Queue {
 	name := qs.spec.Name
 	return &policy.Queue{Name: name, Parent: qs.spec.Parent, Capability: qs.spec.Capability, Reclaimable: qs.spec.Reclaimable,
 		Suspended: qs.spec.Suspended, Deserved: q.deserved[name], Allocated: q.allocated[name], Pending: q.list(qs.asking),
-		Subtree: q.list(qs.subtree())}
+		Subtree: q.list(qs.subtree)}
 }
 
 // totals sets what the snapshot sums over the queues.
 func (q *queues) totals(s *policy.Snapshot) {
 	s.Allocated, s.Pending = q.list(q.held), q.list(q.asked)
-	s.Claimable = policy.Claimable(q.deserved, q.demands, q.allocated, q.leaves)
+	s.Claimable = q.claimable
 }
 
 // maxDepth bounds a walk over the queue tree, so that a cycle that got past the webhook cannot
 // loop.
 const maxDepth = 64
-
-// subtree is what the queue and those below it hold.
-func (qs *queueState) subtree() Vector { return qs.below(maxDepth) }
-
-func (qs *queueState) below(depth int) Vector {
-	out := qs.allocated.Clone()
-	if depth == 0 {
-		return out
-	}
-	for _, c := range qs.children {
-		out.Add(c.below(depth-1), 1)
-	}
-	return out
-}
 
 // list is v as a resource list, without the pod count.
 func (q *queues) list(v Vector) v1.ResourceList {

@@ -45,25 +45,37 @@ func NothingToReclaimBeside(s *Snapshot, except string) bool {
 }
 
 // Claimable is what the queues below their share can still claim: per leaf queue, what it deserves
-// up to its demand, less what it holds.
+// up to its demand, less what it holds (Claim).
 func Claimable(deserved, demands, allocated map[string]v1.ResourceList, leaves []string) v1.ResourceList {
 	total := v1.ResourceList{}
 	for _, name := range leaves {
-		demand, held := demands[name], allocated[name]
-		for r, d := range deserved[name] {
-			want := d.DeepCopy()
-			if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {
-				want = dm.DeepCopy()
-			}
-			want.Sub(held[r])
-			if want.Sign() > 0 {
-				acc := total[r]
-				acc.Add(want)
-				total[r] = acc
-			}
-		}
+		addClaim(total, deserved[name], demands[name], allocated[name])
 	}
 	return total
+}
+
+// Claim is one leaf queue's part of Claimable: what it deserves up to its demand, less what it
+// holds, where that is more than nothing.
+func Claim(deserved, demand, held v1.ResourceList) v1.ResourceList {
+	out := v1.ResourceList{}
+	addClaim(out, deserved, demand, held)
+	return out
+}
+
+// addClaim adds a leaf queue's claim to total.
+func addClaim(total, deserved, demand, held v1.ResourceList) {
+	for r, d := range deserved {
+		want := d.DeepCopy()
+		if dm, ok := demand[r]; !ok || dm.Cmp(want) < 0 {
+			want = dm.DeepCopy()
+		}
+		want.Sub(held[r])
+		if want.Sign() > 0 {
+			acc := total[r]
+			acc.Add(want)
+			total[r] = acc
+		}
+	}
 }
 
 // ReservedClaims is the part of the queues' claims on idle room that reservations starting later
