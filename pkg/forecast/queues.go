@@ -107,9 +107,10 @@ func (q *queues) snapshot() *policy.Snapshot {
 		q.deserved = fairshare.Compute(q.root.share, q.capacity)
 		q.deserved[q.root.spec.Name] = q.capacity
 	}
-	q.claimable = policy.Claimable(q.deserved, q.demands, q.allocated, q.leaves)
+	q.claimable = v1.ResourceList{}
 	for _, name := range q.leaves {
 		q.claims[name] = policy.Claim(q.deserved[name], q.demands[name], q.allocated[name])
+		q.claimable = quota.Add(q.claimable, q.claims[name])
 	}
 	s := &policy.Snapshot{Changes: 1, SharesInclude: 1, UnitDemandCurrent: true, Capacity: q.capacity, SharedCapacity: q.capacity,
 		Queues: make(map[string]*policy.Queue, len(q.byName))}

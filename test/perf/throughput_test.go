@@ -246,13 +246,13 @@ func deleteAllPods(b *testing.B, ctx context.Context, kube kubernetes.Interface,
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(list.Items) > 0 {
-			if !done && err == nil {
-				done, err = deleteAll()
-			}
-			return false, err
+		if err != nil {
+			return false, nil // A busy API server: the next poll lists again.
 		}
-		return true, nil
+		if len(list.Items) > 0 && !done {
+			done, err = deleteAll()
+		}
+		return len(list.Items) == 0, err
 	})
 	if err != nil {
 		b.Fatalf("pods of %s not deleted within 5m: %v", ns, err)
