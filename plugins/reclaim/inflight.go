@@ -1,6 +1,7 @@
 package reclaim
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -30,10 +31,14 @@ type inflight struct {
 	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
 	// again.
 	left map[types.UID]time.Time
+	// of holds, per preemptor, the victims of the preemption it was nominated for, until the
+	// accounting no longer counts them (ownStill).
+	of map[types.UID][]*v1.Pod
 }
 
 func newInflight(c clock.PassiveClock) *inflight {
-	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{}}
+	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{},
+		of: map[types.UID][]*v1.Pod{}}
 }
 
 // victimState is how the accounting sees a victim under way.
@@ -71,6 +76,9 @@ func (f *inflight) settle(preemptor types.UID, node string) {
 		if node != "" && key == chosenKey(preemptor, node) {
 			for _, v := range victims {
 				f.victims[v.UID] = v
+			}
+			if len(victims) > 0 {
+				f.of[preemptor] = slices.Clone(victims)
 			}
 		}
 		delete(f.chosen, key)
@@ -131,9 +139,45 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 	return byQueue, byGang, alive
 }
 
-// drop forgets a victim whose eviction failed: it stays, and holds its room.
+// drop forgets a victim whose eviction failed: it stays, and holds its room, and its preemptor no
+// longer waits for it.
 func (f *inflight) drop(uid types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.victims, uid)
+	for preemptor, victims := range f.of {
+		f.keep(preemptor, slices.DeleteFunc(victims, func(v *v1.Pod) bool { return v.UID == uid }))
+	}
+}
+
+// ownStill says whether a victim of the preemption preemptor was nominated for is still counted
+// (counted says so); it forgets the victims no longer counted. Until the accounting counts them
+// gone, the preemptor's queue is refused on numbers that hold them, while the scheduler's cache may
+// have dropped them already: a dry run then would see neither them nor the room they free, and take
+// another victim.
+func (f *inflight) ownStill(preemptor types.UID, counted func(*v1.Pod) bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	victims := slices.DeleteFunc(f.of[preemptor], func(v *v1.Pod) bool { return !counted(v) })
+	f.keep(preemptor, victims)
+	return len(victims) > 0
+}
+
+// forgetOwn forgets, for every preemptor, the victims no longer counted: a preemptor that bound or
+// went does not ask again.
+func (f *inflight) forgetOwn(counted func(*v1.Pod) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for preemptor, victims := range f.of {
+		f.keep(preemptor, slices.DeleteFunc(victims, func(v *v1.Pod) bool { return !counted(v) }))
+	}
+}
+
+// keep records victims as preemptor's, or forgets the preemptor when there are none. f.mu is held.
+func (f *inflight) keep(preemptor types.UID, victims []*v1.Pod) {
+	if len(victims) == 0 {
+		delete(f.of, preemptor)
+		return
+	}
+	f.of[preemptor] = victims
 }

@@ -1,13 +1,19 @@
 package reclaim
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 // A victim the accounting sees leave stays on its way out for gangs.AttemptSlack: the node snapshot
@@ -47,5 +53,87 @@ func TestVictimsLeftStayGoingForTheSlack(t *testing.T) {
 	f.pending(state, queueOf, gangOf)
 	if len(f.left) != 0 {
 		t.Errorf("victims left kept past the slack: %v", f.left)
+	}
+}
+
+// A preemptor evicts nothing more while the accounting still counts the victims of the preemption it
+// was nominated for, terminating ones too: its queue refuses it on numbers that hold them, while the
+// scheduler's cache may have dropped them, and a dry run would then take one victim too many. It may
+// preempt again once they are counted gone, once a victim is stuck terminating past the slack, or
+// once an eviction failed.
+func TestAPreemptorWaitsUntilItsVictimsAreCountedGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fake := clocktesting.NewFakeClock(time.Now())
+	kube := kubefake.NewClientset()
+	acct, factory := accountingtest.StartWith(ctx, t, kube, accounting.Config{Clock: fake}, util.MakeQueue("borrower").Obj())
+	r := &Reclaim{acct: acct, inflight: newInflight(fake), pods: factory.Core().V1().Pods().Lister(), clock: fake}
+	victim, refused := borrowerPod("victim", 0), borrowerPod("refused", 0)
+	for _, p := range []*v1.Pod{victim, refused} {
+		if _, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, ctx, "the victims bound in the accounting", func() bool { return acct.Holds(victim) && acct.Holds(refused) })
+	preemptor, other := util.MakePod("ns", "preemptor").UID("preemptor").Obj(), util.MakePod("ns", "other").UID("other").Obj()
+	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
+	r.inflight.candidate(other.UID, "n", []*v1.Pod{refused})
+	r.inflight.settle(preemptor.UID, "n")
+	r.inflight.settle(other.UID, "n")
+	eligible := func(p *v1.Pod) bool { ok, _ := r.PodEligibleToPreemptOthers(ctx, p, nil); return ok }
+
+	if eligible(preemptor) {
+		t.Error("a preemptor whose victim is still bound may evict again")
+	}
+	r.inflight.drop(refused.UID)
+	if !eligible(other) {
+		t.Error("a preemptor whose victim's eviction failed may not evict again")
+	}
+	terminating := victim.DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{Time: fake.Now()}
+	if _, err := kube.CoreV1().Pods(victim.Namespace).Update(ctx, terminating, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the victim terminating", func() bool {
+		live, err := r.pods.Pods(victim.Namespace).Get(victim.Name)
+		return acct.Leaving(victim) && err == nil && live.DeletionTimestamp != nil
+	})
+	if eligible(preemptor) {
+		t.Error("a preemptor whose victim is terminating may evict again")
+	}
+	fake.Step(gangs.AttemptSlack)
+	if !eligible(preemptor) {
+		t.Error("a preemptor whose victim is stuck terminating past the slack may not evict again")
+	}
+	if len(r.inflight.of) != 0 {
+		t.Errorf("%d preemptors still wait for their victims, want none", len(r.inflight.of))
+	}
+}
+
+// A victim the accounting counts gone frees its preemptor at once, and the preemptor is forgotten.
+func TestAPreemptorIsFreedWhenItsVictimsAreGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset()
+	acct, factory := accountingtest.Start(ctx, t, kube, util.MakeQueue("borrower").Obj())
+	r := &Reclaim{acct: acct, inflight: newInflight(acct.Clock()), pods: factory.Core().V1().Pods().Lister(), clock: acct.Clock()}
+	victim := borrowerPod("victim", 0)
+	if _, err := kube.CoreV1().Pods(victim.Namespace).Create(ctx, victim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the victim bound in the accounting", func() bool { return acct.Holds(victim) })
+	preemptor := util.MakePod("ns", "preemptor").UID("preemptor").Obj()
+	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
+	r.inflight.settle(preemptor.UID, "n")
+	if err := kube.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the victim gone from the accounting", func() bool { return !acct.Holds(victim) })
+	r.inflight.forgetOwn(r.stillCounted)
+	if len(r.inflight.of) != 0 {
+		t.Errorf("%d preemptors still wait for victims gone, want none", len(r.inflight.of))
+	}
+	if ok, why := r.PodEligibleToPreemptOthers(ctx, preemptor, nil); !ok {
+		t.Errorf("a preemptor whose victim is gone may not evict: %s", why)
 	}
 }

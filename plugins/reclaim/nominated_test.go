@@ -177,3 +177,30 @@ func TestPodBehindOlderOnesTakesNothingBack(t *testing.T) {
 		t.Errorf("PostFilter: %+v, %v; want no result, Unschedulable, the older pods named", result, status)
 	}
 }
+
+// A pod its queue refused on a snapshot older than the accounting's numbers evicts nothing: the dry
+// run would measure what must be freed against the old numbers and count what its victims free on
+// the new ones. It waits for the shares and is let in again at once when they include every change.
+func TestARefusalOnOlderNumbersEvictsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset()
+	acct, _ := accountingtest.Start(ctx, t, kube, util.MakeQueue("two").Obj())
+	handle := &activations{}
+	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey),
+		inflight: newInflight(acct.Clock())}
+	judged := settledSnapshot(t, ctx, acct, "two")
+	state := framework.NewCycleState()
+	cycle.Snapshot(state, func() *policy.Snapshot { return judged })
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: `queue "two" is at its capability`})
+	arrival := util.MakePod("ns", "arrival").UID("arrival").Label(schedulingv1beta1.QueueLabel, "two").Obj()
+	if _, err := kube.CoreV1().Pods("ns").Create(ctx, arrival, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "shares that count the arrival", func() bool { return acct.ChangedSince(judged) && !acct.Snapshot().Stale() })
+	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "two").Obj()
+	result, status := r.PostFilter(ctx, state, pod, nil)
+	if result != nil || status.Message() != "reclaim: waiting for the fair shares to include the latest demand" {
+		t.Errorf("PostFilter: %+v, %v; want no result, waiting for the shares", result, status)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -58,6 +59,7 @@ type Reclaim struct {
 	// of the cycle; nil when the framework does not offer it, and then gangs preempt pod by pod.
 	preFilter preFilterRunner
 	pdbs      policylisters.PodDisruptionBudgetLister
+	pods      corelisters.PodLister
 	// clock is the accounting's: the time the attempts and the victims' grace are measured against.
 	clock clock.PassiveClock
 }
@@ -81,6 +83,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 		nominated: newNominated(acct.GangKey), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
+	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
 	acct.OnSharesComputed(r.activateWaiting)
 	acct.OnSpareGrown(r.activateRefused)
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
@@ -142,7 +145,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
-	if snap.Stale() && r.readsShares(state, snap, pod) {
+	if snap.Stale() && r.readsShares(state, snap, pod) || r.judgedOnOlder(state, snap) {
 		return r.waitForShares(pod, snap)
 	}
 	p, why := r.newPlan(snap, pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
@@ -200,6 +203,16 @@ func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *
 	return err != nil || !policy.NothingToReclaimBeside(snap, queue)
 }
 
+// judgedOnOlder says whether the queue refused the pod on a snapshot older than snap. The dry run
+// measures what must be freed against that snapshot's numbers, and counts what each pod it takes
+// off a node frees as the accounting counts it now: a pod gone since would free nothing, though the
+// numbers still hold it, and one victim too many would go.
+func (r *Reclaim) judgedOnOlder(state fwk.CycleState, snap *policy.Snapshot) bool {
+	v, refused := cycle.QueueVerdictOf(state)
+	judged, taken := cycle.Taken(state)
+	return refused && v.Refused && taken && judged.Changes != snap.Changes
+}
+
 // newPlan gathers what the dry run needs to know of the queues for pod, or for the gang of pod
 // when req is what its missing members request, or says why no eviction can help.
 func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceList) (*plan, string) {
@@ -218,6 +231,7 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
 	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey)
+	r.inflight.forgetOwn(r.stillCounted)
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
 	held := r.nominated.holding(queue, pod, r.pending)
@@ -326,6 +340,9 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false, "not eligible due to preemptionPolicy=Never"
 	}
+	if r.inflight.ownStill(pod.UID, r.stillCounted) {
+		return false, "not eligible while the victims of its last preemption are still counted against their queue"
+	}
 	node := pod.Status.NominatedNodeName
 	if node == "" || nominatedNodeStatus.Code() == fwk.UnschedulableAndUnresolvable {
 		return true, ""
@@ -338,6 +355,18 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 		}
 	}
 	return true, ""
+}
+
+// stillCounted says whether the accounting counts a victim against its queue (bound, or terminating),
+// unless it is still there gangs.AttemptSlack after its deletion was due (a finalizer, a lost node),
+// as goingOn has it.
+func (r *Reclaim) stillCounted(victim *v1.Pod) bool {
+	if !r.acct.Holds(victim) {
+		return false
+	}
+	live, err := r.pods.Pods(victim.Namespace).Get(victim.Name)
+	return err != nil || live.UID != victim.UID || live.DeletionTimestamp == nil ||
+		r.clock.Now().Before(live.DeletionTimestamp.Add(gangs.AttemptSlack))
 }
 
 // within returns the amounts of list in the resources of req, zero where list has none.

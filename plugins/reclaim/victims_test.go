@@ -292,13 +292,13 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 			executor.PreemptPod = r.evict
 			r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
 			createPod(t, f, preemptor) // the Evaluator reads it back
-			waitFor(t, f, "the owner's low-priority pods counted", func() bool { return r.acct.HasBoundBelow("owner", 10) })
-			waitFor(t, f, "the shares include every change", func() bool { clk.Step(time.Minute); return !r.acct.Snapshot().Stale() })
+			waitFor(t, f.ctx, "the owner's low-priority pods counted", func() bool { return r.acct.HasBoundBelow("owner", 10) })
+			waitFor(t, f.ctx, "the shares include every change", func() bool { clk.Step(time.Minute); return !r.acct.Snapshot().Stale() })
 			// A computation for this pod, if one was still to come, and the wait after it.
 			createPod(t, f, pendingPod("newcomer-0"))
-			waitFor(t, f, "the shares' spacing waits for the clock", clk.HasWaiters)
+			waitFor(t, f.ctx, "the shares' spacing waits for the clock", clk.HasWaiters)
 			createPod(t, f, pendingPod("newcomer-1"))
-			waitFor(t, f, "a stale snapshot", func() bool { return r.acct.Snapshot().Stale() })
+			waitFor(t, f.ctx, "a stale snapshot", func() bool { return r.acct.Snapshot().Stale() })
 			state := framework.NewCycleState()
 			if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s)
@@ -315,9 +315,10 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, f *nodeFixture, what string, ok func() bool) {
+// waitFor polls ok until it holds.
+func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return ok(), nil
 	}); err != nil {
 		t.Fatalf("never %s", what)
@@ -337,7 +338,7 @@ func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
 	f := newNodeFixture(t, nil, ownerPod("low"))
 	r := f.reclaim
 	r.nominated = newNominated(schedulingv1beta1.PodGroupKey)
-	waitFor(t, f, "the owner's low-priority pod counted", func() bool { return r.acct.HasBoundBelow("owner", 1) })
+	waitFor(t, f.ctx, "the owner's low-priority pod counted", func() bool { return r.acct.HasBoundBelow("owner", 1) })
 	queue := func(name string, reclaimable bool, allocated, deserved string) *policy.Queue {
 		return &policy.Queue{Name: name, Parent: "root", Reclaimable: reclaimable, Allocated: cpu(allocated), Deserved: cpu(deserved)}
 	}
