@@ -19,7 +19,12 @@ import (
 func (r *Reclaim) evict(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor, victim *v1.Pod, pluginName string) (bool, error) {
 	queue := r.queueOfPreemptor(preemptor)
 	by := fmt.Sprintf("%s %s of queue %q", preemptor.Type(), klog.KObj(preemptor), queue)
-	return r.evictPod(ctx, victim, preemptor.Obj(), queue, by, c.Name(), pluginName)
+	waiting, err := r.evictPod(ctx, victim, preemptor.Obj(), queue, by, c.Name(), pluginName)
+	if err != nil {
+		// The Evaluator evicts no more of the candidate's victims once one fails.
+		r.inflight.drop(c.Victims().Pods)
+	}
+	return waiting, err
 }
 
 // evictPod takes one victim: a pod still waiting at Permit is sent back to the queue in memory; any
@@ -43,7 +48,7 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 	}
 	if err != nil {
 		logger.V(2).Info("Eviction refused", "victim", klog.KObj(victim), "err", err)
-		r.inflight.drop(victim.UID)
+		r.inflight.drop([]*v1.Pod{victim})
 		return false, err
 	}
 	r.handle.EventRecorder().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Reclaiming",

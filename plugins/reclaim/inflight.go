@@ -31,14 +31,24 @@ type inflight struct {
 	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
 	// again.
 	left map[types.UID]time.Time
-	// of holds, per preemptor, the victims of the preemption it was nominated for, until the
-	// accounting no longer counts them (ownStill).
-	of map[types.UID][]*v1.Pod
+	// of holds, per preemptor, the victims of the preemption it was nominated for, until they are no
+	// longer counted (ownStill).
+	of map[types.UID]ownVictims
 }
+
+// ownVictims are the victims of one preemptor's preemption, and when it was settled.
+type ownVictims struct {
+	since time.Time
+	pods  []*v1.Pod
+}
+
+// stillCounted says whether a victim of a preemption settled at since still counts against its
+// queue.
+type stillCounted func(victim *v1.Pod, since time.Time) bool
 
 func newInflight(c clock.PassiveClock) *inflight {
 	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{},
-		of: map[types.UID][]*v1.Pod{}}
+		of: map[types.UID]ownVictims{}}
 }
 
 // victimState is how the accounting sees a victim under way.
@@ -78,7 +88,7 @@ func (f *inflight) settle(preemptor types.UID, node string) {
 				f.victims[v.UID] = v
 			}
 			if len(victims) > 0 {
-				f.of[preemptor] = slices.Clone(victims)
+				f.of[preemptor] = ownVictims{since: f.clock.Now(), pods: slices.Clone(victims)}
 			}
 		}
 		delete(f.chosen, key)
@@ -139,45 +149,48 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 	return byQueue, byGang, alive
 }
 
-// drop forgets a victim whose eviction failed: it stays, and holds its room, and its preemptor no
-// longer waits for it.
-func (f *inflight) drop(uid types.UID) {
+// drop forgets victims whose eviction failed, or was not made: they stay, and hold their room, and
+// their preemptor no longer waits for them.
+func (f *inflight) drop(victims []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.victims, uid)
-	for preemptor, victims := range f.of {
-		f.keep(preemptor, slices.DeleteFunc(victims, func(v *v1.Pod) bool { return v.UID == uid }))
+	for _, victim := range victims {
+		delete(f.victims, victim.UID)
+	}
+	for preemptor := range f.of {
+		f.keep(preemptor, func(v *v1.Pod, _ time.Time) bool {
+			return !slices.ContainsFunc(victims, func(d *v1.Pod) bool { return d.UID == v.UID })
+		})
 	}
 }
 
-// ownStill says whether a victim of the preemption preemptor was nominated for is still counted
-// (counted says so); it forgets the victims no longer counted. Until the accounting counts them
-// gone, the preemptor's queue is refused on numbers that hold them, while the scheduler's cache may
-// have dropped them already: a dry run then would see neither them nor the room they free, and take
-// another victim.
-func (f *inflight) ownStill(preemptor types.UID, counted func(*v1.Pod) bool) bool {
+// ownStill says whether a victim of the preemption preemptor was nominated for still counts
+// (counted says so); it forgets those that no longer do.
+func (f *inflight) ownStill(preemptor types.UID, counted stillCounted) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	victims := slices.DeleteFunc(f.of[preemptor], func(v *v1.Pod) bool { return !counted(v) })
-	f.keep(preemptor, victims)
-	return len(victims) > 0
+	return f.keep(preemptor, counted)
 }
 
-// forgetOwn forgets, for every preemptor, the victims no longer counted: a preemptor that bound or
-// went does not ask again.
-func (f *inflight) forgetOwn(counted func(*v1.Pod) bool) {
+// forgetOwn forgets, for every preemptor, the victims that no longer count: a preemptor that bound
+// or went does not ask again.
+func (f *inflight) forgetOwn(counted stillCounted) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for preemptor, victims := range f.of {
-		f.keep(preemptor, slices.DeleteFunc(victims, func(v *v1.Pod) bool { return !counted(v) }))
+	for preemptor := range f.of {
+		f.keep(preemptor, counted)
 	}
 }
 
-// keep records victims as preemptor's, or forgets the preemptor when there are none. f.mu is held.
-func (f *inflight) keep(preemptor types.UID, victims []*v1.Pod) {
-	if len(victims) == 0 {
+// keep keeps the victims of preemptor that counted says still count, and forgets the preemptor when
+// none does; it says whether some do. f.mu is held.
+func (f *inflight) keep(preemptor types.UID, counted stillCounted) bool {
+	own := f.of[preemptor]
+	own.pods = slices.DeleteFunc(own.pods, func(v *v1.Pod) bool { return !counted(v, own.since) })
+	if len(own.pods) == 0 {
 		delete(f.of, preemptor)
-		return
+		return false
 	}
-	f.of[preemptor] = victims
+	f.of[preemptor] = own
+	return true
 }

@@ -2,17 +2,22 @@ package reclaim
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -56,84 +61,109 @@ func TestVictimsLeftStayGoingForTheSlack(t *testing.T) {
 	}
 }
 
-// A preemptor evicts nothing more while the accounting still counts the victims of the preemption it
-// was nominated for, terminating ones too: its queue refuses it on numbers that hold them, while the
-// scheduler's cache may have dropped them, and a dry run would then take one victim too many. It may
-// preempt again once they are counted gone, once a victim is stuck terminating past the slack, or
-// once an eviction failed.
-func TestAPreemptorWaitsUntilItsVictimsAreCountedGone(t *testing.T) {
+// A pod its queue refused evicts nothing more while the accounting still counts the victims of the
+// preemption it was nominated for, terminating ones too: the queue refuses it on numbers that hold
+// them, while the scheduler's cache may have dropped them, and a dry run would take one victim too
+// many. It may preempt again once an eviction failed, once a victim is still there gangs.AttemptSlack
+// after its deletion was due, or, for a victim whose deletion never began, after its preemption.
+func TestARefusedPreemptorWaitsForItsLastVictims(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fake := clocktesting.NewFakeClock(time.Now())
 	kube := kubefake.NewClientset()
-	acct, factory := accountingtest.StartWith(ctx, t, kube, accounting.Config{Clock: fake}, util.MakeQueue("borrower").Obj())
-	r := &Reclaim{acct: acct, inflight: newInflight(fake), pods: factory.Core().V1().Pods().Lister(), clock: fake}
-	victim, refused := borrowerPod("victim", 0), borrowerPod("refused", 0)
-	for _, p := range []*v1.Pod{victim, refused} {
-		if _, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	acct, factory := accountingtest.StartWith(ctx, t, kube, accounting.Config{Clock: fake}, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	r := &Reclaim{handle: &activations{}, acct: acct, inflight: newInflight(fake), pods: factory.Core().V1().Pods().Lister(), clock: fake,
+		waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	victims := map[string]*v1.Pod{}
+	for _, name := range []string{"terminating", "untouched", "refused"} {
+		victims[name] = borrowerPod(name, 0)
+		if _, err := kube.CoreV1().Pods("ns").Create(ctx, victims[name], metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, ctx, "the victims bound in the accounting", func() bool { return acct.Holds(victim) && acct.Holds(refused) })
-	preemptor, other := util.MakePod("ns", "preemptor").UID("preemptor").Obj(), util.MakePod("ns", "other").UID("other").Obj()
-	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
-	r.inflight.candidate(other.UID, "n", []*v1.Pod{refused})
-	r.inflight.settle(preemptor.UID, "n")
-	r.inflight.settle(other.UID, "n")
-	eligible := func(p *v1.Pod) bool { ok, _ := r.PodEligibleToPreemptOthers(ctx, p, nil); return ok }
+	waitFor(t, ctx, "the victims bound in the accounting", func() bool {
+		return acct.Holds(victims["terminating"]) && acct.Holds(victims["untouched"]) && acct.Holds(victims["refused"])
+	})
+	preemptors := map[string]*v1.Pod{}
+	for name, victim := range victims {
+		preemptors[name] = pendingPod("preemptor-of-" + name)
+		r.inflight.candidate(preemptors[name].UID, "n", []*v1.Pod{victim})
+		r.inflight.settle(preemptors[name].UID, "n")
+	}
+	waits := func(name string) bool {
+		return strings.Contains(refusedPostFilter(ctx, r, preemptors[name]), "victims of its last preemption")
+	}
 
-	if eligible(preemptor) {
-		t.Error("a preemptor whose victim is still bound may evict again")
+	for name := range victims {
+		if !waits(name) {
+			t.Errorf("the preemptor of %s evicts again while its victim is bound", name)
+		}
 	}
-	r.inflight.drop(refused.UID)
-	if !eligible(other) {
-		t.Error("a preemptor whose victim's eviction failed may not evict again")
+	r.inflight.drop([]*v1.Pod{victims["refused"]})
+	if waits("refused") {
+		t.Error("a preemptor whose victim's eviction failed still waits for it")
 	}
-	terminating := victim.DeepCopy()
-	terminating.DeletionTimestamp = &metav1.Time{Time: fake.Now()}
-	if _, err := kube.CoreV1().Pods(victim.Namespace).Update(ctx, terminating, metav1.UpdateOptions{}); err != nil {
+	// A grace period of a minute: the deletion is due a minute after it began.
+	terminating := victims["terminating"].DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{Time: fake.Now().Add(time.Minute)}
+	if _, err := kube.CoreV1().Pods("ns").Update(ctx, terminating, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the victim terminating", func() bool {
-		live, err := r.pods.Pods(victim.Namespace).Get(victim.Name)
-		return acct.Leaving(victim) && err == nil && live.DeletionTimestamp != nil
+		live, err := r.pods.Pods("ns").Get(terminating.Name)
+		return acct.Leaving(terminating) && err == nil && live.DeletionTimestamp != nil
 	})
-	if eligible(preemptor) {
-		t.Error("a preemptor whose victim is terminating may evict again")
-	}
 	fake.Step(gangs.AttemptSlack)
-	if !eligible(preemptor) {
-		t.Error("a preemptor whose victim is stuck terminating past the slack may not evict again")
+	if !waits("terminating") {
+		t.Error("a preemptor whose victim is terminating, within its grace period, evicts again")
+	}
+	if waits("untouched") {
+		t.Error("a preemptor whose victim's deletion never began still waits for it past the slack")
+	}
+	fake.Step(time.Minute)
+	if waits("terminating") {
+		t.Error("a preemptor whose victim is stuck terminating past the slack still waits for it")
 	}
 	if len(r.inflight.of) != 0 {
 		t.Errorf("%d preemptors still wait for their victims, want none", len(r.inflight.of))
 	}
 }
 
-// A victim the accounting counts gone frees its preemptor at once, and the preemptor is forgotten.
+// A victim the accounting counts gone frees its preemptor at once, and the next plan forgets the
+// preemptors whose victims are all gone, whether or not they come back.
 func TestAPreemptorIsFreedWhenItsVictimsAreGone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kube := kubefake.NewClientset()
-	acct, factory := accountingtest.Start(ctx, t, kube, util.MakeQueue("borrower").Obj())
-	r := &Reclaim{acct: acct, inflight: newInflight(acct.Clock()), pods: factory.Core().V1().Pods().Lister(), clock: acct.Clock()}
+	acct, factory := accountingtest.Start(ctx, t, kube, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	r := &Reclaim{handle: &activations{}, acct: acct, inflight: newInflight(acct.Clock()), pods: factory.Core().V1().Pods().Lister(),
+		clock: acct.Clock(), waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	victim := borrowerPod("victim", 0)
 	if _, err := kube.CoreV1().Pods(victim.Namespace).Create(ctx, victim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the victim bound in the accounting", func() bool { return acct.Holds(victim) })
-	preemptor := util.MakePod("ns", "preemptor").UID("preemptor").Obj()
+	preemptor := pendingPod("preemptor")
 	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
 	r.inflight.settle(preemptor.UID, "n")
 	if err := kube.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the victim gone from the accounting", func() bool { return !acct.Holds(victim) })
-	r.inflight.forgetOwn(r.stillCounted)
+	r.newPlan(acct.Snapshot(), pendingPod("another"), nil)
 	if len(r.inflight.of) != 0 {
 		t.Errorf("%d preemptors still wait for victims gone, want none", len(r.inflight.of))
 	}
-	if ok, why := r.PodEligibleToPreemptOthers(ctx, preemptor, nil); !ok {
-		t.Errorf("a preemptor whose victim is gone may not evict: %s", why)
+	if msg := refusedPostFilter(ctx, r, preemptor); strings.Contains(msg, "victims of its last preemption") {
+		t.Errorf("a preemptor whose victim is gone still waits: %s", msg)
 	}
+}
+
+// refusedPostFilter runs PostFilter for a pod its queue refused, with no nodes, and returns its
+// message.
+func refusedPostFilter(ctx context.Context, r *Reclaim, pod *v1.Pod) string {
+	state := framework.NewCycleState()
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: `queue "owner" is at its share`})
+	_, status := r.PostFilter(ctx, state, pod, framework.NewDefaultNodeToStatus())
+	return status.Message()
 }

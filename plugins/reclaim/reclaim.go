@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,6 +143,12 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		r.waiting.Remove(pod)
 		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the scheduler to count the room freed on node "+node)
 	}
+	if r.refused(state) && r.inflight.ownStill(pod.UID, r.stillCounted) {
+		// Its queue refused it on numbers that hold the victims of its last preemption, which the
+		// scheduler's cache may have dropped already: a dry run would see neither them nor the room
+		// they free, and take more. Proportion lets it in again when the accounting sees them go.
+		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the victims of its last preemption to go")
+	}
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
@@ -196,7 +203,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 // queue on any shares: on a stale snapshot too, as new pods arriving all the time would otherwise
 // turn it away again and again.
 func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod) bool {
-	if v, ok := cycle.QueueVerdictOf(state); ok && v.Refused {
+	if r.refused(state) {
 		return true
 	}
 	queue, err := r.acct.QueueOf(pod)
@@ -208,9 +215,14 @@ func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *
 // off a node frees as the accounting counts it now: a pod gone since would free nothing, though the
 // numbers still hold it, and one victim too many would go.
 func (r *Reclaim) judgedOnOlder(state fwk.CycleState, snap *policy.Snapshot) bool {
-	v, refused := cycle.QueueVerdictOf(state)
 	judged, taken := cycle.Taken(state)
-	return refused && v.Refused && taken && judged.Changes != snap.Changes
+	return r.refused(state) && taken && judged.Changes != snap.Changes
+}
+
+// refused says whether the pod's queue refused it (Proportion's verdict).
+func (r *Reclaim) refused(state fwk.CycleState) bool {
+	v, ok := cycle.QueueVerdictOf(state)
+	return ok && v.Refused
 }
 
 // newPlan gathers what the dry run needs to know of the queues for pod, or for the gang of pod
@@ -340,9 +352,6 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false, "not eligible due to preemptionPolicy=Never"
 	}
-	if r.inflight.ownStill(pod.UID, r.stillCounted) {
-		return false, "not eligible while the victims of its last preemption are still counted against their queue"
-	}
 	node := pod.Status.NominatedNodeName
 	if node == "" || nominatedNodeStatus.Code() == fwk.UnschedulableAndUnresolvable {
 		return true, ""
@@ -357,16 +366,19 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 	return true, ""
 }
 
-// stillCounted says whether the accounting counts a victim against its queue (bound, or terminating),
-// unless it is still there gangs.AttemptSlack after its deletion was due (a finalizer, a lost node),
-// as goingOn has it.
-func (r *Reclaim) stillCounted(victim *v1.Pod) bool {
+// stillCounted says whether the accounting counts a victim of a preemption settled at since against
+// its queue (bound, or terminating), until gangs.AttemptSlack after its deletion was due (a
+// finalizer, a lost node), as goingOn has it, or after since for one whose deletion never began (its
+// eviction failed, or was not made).
+func (r *Reclaim) stillCounted(victim *v1.Pod, since time.Time) bool {
 	if !r.acct.Holds(victim) {
 		return false
 	}
-	live, err := r.pods.Pods(victim.Namespace).Get(victim.Name)
-	return err != nil || live.UID != victim.UID || live.DeletionTimestamp == nil ||
-		r.clock.Now().Before(live.DeletionTimestamp.Add(gangs.AttemptSlack))
+	due := since
+	if live, err := r.pods.Pods(victim.Namespace).Get(victim.Name); err == nil && live.UID == victim.UID && live.DeletionTimestamp != nil {
+		due = live.DeletionTimestamp.Time
+	}
+	return r.clock.Now().Before(due.Add(gangs.AttemptSlack))
 }
 
 // within returns the amounts of list in the resources of req, zero where list has none.

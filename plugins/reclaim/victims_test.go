@@ -107,7 +107,8 @@ func newNodeFixtureOn(t *testing.T, cfg accounting.Config, nominated *v1.Pod, po
 		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
 	}
 	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client,
-		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(clock.RealClock{}), clock: clock.RealClock{}}}
+		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(clock.RealClock{}), clock: clock.RealClock{},
+			pods: kube.Core().V1().Pods().Lister()}}
 }
 
 // selectVictims runs the dry run on the node for a 1-CPU pod of the owner below its share, which may

@@ -233,14 +233,16 @@ func schedule(b *testing.B, ctx context.Context, ns, run, schedulerName string, 
 // does not pay for the deletions. A deletion that outlasts the request's time goes on in the API
 // server; it is asked again while pods are left.
 func deleteAllPods(b *testing.B, ctx context.Context, kube kubernetes.Interface, ns string) {
-	deleteAll := func() (bool, error) {
+	var timedOut error // the last deletion the API server gave up on
+	deleteAll := func(ctx context.Context) (bool, error) {
 		err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 		if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+			timedOut = err
 			return false, nil
 		}
 		return err == nil, err
 	}
-	done, err := deleteAll()
+	done, err := deleteAll(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -250,10 +252,13 @@ func deleteAllPods(b *testing.B, ctx context.Context, kube kubernetes.Interface,
 			return false, nil // A busy API server: the next poll lists again.
 		}
 		if len(list.Items) > 0 && !done {
-			done, err = deleteAll()
+			done, err = deleteAll(ctx)
 		}
 		return len(list.Items) == 0, err
 	})
+	if err != nil && timedOut != nil {
+		b.Fatalf("pods of %s not deleted within 5m: %v; the last deletion asked timed out: %v", ns, err, timedOut)
+	}
 	if err != nil {
 		b.Fatalf("pods of %s not deleted within 5m: %v", ns, err)
 	}
