@@ -21,8 +21,7 @@ func (r *Reclaim) evict(ctx context.Context, c preemption.Candidate, preemptor p
 	by := fmt.Sprintf("%s %s of queue %q", preemptor.Type(), klog.KObj(preemptor), queue)
 	waiting, err := r.evictPod(ctx, victim, preemptor.Obj(), queue, by, c.Name(), pluginName)
 	if err != nil {
-		// The Evaluator evicts no more of the candidate's victims once one fails.
-		r.inflight.drop(c.Victims().Pods)
+		r.inflight.fail(preemptor.UID(), c.Name(), c.Victims().Pods)
 	}
 	return waiting, err
 }
@@ -36,6 +35,7 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 	victimQueue, _ := r.acct.QueueOf(victim)
 	if wp := r.handle.GetWaitingPod(victim.UID); wp != nil && wp.Preempt(pluginName, "preempted") {
 		logger.V(2).Info("Waiting pod preempted", "preemptor", by, "victim", klog.KObj(victim), "node", node)
+		r.inflight.begin(victim.UID)
 		countVictim(queue, victimQueue)
 		return true, nil
 	}
@@ -51,6 +51,7 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 		r.inflight.drop([]*v1.Pod{victim})
 		return false, err
 	}
+	r.inflight.begin(victim.UID)
 	r.handle.EventRecorder().Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Reclaiming",
 		"Evicted from queue %q by %s on node %s", victimQueue, by, node)
 	logger.V(2).Info("Victim evicted", "preemptor", by, "victim", klog.KObj(victim), "node", node)

@@ -1,11 +1,14 @@
 package reclaim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
@@ -13,35 +16,51 @@ import (
 )
 
 // When one eviction of a preemption fails, the Evaluator evicts none of the candidate's victims
-// left: the preemptor waits for none of them, and no dry run counts them as going.
-func TestAFailedEvictionLetsTheVictimsStay(t *testing.T) {
-	first, second := borrowerPod("first", 0), borrowerPod("second", 0)
-	f := newNodeFixture(t, nil, first, second)
+// left: those stay, and no dry run counts them as going, nor does the preemptor wait for them. The
+// victims whose eviction went through, and those terminating already, are still on their way out. A
+// candidate whose eviction fails before its preemptor's cycle settles it keeps only those.
+func TestAFailedEvictionLetsTheVictimsLeftStay(t *testing.T) {
+	evicted, failing, terminating, untried := borrowerPod("evicted", 0), borrowerPod("failing", 0), borrowerPod("terminating", 0), borrowerPod("untried", 0)
+	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	f := newNodeFixture(t, nil, evicted, failing, terminating, untried)
 	f.client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "eviction" {
+		create, ok := action.(k8stesting.CreateAction)
+		if !ok || action.GetSubresource() != "eviction" {
 			return false, nil, nil
 		}
-		return true, nil, apierrors.NewTooManyRequests("the disruption budget allows no more", 10)
+		if eviction, ok := create.GetObject().(*policyv1.Eviction); ok && eviction.Name == "failing" {
+			return true, nil, apierrors.NewTooManyRequests("the disruption budget allows no more", 10)
+		}
+		return true, nil, nil
 	})
 	r := f.reclaim
-	preemptor := pendingPod("preemptor")
-	victims := []*v1.Pod{first, second}
-	r.inflight.candidate(preemptor.UID, "n", victims)
-	r.inflight.settle(preemptor.UID, "n")
+	victims := []*v1.Pod{evicted, failing, terminating, untried}
 	counted := func(*v1.Pod, time.Time) bool { return true }
-	if !r.inflight.ownStill(preemptor.UID, counted) {
-		t.Fatal("the preemptor does not wait for the victims of its preemption")
-	}
-	if _, err := r.evict(f.ctx, failingCandidate{victims}, podPreemptor{preemptor}, first, Name); err == nil {
-		t.Fatal("the eviction the budget refused succeeded")
-	}
-	if r.inflight.ownStill(preemptor.UID, counted) {
-		t.Error("the preemptor still waits for victims that stay")
-	}
-	for _, v := range victims {
-		if r.inflight.evicting(v.UID) {
-			t.Errorf("%s is still taken as going", v.Name)
+	for _, settled := range []bool{true, false} {
+		preemptor := pendingPod(fmt.Sprintf("preemptor-settled-%v", settled))
+		r.inflight.candidate(preemptor.UID, "n", victims)
+		if settled {
+			r.inflight.settle(preemptor.UID, "n")
 		}
+		if _, err := r.evict(f.ctx, failingCandidate{victims}, podPreemptor{preemptor}, evicted, Name); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.evict(f.ctx, failingCandidate{victims}, podPreemptor{preemptor}, failing, Name); err == nil {
+			t.Fatal("the eviction the budget refused succeeded")
+		}
+		if !settled {
+			r.inflight.settle(preemptor.UID, "n")
+		}
+		want := map[string]bool{"evicted": true, "failing": false, "terminating": true, "untried": false}
+		for _, v := range victims {
+			if got := r.inflight.evicting(v.UID); got != want[v.Name] {
+				t.Errorf("settled %v: %s taken as going: %v, want %v", settled, v.Name, got, want[v.Name])
+			}
+		}
+		if own := r.inflight.of[preemptor.UID]; len(own.pods) != 2 || !r.inflight.ownStill(preemptor.UID, counted) {
+			t.Errorf("settled %v: the preemptor waits for %v, want the evicted and the terminating victims", settled, names(own.pods))
+		}
+		r.inflight = newInflight(r.clock)
 	}
 }
 

@@ -31,6 +31,8 @@ type inflight struct {
 	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
 	// again.
 	left map[types.UID]time.Time
+	// begun holds the victims under way whose eviction went through.
+	begun map[types.UID]struct{}
 	// of holds, per preemptor, the victims of the preemption it was nominated for, until they are no
 	// longer counted (ownStill).
 	of map[types.UID]ownVictims
@@ -48,7 +50,7 @@ type stillCounted func(victim *v1.Pod, since time.Time) bool
 
 func newInflight(c clock.PassiveClock) *inflight {
 	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{},
-		of: map[types.UID]ownVictims{}}
+		begun: map[types.UID]struct{}{}, of: map[types.UID]ownVictims{}}
 }
 
 // victimState is how the accounting sees a victim under way.
@@ -146,14 +148,54 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 			byGang[key]++
 		}
 	}
+	for uid := range f.begun {
+		if _, ok := f.victims[uid]; !ok {
+			delete(f.begun, uid)
+		}
+	}
 	return byQueue, byGang, alive
 }
 
-// drop forgets victims whose eviction failed, or was not made: they stay, and hold their room, and
-// their preemptor no longer waits for them.
+// begin records that a victim's eviction went through.
+func (f *inflight) begin(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.begun[uid] = struct{}{}
+}
+
+// fail lets go the victims of preemptor's candidate on node that stay: once one eviction failed, the
+// Evaluator evicts none of those left. Those whose eviction went through, and those terminating
+// already, are still on their way out. A candidate not settled yet keeps only those.
+func (f *inflight) fail(preemptor types.UID, node string, victims []*v1.Pod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	stays := func(v *v1.Pod) bool {
+		_, begun := f.begun[v.UID]
+		return !begun && v.DeletionTimestamp == nil
+	}
+	key := chosenKey(preemptor, node)
+	if chosen, ok := f.chosen[key]; ok {
+		f.chosen[key] = slices.DeleteFunc(slices.Clone(chosen), stays)
+	}
+	var staying []*v1.Pod
+	for _, v := range victims {
+		if stays(v) {
+			staying = append(staying, v)
+		}
+	}
+	f.dropLocked(staying)
+}
+
+// drop forgets victims whose eviction failed: they stay, and hold their room, and their preemptor no
+// longer waits for them.
 func (f *inflight) drop(victims []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.dropLocked(victims)
+}
+
+// dropLocked is drop with f.mu held.
+func (f *inflight) dropLocked(victims []*v1.Pod) {
 	for _, victim := range victims {
 		delete(f.victims, victim.UID)
 	}

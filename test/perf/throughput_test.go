@@ -240,6 +240,7 @@ func deleteAllPods(b *testing.B, ctx context.Context, kube kubernetes.Interface,
 			timedOut = err
 			return false, nil
 		}
+		timedOut = nil
 		return err == nil, err
 	}
 	done, err := deleteAll(ctx)
