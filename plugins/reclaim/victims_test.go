@@ -357,3 +357,27 @@ func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
 		}
 	}
 }
+
+// Only a pod its queue refused waits for the victims of its last preemption: one its queue admits
+// reads the room on the nodes alone, and waits on the node its victims leave.
+func TestAnAdmittedPreemptorWaitsOnTheNodeItsVictimsLeave(t *testing.T) {
+	victim := borrowerPod("victim", 1)
+	preemptor := pendingPod("preemptor")
+	preemptor.Status.NominatedNodeName = "n"
+	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
+	r := f.reclaim
+	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
+	waitFor(t, f.ctx, "the victim counted and fresh shares", func() bool { return r.acct.Holds(victim) && !r.acct.Snapshot().Stale() })
+	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
+	r.inflight.settle(preemptor.UID, "n")
+	state := framework.NewCycleState()
+	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	m := framework.NewDefaultNodeToStatus()
+	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
+	result, status := r.PostFilter(f.ctx, state, preemptor, m)
+	if result == nil || result.NominatedNodeName != "n" || !strings.Contains(status.Message(), "pods leaving node n") {
+		t.Errorf("got %+v, %v; want the pod nominated to n while its victim leaves", result, status)
+	}
+}
