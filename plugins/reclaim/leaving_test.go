@@ -5,13 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
-	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
-	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -24,21 +20,15 @@ func TestRoomLetInForIsHeldUntilTheSnapshotCountsIt(t *testing.T) {
 	left, low, high := borrowerPod("left", 1), borrowerPod("low", 1), borrowerPod("high", 100)
 	f := newNodeFixture(t, nil, left, low, high)
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	cycleOf := func(pod *v1.Pod, letIn *cycle.LetIn) fwk.CycleState {
-		state := framework.NewCycleState()
-		if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, pod); !s.IsSuccess() {
-			t.Fatalf("PreFilter of %s: %v", pod.Name, s)
-		}
+		state := f.preFiltered(t, pod)
 		if letIn != nil {
 			cycle.SetLetIn(state, *letIn)
 		}
 		return state
 	}
 	preemptor := pendingPod("preemptor")
-	m := framework.NewDefaultNodeToStatus()
-	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
-	result, status := r.PostFilter(f.ctx, cycleOf(preemptor, &cycle.LetIn{Node: "n", Pod: left.UID}), preemptor, m)
+	result, status := r.PostFilter(f.ctx, cycleOf(preemptor, &cycle.LetIn{Node: "n", Pod: left.UID}), preemptor, unschedulableOnN())
 	if result == nil || result.Mode() != fwk.ModeOverride || result.NominatedNodeName != "n" ||
 		status.Message() != "reclaim: waiting for the scheduler to count the room freed on node n" {
 		t.Errorf("got %+v, %v; want the pod nominated to n while the snapshot still holds the pod that left", result, status)

@@ -143,7 +143,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		r.waiting.Remove(pod)
 		return nominating(node), fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the scheduler to count the room freed on node "+node)
 	}
-	if r.refused(state) && r.inflight.ownStill(pod.UID, r.stillCounted) {
+	if refused(state) && r.inflight.ownStill(pod.UID, r.stillCounted) {
 		// Its queue refused it on numbers that hold the victims of its last preemption, which the
 		// scheduler's cache may have dropped already: a dry run would see neither them nor the room
 		// they free, and take more. Proportion lets it in again when the accounting sees them go.
@@ -203,7 +203,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 // queue on any shares: on a stale snapshot too, as new pods arriving all the time would otherwise
 // turn it away again and again.
 func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod) bool {
-	if r.refused(state) {
+	if refused(state) {
 		return true
 	}
 	queue, err := r.acct.QueueOf(pod)
@@ -216,11 +216,11 @@ func (r *Reclaim) readsShares(state fwk.CycleState, snap *policy.Snapshot, pod *
 // numbers still hold it, and one victim too many would go.
 func (r *Reclaim) judgedOnOlder(state fwk.CycleState, snap *policy.Snapshot) bool {
 	judged, taken := cycle.Taken(state)
-	return r.refused(state) && taken && judged.Changes != snap.Changes
+	return refused(state) && taken && judged.Changes != snap.Changes
 }
 
 // refused says whether the pod's queue refused it (Proportion's verdict).
-func (r *Reclaim) refused(state fwk.CycleState) bool {
+func refused(state fwk.CycleState) bool {
 	v, ok := cycle.QueueVerdictOf(state)
 	return ok && v.Refused
 }
@@ -378,7 +378,7 @@ func (r *Reclaim) stillCounted(victim *v1.Pod, since time.Time) bool {
 	if live, err := r.pods.Pods(victim.Namespace).Get(victim.Name); err == nil && live.UID == victim.UID && live.DeletionTimestamp != nil {
 		due = live.DeletionTimestamp.Time
 	}
-	return r.clock.Now().Before(due.Add(gangs.AttemptSlack))
+	return leavingBy(due, r.clock.Now())
 }
 
 // within returns the amounts of list in the resources of req, zero where list has none.

@@ -3,6 +3,7 @@ package reclaim
 import (
 	"context"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -64,12 +65,18 @@ func (r *Reclaim) goingOn(nodeInfo fwk.NodeInfo) []fwk.PodInfo {
 	now := r.clock.Now()
 	for _, pi := range nodeInfo.GetPods() {
 		pod := pi.GetPod()
-		terminating := pod.DeletionTimestamp != nil && now.Before(pod.DeletionTimestamp.Add(gangs.AttemptSlack))
+		terminating := pod.DeletionTimestamp != nil && leavingBy(pod.DeletionTimestamp.Time, now)
 		if terminating || r.inflight.evicting(pod.UID) {
 			out = append(out, pi)
 		}
 	}
 	return out
+}
+
+// leavingBy says whether a pod whose deletion was due at due still counts as on its way out at now:
+// until gangs.AttemptSlack after it.
+func leavingBy(due, now time.Time) bool {
+	return now.Before(due.Add(gangs.AttemptSlack))
 }
 
 // victimsOn lists what may be taken on the node, least important first: single pods (and members

@@ -108,17 +108,15 @@ func newNodeFixtureOn(t *testing.T, cfg accounting.Config, nominated *v1.Pod, po
 	}
 	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client,
 		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(clock.RealClock{}), clock: clock.RealClock{},
-			pods: kube.Core().V1().Pods().Lister()}}
+			pods: kube.Core().V1().Pods().Lister(), waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey),
+			attempts: gangs.NewAttempts(clock.RealClock{})}}
 }
 
 // selectVictims runs the dry run on the node for a 1-CPU pod of the owner below its share, which may
 // take up to 3 CPUs from the borrower.
 func (f *nodeFixture) selectVictims(t *testing.T, preemptor *v1.Pod) ([]*v1.Pod, *fwk.Status) {
 	t.Helper()
-	state := framework.NewCycleState()
-	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
+	state := f.preFiltered(t, preemptor)
 	state.Write(planKey, &plan{queue: "owner", priority: 1, req: cpu("1"), spare: map[string]v1.ResourceList{"borrower": cpu("3")}})
 	info, err := f.snapshot.NodeInfos().Get("n")
 	if err != nil {
@@ -126,6 +124,23 @@ func (f *nodeFixture) selectVictims(t *testing.T, preemptor *v1.Pod) ([]*v1.Pod,
 	}
 	victims, _, status := f.reclaim.SelectVictimsOnNode(f.ctx, state, preemptor, info.Snapshot(), nil, nil)
 	return victims, status
+}
+
+// preFiltered runs the profile's PreFilter plugins for pod and returns the cycle's state.
+func (f *nodeFixture) preFiltered(t *testing.T, pod *v1.Pod) fwk.CycleState {
+	t.Helper()
+	state := framework.NewCycleState()
+	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, pod); !s.IsSuccess() {
+		t.Fatalf("PreFilter of %s: %v", pod.Name, s)
+	}
+	return state
+}
+
+// unschedulableOnN is the Filter's verdict of a cycle that found no room on node n.
+func unschedulableOnN() fwk.NodeToStatusReader {
+	m := framework.NewDefaultNodeToStatus()
+	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
+	return m
 }
 
 func pendingPod(name string) *v1.Pod {
@@ -193,20 +208,14 @@ func TestNominatedPodKeepsItsNodeWhileItsVictimsLeave(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	// The borrower holds 2 CPUs, its share beside the owner's 1 pending: nothing is spare.
 	if err := wait.PollUntilContextTimeout(f.ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return !r.acct.Snapshot().Stale() && len(r.acct.ReclaimableSpare("owner")) == 0 && deservedCPU(r, "owner") == 1, nil
 	}); err != nil {
 		t.Fatalf("the shares never left nothing spare: deserved %v, spare %v", r.acct.Deserved("owner"), r.acct.ReclaimableSpare("owner"))
 	}
-	state := framework.NewCycleState()
-	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	m := framework.NewDefaultNodeToStatus()
-	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
-	result, status := r.PostFilter(f.ctx, state, preemptor, m)
+	state := f.preFiltered(t, preemptor)
+	result, status := r.PostFilter(f.ctx, state, preemptor, unschedulableOnN())
 	if status.Code() != fwk.Unschedulable || result == nil || result.Mode() != fwk.ModeOverride || result.NominatedNodeName != "n" {
 		t.Errorf("got %+v, %v; want the pod kept on node n while its victim leaves", result, status)
 	}
@@ -230,7 +239,6 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, terminating, half("mid"), borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	r.evaluator = preemption.NewEvaluator(Name, f.framework, r, preemption.NewExecutor(f.framework, feature.Features{}))
 	r.nominated.set(preemptor, "owner", "n")
 	// The owner deserves 1 CPU and the borrower holds 2.5: 500m are spare. The terminating pod frees
@@ -240,13 +248,8 @@ func TestNominationKeptWhenNotEligibleYet(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the shares never left the borrower's spare: %v", r.acct.ReclaimableSpare("owner"))
 	}
-	state := framework.NewCycleState()
-	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	m := framework.NewDefaultNodeToStatus()
-	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
-	if _, status := r.PostFilter(f.ctx, state, preemptor, m); !strings.Contains(status.Message(), "not eligible") {
+	state := f.preFiltered(t, preemptor)
+	if _, status := r.PostFilter(f.ctx, state, preemptor, unschedulableOnN()); !strings.Contains(status.Message(), "not eligible") {
 		t.Fatalf("status %v: want the pod not eligible while a pod on its node terminates", status)
 	}
 	if got := r.nominated.holding("owner", util.MakePod("ns", "other").UID("other").Obj(), func(*v1.Pod) bool { return true }); got.Cpu().String() != "1" {
@@ -288,7 +291,6 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Now())
 			f := newNodeFixtureOn(t, accounting.Config{Clock: clk}, nil, pods...)
 			r := f.reclaim
-			r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 			executor := preemption.NewExecutor(f.framework, feature.Features{})
 			executor.PreemptPod = r.evict
 			r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
@@ -300,16 +302,11 @@ func TestPreemptionWithinTheQueueDoesNotWaitForShares(t *testing.T) {
 			waitFor(t, f.ctx, "the shares' spacing waits for the clock", clk.HasWaiters)
 			createPod(t, f, pendingPod("newcomer-1"))
 			waitFor(t, f.ctx, "a stale snapshot", func() bool { return r.acct.Snapshot().Stale() })
-			state := framework.NewCycleState()
-			if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
-				t.Fatalf("PreFilter: %v", s)
-			}
+			state := f.preFiltered(t, preemptor)
 			if tt.refused {
 				cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: `queue "owner" is at its capability`})
 			}
-			m := framework.NewDefaultNodeToStatus()
-			m.Set("n", fwk.NewStatus(fwk.Unschedulable))
-			if _, status := r.PostFilter(f.ctx, state, preemptor, m); !strings.Contains(status.Message(), tt.want) {
+			if _, status := r.PostFilter(f.ctx, state, preemptor, unschedulableOnN()); !strings.Contains(status.Message(), tt.want) {
 				t.Errorf("status %v, want %q", status, tt.want)
 			}
 		})
@@ -366,17 +363,11 @@ func TestAnAdmittedPreemptorWaitsOnTheNodeItsVictimsLeave(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	r.waiting, r.nominated, r.attempts = podindex.New(), newNominated(schedulingv1beta1.PodGroupKey), gangs.NewAttempts(clock.RealClock{})
 	waitFor(t, f.ctx, "the victim counted and fresh shares", func() bool { return r.acct.Holds(victim) && !r.acct.Snapshot().Stale() })
 	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
 	r.inflight.settle(preemptor.UID, "n")
-	state := framework.NewCycleState()
-	if _, s, _ := f.framework.RunPreFilterPlugins(f.ctx, state, preemptor); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	m := framework.NewDefaultNodeToStatus()
-	m.Set("n", fwk.NewStatus(fwk.Unschedulable))
-	result, status := r.PostFilter(f.ctx, state, preemptor, m)
+	state := f.preFiltered(t, preemptor)
+	result, status := r.PostFilter(f.ctx, state, preemptor, unschedulableOnN())
 	if result == nil || result.NominatedNodeName != "n" || !strings.Contains(status.Message(), "pods leaving node n") {
 		t.Errorf("got %+v, %v; want the pod nominated to n while its victim leaves", result, status)
 	}
