@@ -49,6 +49,9 @@ type shares struct {
 	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
 	// weights are the effective weights the usage history gave, where they differ from the queues'.
 	weights fairshare.Weights
+	// spareGrowths counts the computations after which some queue held more above its share than
+	// after the one before (see OnSpareGrown).
+	spareGrowths uint64
 	// unitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
 	// pods, as of the last computation.
 	unitDemand v1.ResourceList
@@ -253,6 +256,9 @@ func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []s
 	}
 	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
 	grew = spareGrew(a.shares.spare, spare)
+	if grew {
+		a.shares.spareGrowths++
+	}
 	a.shares.deserved, a.shares.spare, a.shares.weights = deserved, spare, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
 	computed, spareGrown = a.shares.computed, a.shares.spareGrown
@@ -307,6 +313,15 @@ func (a *Accounting) OnSpareGrown(f func()) {
 	a.shares.mu.Lock()
 	defer a.shares.mu.Unlock()
 	a.shares.spareGrown = append(a.shares.spareGrown, f)
+}
+
+// SpareGrowths is how many computations of the shares so far left some queue holding more above its
+// share than the one before: a decision on a snapshot whose SpareGrowths is lower missed a growth,
+// and the OnSpareGrown call it may have missed too.
+func (a *Accounting) SpareGrowths() uint64 {
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return a.shares.spareGrowths
 }
 
 // OnSharesComputed registers f to be called after every computation of the shares.

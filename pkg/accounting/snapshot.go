@@ -45,7 +45,7 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	if full {
 		queues = a.AllQueues()
 	}
-	next := &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, UnitDemandCurrent: untracked <= sh.computedGen,
+	next := &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, SpareGrowths: sh.spareGrowths, UnitDemandCurrent: untracked <= sh.computedGen,
 		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, Claimable: sh.claimable, UnitDemand: sh.unitDemand,
 		Spare: sh.spare}
 	a.usage.mu.Lock()
@@ -107,7 +107,7 @@ func (a *Accounting) ChangedSince(snap *policy.Snapshot) bool {
 
 // publishedShares is one computation's shares, read under one lock.
 type publishedShares struct {
-	computedGen                     uint64
+	computedGen, spareGrowths       uint64
 	queueSpecs                      int64
 	capacity, claimable, unitDemand v1.ResourceList
 	deserved, spare                 map[string]v1.ResourceList
@@ -117,7 +117,7 @@ func (a *Accounting) readShares() publishedShares {
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	s := a.shares
-	return publishedShares{computedGen: s.computedGen, queueSpecs: s.queueSpecs, capacity: s.capacity, claimable: s.claimable,
+	return publishedShares{computedGen: s.computedGen, spareGrowths: s.spareGrowths, queueSpecs: s.queueSpecs, capacity: s.capacity, claimable: s.claimable,
 		unitDemand: s.unitDemand, deserved: s.deserved, spare: s.spare}
 }
 

@@ -22,6 +22,9 @@ type Snapshot struct {
 	Changes, SharesInclude uint64
 	// QueueSpecs is the version of the queues' specs the shares were computed under.
 	QueueSpecs int64
+	// SpareGrowths counts the computations of the shares, up to the one the snapshot holds, after
+	// which some queue held more above its share than after the one before.
+	SpareGrowths uint64
 	// UnitDemandCurrent: no change to what units and PodGroups ask for beyond their pods came after
 	// the shares were computed, so UnitDemand is what they ask for now.
 	UnitDemandCurrent bool

@@ -99,15 +99,17 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
 	}
 	snap := r.acct.Snapshot() // the latest: see PostFilter
-	if snap.Stale() {
-		return r.gangWaitsForShares(pod, snap)
+	if snap.Stale() || !r.sharesInclude(g.missing) {
+		// The shares must count every member the gang asks room for: the gang's members are read
+		// from the informer's store, which the accounting's handler may not have caught up with.
+		return r.gangWaitsForShares(pod, snap, g.missing...)
 	}
 	if m := g.neverPreempts(); m != nil {
 		return r.refuse(state, snap, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
 	}
 	p, why := r.newPlan(snap, g.lowest(), g.req)
 	if p != nil && r.acct.ChangedSince(snap) {
-		return r.gangWaitsForShares(pod, r.acct.Snapshot())
+		return r.gangWaitsForShares(pod, r.acct.Snapshot(), g.missing...)
 	}
 	if p != nil {
 		p.gang = g.key
@@ -137,10 +139,22 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	return nominating(placements[pod.UID]), nil
 }
 
-// gangWaitsForShares keeps the gang's reserved members while the shares are recomputed.
-func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot) (*fwk.PostFilterResult, *fwk.Status) {
-	_, s := r.waitForShares(pod, snap)
+// gangWaitsForShares keeps the gang's reserved members while the shares are recomputed to include
+// every change snap saw and the missing members.
+func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot, missing ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
+	_, s := r.waitForShares(pod, snap, missing...)
 	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
+}
+
+// sharesInclude says whether the published shares count each of pods as the accounting counts it;
+// a pod of another scheduler, which no queue counts, is left out.
+func (r *Reclaim) sharesInclude(pods []*v1.Pod) bool {
+	for _, p := range pods {
+		if p.Spec.SchedulerName == schedulingv1beta1.SchedulerName && !r.acct.SharesInclude(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // start evicts the victims of a gang's dry run, nominates each missing member to its node so that
@@ -161,11 +175,12 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 }
 
 // refuse says why reclaim cannot help, in the message and, for Gang's report, in the cycle state;
-// the pod comes back when a queue's spec changes. A change stored after snap was read, whose event
-// came before the pod was set aside, brings it back at once: no event would later.
+// the pod comes back when a queue's spec changes or a queue holds more above its share. Such a
+// change made after snap was read, whose call came before the pod was set aside, brings it back at
+// once: no call would later.
 func (r *Reclaim) refuse(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, refusedBucket)
-	if snap.QueueSpecs != r.acct.QueueSpecsVersion() {
+	if snap.QueueSpecs != r.acct.QueueSpecsVersion() || snap.SpareGrowths != r.acct.SpareGrowths() {
 		r.activateRefused()
 	}
 	r.nominated.forget(pod.UID)

@@ -2,6 +2,8 @@ package reclaim
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,16 +120,27 @@ func TestRefusalClearsTheNomination(t *testing.T) {
 	}
 }
 
-// activations is a framework handle that records the pods it is asked to activate.
+// activations is a framework handle that records, safely from any goroutine, the pods it is asked
+// to activate.
 type activations struct {
 	fwk.Handle
+	mu   sync.Mutex
 	pods []string
 }
 
 func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, p := range pods {
 		a.pods = append(a.pods, p.Name)
 	}
+}
+
+// activated lists the pods activated so far, in order.
+func (a *activations) activated() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.pods)
 }
 
 // A refusal that rests on a snapshot read before a queue's spec changed brings the pod back at once:
@@ -142,8 +155,8 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 	pod := util.MakePod("ns", "p").UID("p").Obj()
 	before := settledSnapshot(t, ctx, acct, "borrower")
 	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
-	if len(handle.pods) != 0 {
-		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.pods)
+	if len(handle.activated()) != 0 {
+		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.activated())
 	}
 	turned := util.MakeQueue("borrower").Reclaimable(true).Obj()
 	turned.Generation = 2
@@ -156,8 +169,50 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 		t.Fatal("the accounting never saw the spec change")
 	}
 	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
-	if len(handle.pods) != 1 || handle.pods[0] != "p" {
-		t.Errorf("activated %v; want the pod refused on specs older than the store's", handle.pods)
+	if len(handle.activated()) != 1 || handle.activated()[0] != "p" {
+		t.Errorf("activated %v; want the pod refused on specs older than the store's", handle.activated())
+	}
+}
+
+// A refusal that rests on a snapshot read before a computation of the shares left a queue holding
+// more above its share brings the pod back at once: the computation's call to let refused pods in may
+// have come before the pod was set aside, and none comes later. On the shares of now, it waits.
+func TestRefusalBeforeTheSpareGrewComesBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset(util.MakeNode("n", "3", "10Gi"))
+	acct, _ := accountingtest.Start(ctx, t, kube, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
+	handle := &activations{}
+	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "owner").Obj()
+	before := settledSnapshot(t, ctx, acct, "owner")
+	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
+	if len(handle.activated()) != 0 {
+		t.Fatalf("activated %v on a refusal that rests on the current shares", handle.activated())
+	}
+	// The owner asks for 2 CPUs and the borrower holds all 3: the borrower deserves 1.5 and holds 1.5
+	// above it.
+	for _, p := range []*v1.Pod{
+		util.MakePod("ns", "asks").UID("asks").Label(schedulingv1beta1.QueueLabel, "owner").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj(),
+		util.MakePod("ns", "holds").UID("holds").Label(schedulingv1beta1.QueueLabel, "borrower").Req(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Node("n").Obj(),
+	} {
+		if _, err := kube.CoreV1().Pods("ns").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, ctx, "the spare to grow", func() bool { return acct.SpareGrowths() != before.SpareGrowths })
+	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
+	if len(handle.activated()) != 1 || handle.activated()[0] != "p" {
+		t.Fatalf("activated %v; want the pod refused before the spare grew", handle.activated())
+	}
+	var now *policy.Snapshot
+	waitFor(t, ctx, "a snapshot of the grown spare", func() bool {
+		now = acct.Snapshot()
+		return !now.Stale() && now.SpareGrowths == acct.SpareGrowths()
+	})
+	r.refuse(framework.NewCycleState(), now, pod, "no reclaimable queue holds more than its share")
+	if len(handle.activated()) != 1 {
+		t.Errorf("activated %v; want nothing more for a refusal on the shares that grew the spare", handle.activated())
 	}
 }
 

@@ -297,12 +297,13 @@ func atShare(q *policy.Queue, req, held v1.ResourceList) string {
 		q.Name, holds, textout.Resources(within(q.Deserved, req)), textout.Resources(req))
 }
 
-// waitForShares turns the pod away until the shares include every change snap saw: evicting on
-// shares that miss the latest demand, or a victim that went, could take what is not spare. They may
-// have caught up, and said so, before the pod was indexed: then it is let in at once.
-func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot) (*fwk.PostFilterResult, *fwk.Status) {
+// waitForShares turns the pod away until the shares include every change snap saw, and the pods
+// counted (a gang's missing members): evicting on shares that miss the latest demand, or a victim
+// that went, could take what is not spare. They may have caught up, and said so, before the pod was
+// indexed: then it is let in at once.
+func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot, counted ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, staleBucket)
-	if r.acct.SharesCaughtUp(snap) {
+	if r.acct.SharesCaughtUp(snap) && r.sharesInclude(counted) {
 		r.activateWaiting()
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -46,6 +47,7 @@ type nodeFixture struct {
 	framework framework.Framework
 	snapshot  *internalcache.Snapshot
 	client    *kubefake.Clientset
+	informers informers.SharedInformerFactory
 }
 
 // borrowerPod is a 1-CPU pod of the borrower queue on node n.
@@ -106,7 +108,7 @@ func newNodeFixtureOn(t *testing.T, cfg accounting.Config, nominated *v1.Pod, po
 		}
 		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
 	}
-	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client,
+	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client, informers: kube,
 		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(clock.RealClock{}), clock: clock.RealClock{},
 			pods: kube.Core().V1().Pods().Lister(), waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey),
 			attempts: gangs.NewAttempts(clock.RealClock{})}}

@@ -200,41 +200,57 @@ func waitPending(t *testing.T, admin versioned.Interface, queue string, order []
 	}
 }
 
-// wantSummary waits until the queue's summary satisfies ok, and checks its numbers against the pods
-// the API server holds.
+// wantSummary waits until the queue's summary satisfies ok and its numbers agree with the pods the
+// API server holds. The view is eventually consistent: a summary that satisfies ok may not have seen
+// every pod yet (a share can reach its value before the last pod is counted), so both are waited for.
 func wantSummary(t *testing.T, admin versioned.Interface, queue, when string, ok func(*visibilityv1beta1.QueueSummary) bool) {
 	t.Helper()
 	var s *visibilityv1beta1.QueueSummary
+	var held podCounts
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
 		var err error
-		s, err = admin.VisibilityV1beta1().QueueSummaries().Get(ctx, queue, metav1.GetOptions{})
-		return err == nil && ok(s), nil
+		if s, err = admin.VisibilityV1beta1().QueueSummaries().Get(ctx, queue, metav1.GetOptions{}); err != nil || !ok(s) {
+			return false, nil
+		}
+		held, err = podsHeld(ctx, queue)
+		return err == nil && held == summaryCounts(s), nil
 	})
 	if err != nil {
-		t.Fatalf("queue %s %s: summary %+v", queue, when, s)
+		t.Fatalf("queue %s %s: summary %+v; it says %+v, the API server holds %+v", queue, when, s, summaryCounts(s), held)
 	}
-	pods, err := cluster.Kube.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{
-		LabelSelector: schedulingv1beta1.QueueLabel + "=" + queue})
+}
+
+// podCounts are a queue's pods as the summary counts them: bound, pending and the CPU bound.
+type podCounts struct {
+	running, pending int32
+	allocated        int64
+}
+
+func summaryCounts(s *visibilityv1beta1.QueueSummary) podCounts {
+	if s == nil {
+		return podCounts{}
+	}
+	return podCounts{running: s.RunningPods, pending: s.PendingPods, allocated: cpu(s.Allocated)}
+}
+
+// podsHeld counts the queue's pods the API server holds, those being deleted left out.
+func podsHeld(ctx context.Context, queue string) (podCounts, error) {
+	pods, err := cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: schedulingv1beta1.QueueLabel + "=" + queue})
 	if err != nil {
-		t.Fatal(err)
+		return podCounts{}, err
 	}
-	var bound, pending int32
-	var allocated int64
+	var c podCounts
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		if p.Spec.NodeName != "" {
-			bound++
-			allocated += cpu(resourcehelper.PodRequests(&p, resourcehelper.PodResourcesOptions{}))
-		} else {
-			pending++
+		switch {
+		case p.DeletionTimestamp != nil:
+		case p.Spec.NodeName != "":
+			c.running++
+			c.allocated += cpu(resourcehelper.PodRequests(&p, resourcehelper.PodResourcesOptions{}))
+		default:
+			c.pending++
 		}
 	}
-	if s.RunningPods != bound || s.PendingPods != pending || cpu(s.Allocated) != allocated {
-		t.Errorf("queue %s %s: summary says %d running, %d pending, %dm CPU allocated; the API server holds %d, %d, %dm",
-			queue, when, s.RunningPods, s.PendingPods, cpu(s.Allocated), bound, pending, allocated)
-	}
+	return c, nil
 }
 
 func cpu(list v1.ResourceList) int64 { return list.Cpu().MilliValue() }
