@@ -2,6 +2,7 @@ package gang
 
 import (
 	"context"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,10 +25,17 @@ func (g *Gang) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, er
 	}, nil
 }
 
-// isSchedulableAfterPodDelete queues pod unless the pod that went away was its own sibling: a gang
-// that gave up its reservations has not gained room by it.
+// isSchedulableAfterPodDelete queues pod unless the pod that went away is its own sibling still
+// there: the scheduler gave up what it assumed for it (the event kube-scheduler sends when a gang
+// gives up its reservations), and the gang has not gained room by it. A sibling deleted for real,
+// bound or not, and a pod of an earlier gang of the same name, free room the gang may take.
 func (g *Gang) isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
-	if deleted, ok := oldObj.(*v1.Pod); ok && g.acct.GangKey(deleted) == g.acct.GangKey(pod) {
+	deleted, ok := oldObj.(*v1.Pod)
+	if !ok {
+		return fwk.Queue, nil
+	}
+	if key := g.acct.GangKey(deleted); key != "" && key == g.acct.GangKey(pod) && slices.ContainsFunc(g.acct.GangMembers(key),
+		func(m *v1.Pod) bool { return m.UID == deleted.UID }) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
@@ -59,7 +67,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			if pod, ok := obj.(*v1.Pod); ok {
 				g.forget(pod)
 				if pod.Spec.NodeName != "" {
-					g.retryDenied(g.acct.GangKey(pod))
+					g.retryDenied()
 				}
 			}
 		},
@@ -67,7 +75,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 		return err
 	}
 	if _, err := g.handle.SharedInformerFactory().Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { g.retryDenied("") },
+		AddFunc: func(any) { g.retryDenied() },
 	}); err != nil {
 		return err
 	}
@@ -78,7 +86,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			old, okOld := oldObj.(*schedulingv1beta1.Queue)
 			q, ok := obj.(*schedulingv1beta1.Queue)
 			if okOld && ok && old.Generation != q.Generation {
-				g.retryDenied("")
+				g.retryDenied()
 			}
 		},
 	}); err != nil {
@@ -100,10 +108,11 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 	return err
 }
 
-// retryDenied lifts the denial of every rejected gang but except, now that room was freed, and
-// brings back the members it turned away.
-func (g *Gang) retryDenied(except string) {
-	for _, key := range g.members.roomFreed(except) {
+// retryDenied lifts the denial of every rejected gang, now that room was freed, and brings back the
+// members it turned away. A bound pod of the gang itself that leaves frees room it may take too: a
+// gang deleted and made again under its name finds the pods of the one before on its nodes.
+func (g *Gang) retryDenied() {
+	for _, key := range g.members.roomFreed() {
 		if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 {
 			g.handle.Activate(klog.Background(), pods)
 		}

@@ -148,18 +148,12 @@ func (m *members) isDenied(key string) bool {
 	return ok && m.clock.Now().Before(d.until) && d.queues == m.queues()
 }
 
-// roomFreed lifts every denial but that of the gang a freed pod belonged to, and returns the gangs
-// it lifted.
-func (m *members) roomFreed(except string) []string {
+// roomFreed lifts every denial, and returns the gangs it lifted.
+func (m *members) roomFreed() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var lifted []string
-	for key := range m.denied {
-		if key != except {
-			delete(m.denied, key)
-			lifted = append(lifted, key)
-		}
-	}
+	lifted := slices.Collect(maps.Keys(m.denied))
+	clear(m.denied)
 	return lifted
 }
 

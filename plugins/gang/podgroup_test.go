@@ -97,12 +97,18 @@ func TestDenialLapsesOnTheClock(t *testing.T) {
 	if g.members.isDenied("ns/g") {
 		t.Error("the denial holds once its window passed")
 	}
+	wantActivated(t, handle, "g-0", "once the window passed")
+}
+
+// wantActivated waits for the handle to be asked to activate pod name of namespace ns, when.
+func wantActivated(t *testing.T, handle *activations, name, when string) {
+	t.Helper()
 	select {
-	case name := <-handle.pods:
-		if name != "ns/g-0" && name != "g-0" {
-			t.Errorf("activated %q once the window passed; want the held member", name)
+	case got := <-handle.pods:
+		if got != "ns/"+name && got != name {
+			t.Errorf("activated %q %s; want %s", got, when, name)
 		}
 	case <-time.After(wait.ForeverTestTimeout):
-		t.Error("the held member was not activated once the window passed")
+		t.Errorf("%s was not activated %s", name, when)
 	}
 }

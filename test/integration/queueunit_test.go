@@ -17,6 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/job"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -129,6 +130,9 @@ func TestQueueUnitsDequeueByPriority(t *testing.T) {
 	if _, err := cluster.Queues.SchedulingV1beta1().QueueUnits(ns).Patch(context.Background(), "low", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("raise the priority of an Enqueued unit: %v", err)
 	}
+	// The dequeue pass orders the units as the scheduler's caches hold them, from which the live view
+	// lists them too: the queue opens once they hold the new priority.
+	waitFirstPending(t, queue, visibilityv1beta1.WorkloadReference{Kind: visibilityv1beta1.WorkloadQueueUnit, Name: "low"})
 	setQueueState(t, queue, schedulingv1beta1.QueueStateOpen)
 
 	waitUnit(t, ns, "low", "Dequeued", isDequeued)
@@ -320,5 +324,26 @@ func TestQueueUnitOfAKindNotServedWaits(t *testing.T) {
 	waitUnit(t, ns, "tf", "waiting for its kind", enqueuedWith("waiting: kind TFJob of kubeflow.org/v1 is not served by the API server (is its CRD installed?)"))
 	if err := util.WaitForEvent(context.Background(), cluster.Kube, ns, "tf", "ScheduleFailed", "is not served", settle); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitFirstPending waits until the live view lists work first in the queue's pending work.
+func waitFirstPending(t *testing.T, queue string, work visibilityv1beta1.WorkloadReference) {
+	t.Helper()
+	admin := waitViewServed(t)
+	var first []visibilityv1beta1.WorkloadReference
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		first = first[:0]
+		for _, w := range list.Items {
+			first = append(first, w.Workload)
+		}
+		return len(first) > 0 && first[0] == work, nil
+	})
+	if err != nil {
+		t.Fatalf("queue %s pending %v; want %v first", queue, first, work)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,8 +253,9 @@ func reservation(t *testing.T, group string, ok func(*visibilityv1beta1.Reservat
 	return last
 }
 
-// reservedCondition waits until the PodGroup's Reserved condition has status and reason.
-func reservedCondition(t *testing.T, group string, status metav1.ConditionStatus, reason string) metav1.Condition {
+// reservedCondition waits until the PodGroup's Reserved condition has status and reason, and a
+// message that holds text.
+func reservedCondition(t *testing.T, group string, status metav1.ConditionStatus, reason, text string) metav1.Condition {
 	t.Helper()
 	var last *metav1.Condition
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
@@ -262,10 +264,10 @@ func reservedCondition(t *testing.T, group string, status metav1.ConditionStatus
 			return false, nil
 		}
 		last = meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupReserved)
-		return last != nil && last.Status == status && last.Reason == reason, nil
+		return last != nil && last.Status == status && last.Reason == reason && strings.Contains(last.Message, text), nil
 	})
 	if err != nil {
-		t.Fatalf("podgroup %s: Reserved never %s/%s; last %+v", group, status, reason, last)
+		t.Fatalf("podgroup %s: Reserved never %s/%s saying %q; last %+v", group, status, reason, text, last)
 	}
 	return *last
 }

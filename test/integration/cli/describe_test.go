@@ -74,13 +74,10 @@ QueueUnit   default     sweep         Enqueued   -         2          <age> reso
 	waitQueue(t, "busy", "Suspended with what it holds as its share", func(q *queue) bool {
 		return q.Status.State == "Suspended" && q.Status.Deserved.Cpu().Value() == 6
 	})
-	described := mustRun(t, "describe", "busy")
-	head, _, found := strings.Cut(described, "Jobs:")
-	if !found {
-		t.Fatalf("describe has no Jobs section:\n%s", described)
-	}
+	// The status's figures (the usage's first checkpoint among them) and the event are written apart
+	// from the state waited for: describe is read until it shows them all.
 	// busy's pod has held 6 cpus since it was bound: its usage is counted (the figures move on).
-	expect(t, "describe", usages.ReplaceAllString(head, "cpu=<n> resource-seconds, at <time>"), `
+	wantHead := `
 Name:                   busy
 Parent:                 root
 State:                  Suspended (requested: Suspended)
@@ -99,7 +96,18 @@ PodGroups:              1 pending, 0 inqueue, 0 running, 0 unknown, 0 completed
 QueueUnits:             1 enqueued, 0 dequeued
 Conditions:
   TYPE     STATUS   REASON      MESSAGE
-  Active   False    Suspended   suspended: new work is accepted but nothing new is allocated; running pods keep running`[1:])
+  Active   False    Suspended   suspended: new work is accepted but nothing new is allocated; running pods keep running`[1:]
+	var described, head string
+	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
+		described = mustRun(t, "describe", "busy")
+		head, _, _ = strings.Cut(described, "Jobs:")
+		head = usages.ReplaceAllString(head, "cpu=<n> resource-seconds, at <time>")
+		return strings.Contains(described, "QueueSuspended") && strings.TrimRight(head, "\n") == wantHead, nil
+	})
+	if err != nil {
+		expect(t, "describe", head, wantHead)
+		t.Fatalf("describe never showed the suspended queue with its event:\n%s", described)
+	}
 	for _, want := range []string{
 		"Jobs:\n  KIND ",
 		"  QueueUnit   default     sweep         Enqueued   -",
