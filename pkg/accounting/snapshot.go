@@ -37,10 +37,11 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	// either in it or calls for the next one.
 	untracked := a.shares.untrackedGen.Load()
 	sh := a.readShares()
-	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && untracked == a.snapshots.untracked.Load() {
+	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && last.SpareGrowths == sh.spareGrowths &&
+		untracked == a.snapshots.untracked.Load() {
 		return last
 	}
-	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked.Load()
+	full := last == nil || last.SharesInclude != sh.computedGen || last.SpareGrowths != sh.spareGrowths || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
 		queues = a.AllQueues()
@@ -80,10 +81,16 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 }
 
 // current says whether nothing changed since snap was built: no change counted, no computation of
-// the shares, no change of queues, nodes or units. It takes no lock but the shares' read lock.
+// the shares that included a new change or grew a spare (a computation again on the same changes
+// may, as usage moves on), no change of queues, nodes or units. It takes no lock but the shares'
+// read lock.
 func (a *Accounting) current(snap *policy.Snapshot) bool {
-	return snap.Changes == a.shares.dirtyGen.Load() && snap.SharesInclude == a.sharesGeneration() &&
-		a.shares.untrackedGen.Load() == a.snapshots.untracked.Load()
+	if snap.Changes != a.shares.dirtyGen.Load() || a.shares.untrackedGen.Load() != a.snapshots.untracked.Load() {
+		return false
+	}
+	a.shares.mu.RLock()
+	defer a.shares.mu.RUnlock()
+	return snap.SharesInclude == a.shares.computedGen && snap.SpareGrowths == a.shares.spareGrowths
 }
 
 // SharesCaughtUp says whether the shares now include every change snap saw: a pod that waited for

@@ -14,6 +14,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // QueueUsage is what a queue's live (non-terminal) pods hold.
@@ -275,6 +276,14 @@ func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
 	p, ok := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()
 	return ok && p.informed && p.countedGen <= a.sharesGeneration()
+}
+
+// SnapshotIncludes says whether the shares snap holds include pod as the accounting counts it now.
+func (a *Accounting) SnapshotIncludes(snap *policy.Snapshot, pod *v1.Pod) bool {
+	a.usage.mu.RLock()
+	p, ok := a.usage.pods[pod.UID]
+	a.usage.mu.RUnlock()
+	return ok && p.informed && p.countedGen <= snap.SharesInclude
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From

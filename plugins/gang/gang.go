@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -38,6 +39,8 @@ type Gang struct {
 	held     *podindex.Index
 	reporter *holdreport.Reporter
 	failures *failureReport
+	// pods reads the scheduler's pod informer.
+	pods corelisters.PodLister
 	// clock tells the time: gang time-outs, the lapse of denials.
 	clock clock.WithDelayedExecution
 	// unnominate holds members whose stale nomination to clear.
@@ -73,6 +76,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		clock:    acct.Clock(),
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		pods:     pods.Lister(),
 		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
 
 		unnominate: newUnnominateQueue(),

@@ -2,7 +2,6 @@ package gang
 
 import (
 	"context"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,11 +33,18 @@ func (g *Gang) isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _
 	if !ok {
 		return fwk.Queue, nil
 	}
-	if key := g.acct.GangKey(deleted); key != "" && key == g.acct.GangKey(pod) && slices.ContainsFunc(g.acct.GangMembers(key),
-		func(m *v1.Pod) bool { return m.UID == deleted.UID }) {
+	if key := g.acct.GangKey(deleted); key != "" && key == g.acct.GangKey(pod) && g.stillThere(deleted) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
+}
+
+// stillThere says whether the pod informer holds pod, the same one, neither being deleted nor
+// finished.
+func (g *Gang) stillThere(pod *v1.Pod) bool {
+	current, err := g.pods.Pods(pod.Namespace).Get(pod.Name)
+	return err == nil && current.UID == pod.UID && current.DeletionTimestamp == nil &&
+		current.Status.Phase != v1.PodSucceeded && current.Status.Phase != v1.PodFailed
 }
 
 // watch lets a gang's held pods in when a member arrives or the PodGroup changes, and forgets what

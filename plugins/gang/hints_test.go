@@ -45,7 +45,8 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
 	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(),
 		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, clock.RealClock{}),
-		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10))}
+		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10)),
+		pods:     factory.Core().V1().Pods().Lister()}
 	if err := g.watch(factory.Core().V1().Pods().Informer()); err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +67,7 @@ func TestAGangIsLetInByTheRoomItsOwnNameFrees(t *testing.T) {
 	other := member("other", "other-0", 0, "n")
 	kube := kubefake.NewClientset(earlier, sibling, other)
 	g, handle := watchedGang(t, ctx, kube)
-	// A pod created now and seen says the informers watch: a fake client's events from before the
-	// watch began would be lost.
+	// A pod created now and seen says the informers watch, before the test deletes a pod.
 	if _, err := kube.CoreV1().Pods("ns").Create(ctx, pending, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
 	}
 	snap := r.acct.Snapshot() // the latest: see PostFilter
-	if snap.Stale() || !r.sharesInclude(g.missing) {
+	if snap.Stale() || !r.sharesInclude(g.missing, snap) {
 		// The shares must count every member the gang asks room for: the gang's members are read
 		// from the informer's store, which the accounting's handler may not have caught up with.
 		return r.gangWaitsForShares(pod, snap, g.missing...)
@@ -146,11 +146,14 @@ func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot, missing
 	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
 }
 
-// sharesInclude says whether the published shares count each of pods as the accounting counts it;
-// a pod of another scheduler, which no queue counts, is left out.
-func (r *Reclaim) sharesInclude(pods []*v1.Pod) bool {
+// sharesInclude says whether the shares of snap, or the published ones for nil, count each of pods
+// as the accounting counts it; a pod of another scheduler, which no queue counts, is left out.
+func (r *Reclaim) sharesInclude(pods []*v1.Pod, snap *policy.Snapshot) bool {
 	for _, p := range pods {
-		if p.Spec.SchedulerName == schedulingv1beta1.SchedulerName && !r.acct.SharesInclude(p) {
+		if p.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
+			continue
+		}
+		if snap == nil && !r.acct.SharesInclude(p) || snap != nil && !r.acct.SnapshotIncludes(snap, p) {
 			return false
 		}
 	}
@@ -179,16 +182,23 @@ func (r *Reclaim) start(ctx context.Context, g *gangPreemptor, placements map[ty
 // change made after snap was read, whose call came before the pod was set aside, brings it back at
 // once: no call would later.
 func (r *Reclaim) refuse(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Pod, why string) (*fwk.PostFilterResult, *fwk.Status) {
-	r.waiting.Add(pod, refusedBucket)
-	if snap.QueueSpecs != r.acct.QueueSpecsVersion() || snap.SpareGrowths != r.acct.SpareGrowths() {
-		r.activateRefused()
-	}
+	r.setAside(pod, snap)
 	r.nominated.forget(pod.UID)
 	cycle.SetReclaimRefusal(state, why)
 	// A nomination from an earlier cycle no longer holds room the pod may not take: pods of the same
 	// or a lower priority would wait for it, as kube-scheduler's own preemption clears it when it
 	// finds nothing to evict.
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride}}, fwk.NewStatus(fwk.Unschedulable, "reclaim: "+why)
+}
+
+// setAside puts a pod reclaim could not help on snap's numbers with the refused pods, and lets them
+// in at once when a queue's spec changed or a spare grew since snap: the call that lets them in may
+// have come before the pod was set aside.
+func (r *Reclaim) setAside(pod *v1.Pod, snap *policy.Snapshot) {
+	r.waiting.Add(pod, refusedBucket)
+	if snap.QueueSpecs != r.acct.QueueSpecsVersion() || snap.SpareGrowths != r.acct.SpareGrowths() {
+		r.activateRefused()
+	}
 }
 
 func nominating(node string) *fwk.PostFilterResult {

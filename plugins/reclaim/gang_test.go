@@ -47,15 +47,21 @@ func TestAGangWaitsForSharesThatCountEveryMember(t *testing.T) {
 	if g == nil || len(g.missing) != 2 {
 		t.Fatalf("gang of %s: %+v; want both members missing", first.Name, g)
 	}
+	judged := r.acct.Snapshot()
 	_, status := r.postFilterGang(f.ctx, framework.NewCycleState(), first, unschedulableOnN(), g)
 	if status.Code() != fwk.UnschedulableAndUnresolvable || status.Message() != "reclaim: waiting for the fair shares to include the latest demand" {
 		t.Fatalf("PostFilter on shares that miss a member: %v; want the gang to wait for the shares", status)
+	}
+	if got := handle.activated(); len(got) != 0 {
+		t.Fatalf("activated %v while the shares miss a member; want the gang to wait for them", got)
 	}
 	if _, err := f.client.CoreV1().Pods("ns").Create(f.ctx, second, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, f.ctx, "the gang let in on shares that count its second member", func() bool { return slices.Contains(handle.activated(), first.Name) })
-	if !r.acct.SharesInclude(second) {
-		t.Errorf("the gang was let in before the shares counted %s", second.Name)
+	// The members are judged against the snapshot the plan reads, not the shares published since.
+	if r.sharesInclude(g.missing, judged) {
+		t.Errorf("the snapshot read before %s was counted includes it", second.Name)
 	}
+	waitFor(t, f.ctx, "a snapshot that counts both members", func() bool { return r.sharesInclude(g.missing, r.acct.Snapshot()) })
 }

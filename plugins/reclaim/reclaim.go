@@ -188,7 +188,7 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 		r.nominated.set(pod, p.queue, result.NominatedNodeName)
 	}
 	if !status.IsSuccess() {
-		r.waiting.Add(pod, refusedBucket)
+		r.setAside(pod, snap)
 	}
 	if msg := status.Message(); msg != "" {
 		return result, fwk.NewStatus(status.Code(), "reclaim: "+msg)
@@ -303,7 +303,7 @@ func atShare(q *policy.Queue, req, held v1.ResourceList) string {
 // indexed: then it is let in at once.
 func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot, counted ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, staleBucket)
-	if r.acct.SharesCaughtUp(snap) && r.sharesInclude(counted) {
+	if r.acct.SharesCaughtUp(snap) && r.sharesInclude(counted, nil) {
 		r.activateWaiting()
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
