@@ -57,8 +57,18 @@ func newNamespace(t *testing.T, name, queue string) string {
 	if _, err := cluster.Kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The next test starts once the pods are gone: a gang tried while they still hold the nodes would
+	// be rejected for lack of room.
 	t.Cleanup(func() {
-		_ = cluster.Kube.CoreV1().Pods(name).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+		pods := cluster.Kube.CoreV1().Pods(name)
+		if err := pods.DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{}); err != nil {
+			t.Errorf("delete the pods of namespace %s: %v", name, err)
+			return
+		}
+		poll(t, "the pods of namespace "+name+" gone", func(ctx context.Context) (bool, error) {
+			list, err := pods.List(ctx, metav1.ListOptions{})
+			return err == nil && len(list.Items) == 0, nil
+		}, func() string { return "" })
 	})
 	return name
 }
