@@ -272,18 +272,20 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 
 // SharesInclude says whether the published shares include pod as the accounting counts it.
 func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
-	a.usage.mu.RLock()
-	p, ok := a.usage.pods[pod.UID]
-	a.usage.mu.RUnlock()
-	return ok && p.informed && p.countedGen <= a.sharesGeneration()
+	return a.includedBy(pod, a.sharesGeneration())
 }
 
 // SnapshotIncludes says whether the shares snap holds include pod as the accounting counts it now.
 func (a *Accounting) SnapshotIncludes(snap *policy.Snapshot, pod *v1.Pod) bool {
+	return a.includedBy(pod, snap.SharesInclude)
+}
+
+// includedBy says whether shares that include the changes up to gen count pod as it stands.
+func (a *Accounting) includedBy(pod *v1.Pod, gen uint64) bool {
 	a.usage.mu.RLock()
 	p, ok := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()
-	return ok && p.informed && p.countedGen <= snap.SharesInclude
+	return ok && p.informed && p.countedGen <= gen
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From

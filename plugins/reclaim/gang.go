@@ -99,7 +99,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
 	}
 	snap := r.acct.Snapshot() // the latest: see PostFilter
-	if snap.Stale() || !r.sharesInclude(g.missing, snap) {
+	if snap.Stale() || !allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(snap, m) }) {
 		// The shares must count every member the gang asks room for: the gang's members are read
 		// from the informer's store, which the accounting's handler may not have caught up with.
 		return r.gangWaitsForShares(pod, snap, g.missing...)
@@ -146,14 +146,11 @@ func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot, missing
 	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
 }
 
-// sharesInclude says whether the shares of snap, or the published ones for nil, count each of pods
-// as the accounting counts it; a pod of another scheduler, which no queue counts, is left out.
-func (r *Reclaim) sharesInclude(pods []*v1.Pod, snap *policy.Snapshot) bool {
+// allCounted says whether each of pods is counted as included says; a pod of another scheduler,
+// which no queue counts, is left out.
+func allCounted(pods []*v1.Pod, included func(*v1.Pod) bool) bool {
 	for _, p := range pods {
-		if p.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
-			continue
-		}
-		if snap == nil && !r.acct.SharesInclude(p) || snap != nil && !r.acct.SnapshotIncludes(snap, p) {
+		if p.Spec.SchedulerName == schedulingv1beta1.SchedulerName && !included(p) {
 			return false
 		}
 	}

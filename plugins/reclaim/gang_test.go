@@ -60,8 +60,10 @@ func TestAGangWaitsForSharesThatCountEveryMember(t *testing.T) {
 	}
 	waitFor(t, f.ctx, "the gang let in on shares that count its second member", func() bool { return slices.Contains(handle.activated(), first.Name) })
 	// The members are judged against the snapshot the plan reads, not the shares published since.
-	if r.sharesInclude(g.missing, judged) {
+	if allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(judged, m) }) {
 		t.Errorf("the snapshot read before %s was counted includes it", second.Name)
 	}
-	waitFor(t, f.ctx, "a snapshot that counts both members", func() bool { return r.sharesInclude(g.missing, r.acct.Snapshot()) })
+	waitFor(t, f.ctx, "a snapshot that counts both members", func() bool {
+		return allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(r.acct.Snapshot(), m) })
+	})
 }

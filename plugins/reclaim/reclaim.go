@@ -303,7 +303,7 @@ func atShare(q *policy.Queue, req, held v1.ResourceList) string {
 // indexed: then it is let in at once.
 func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot, counted ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
 	r.waiting.Add(pod, staleBucket)
-	if r.acct.SharesCaughtUp(snap) && r.sharesInclude(counted, nil) {
+	if r.acct.SharesCaughtUp(snap) && allCounted(counted, r.acct.SharesInclude) {
 		r.activateWaiting()
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")

@@ -330,20 +330,7 @@ func TestQueueUnitOfAKindNotServedWaits(t *testing.T) {
 // waitFirstPending waits until the live view lists work first in the queue's pending work.
 func waitFirstPending(t *testing.T, queue string, work visibilityv1beta1.WorkloadReference) {
 	t.Helper()
-	admin := waitViewServed(t)
-	var first []visibilityv1beta1.WorkloadReference
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		list, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		first = first[:0]
-		for _, w := range list.Items {
-			first = append(first, w.Workload)
-		}
-		return len(first) > 0 && first[0] == work, nil
+	waitPendingList(t, waitViewServed(t), queue, fmt.Sprintf("%v first", work), func(pending []visibilityv1beta1.PendingWorkload) bool {
+		return len(pending) > 0 && pending[0].Workload == work
 	})
-	if err != nil {
-		t.Fatalf("queue %s pending %v; want %v first", queue, first, work)
-	}
 }

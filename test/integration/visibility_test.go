@@ -179,6 +179,23 @@ func wantPending(t *testing.T, what string, got []visibilityv1beta1.PendingWorkl
 // waitPending waits until the queue's pending pods are those of order, numbered from 1.
 func waitPending(t *testing.T, admin versioned.Interface, queue string, order []metav1.ObjectMeta) {
 	t.Helper()
+	var want []string
+	for i, m := range order {
+		want = append(want, fmt.Sprintf("%s/pod.%s@%d", m.Namespace, m.Name, i+1))
+	}
+	waitPendingList(t, admin, queue, fmt.Sprint(want), func(pending []visibilityv1beta1.PendingWorkload) bool {
+		var have []string
+		for _, w := range pending {
+			have = append(have, fmt.Sprintf("%s/%s@%d", w.Namespace, w.Name, w.PositionInQueue))
+		}
+		return slices.Equal(have, want)
+	})
+}
+
+// waitPendingList waits until the queue's pending work, as the live view lists it, satisfies ok;
+// want says what is waited for.
+func waitPendingList(t *testing.T, admin versioned.Interface, queue, want string, ok func([]visibilityv1beta1.PendingWorkload) bool) {
+	t.Helper()
 	var last []string
 	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
 		list, err := admin.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
@@ -189,14 +206,10 @@ func waitPending(t *testing.T, admin versioned.Interface, queue string, order []
 		for _, w := range list.Items {
 			last = append(last, fmt.Sprintf("%s/%s@%d", w.Namespace, w.Name, w.PositionInQueue))
 		}
-		var want []string
-		for i, m := range order {
-			want = append(want, fmt.Sprintf("%s/pod.%s@%d", m.Namespace, m.Name, i+1))
-		}
-		return slices.Equal(last, want), nil
+		return ok(list.Items), nil
 	})
 	if err != nil {
-		t.Fatalf("queue %s pending %v; want %v", queue, last, order)
+		t.Fatalf("queue %s pending %v; want %s", queue, last, want)
 	}
 }
 
