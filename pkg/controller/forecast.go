@@ -234,13 +234,14 @@ type runtimeEstimate struct {
 }
 
 // runtimeAfter is the runtime that work of key which has run for elapsed is expected to reach, as
-// learned from the runs longer than that, or the default (at least elapsed).
+// learned from the runs longer than that, or the default; a run past the default, as a run past
+// every run learned (runtimes.Outlived).
 func (c *Controller) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.Duration) runtimeEstimate {
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	d := c.defaultRuntime()
-	def := forecast.Runtime{P50: max(d.P50, elapsed), P90: max(d.P90, elapsed)}
+	d, past := c.defaultRuntime(), runtimes.Outlived(elapsed)
+	def := forecast.Runtime{P50: max(d.P50, past.Mean), P90: max(d.P90, past.P90)}
 	e, ok := c.learnerLocked().EstimateAfter(key, now, elapsed)
 	if !ok {
 		return runtimeEstimate{Runtime: def, bounded: def}

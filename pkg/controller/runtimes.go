@@ -81,9 +81,9 @@ func checkpointOf(kinds map[string]runtimes.Learned, at time.Time) *schedulingv1
 // statusBuckets are the buckets of b in order, those of less than a thousandth of a run left out.
 func statusBuckets(b runtimes.Buckets) []schedulingv1beta1.RuntimeBucket {
 	var out []schedulingv1beta1.RuntimeBucket
-	for i, w := range b {
-		if milli := int64(w*1000 + 0.5); milli > 0 {
-			out = append(out, schedulingv1beta1.RuntimeBucket{Bucket: int32(i), MilliRuns: milli})
+	for i, bucket := range b {
+		if milli := int64(bucket.Runs*1000 + 0.5); milli > 0 {
+			out = append(out, schedulingv1beta1.RuntimeBucket{Bucket: int32(i), MilliRuns: milli, MeanMilliseconds: bucket.Mean.Milliseconds()})
 		}
 	}
 	slices.SortFunc(out, func(a, b schedulingv1beta1.RuntimeBucket) int { return int(a.Bucket - b.Bucket) })
@@ -110,7 +110,7 @@ func bucketsOf(cp *schedulingv1beta1.RuntimesCheckpoint) map[string]runtimes.Lea
 func learnerBuckets(status []schedulingv1beta1.RuntimeBucket) runtimes.Buckets {
 	b := make(runtimes.Buckets, len(status))
 	for _, bucket := range status {
-		b[int(bucket.Bucket)] = float64(bucket.MilliRuns) / 1000
+		b[int(bucket.Bucket)] = runtimes.Bucket{Runs: float64(bucket.MilliRuns) / 1000, Mean: time.Duration(bucket.MeanMilliseconds) * time.Millisecond}
 	}
 	return b
 }

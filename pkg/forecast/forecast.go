@@ -116,7 +116,8 @@ type Settings struct {
 	// Horizon is how far ahead starts are looked for: work that does not start by then has none.
 	Horizon time.Duration
 	// Resolution is the step ends are rounded up to: the fair shares are computed once per step, and
-	// the runs that end within one step leave in the order of their exact ends.
+	// the runs that end within one step leave in the order of their exact ends, the work each lets
+	// in starting at that end.
 	Resolution time.Duration
 	// DefaultRuntime is the runtime of work that states none.
 	DefaultRuntime Runtime

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -76,8 +77,9 @@ func TestWorkStartsAsRoomFrees(t *testing.T) {
 }
 
 // Runs that end apart within one step leave one at a time, as the scheduler sees them end: the
-// room of each goes to the first pod it fits, so a 2-CPU pod first in line does not take the room
-// of two 1-CPU pods that end seconds apart; the 1-CPU pods behind it do, and it waits for them.
+// room of each goes to the first pod it fits, at its end, so a 2-CPU pod first in line does not
+// take the room of two 1-CPU pods that end seconds apart; the 1-CPU pods behind it do, and it
+// waits for them.
 func TestRoomFreedApartGoesToWhatFitsEach(t *testing.T) {
 	s := snapshot([]Node{node("a", 2, "q", 10*time.Minute+time.Second, 10*time.Minute+3*time.Second)}, []Queue{queue("q", "")},
 		work("large", "q", 3*time.Minute, time.Minute, cpu(2)), work("small-1", "q", 2*time.Minute, 5*time.Minute, cpu(1)),
@@ -85,13 +87,32 @@ func TestRoomFreedApartGoesToWhatFitsEach(t *testing.T) {
 	set := settings()
 	set.Resolution = 10 * time.Second
 	got := Predict(s, set)
-	for _, key := range []string{"small-1", "small-2"} {
-		if p50 := got[key].P50.Sub(now); p50 != 10*time.Minute+10*time.Second {
-			t.Errorf("%s starts at %v, want 10m10s", key, p50)
+	for key, start := range map[string]time.Duration{"small-1": 10*time.Minute + time.Second, "small-2": 10*time.Minute + 3*time.Second} {
+		if p50 := got[key].P50.Sub(now); p50 != start {
+			t.Errorf("%s starts at %v, want %v", key, p50, start)
 		}
 	}
-	if p50 := got["large"].P50.Sub(now); p50 != 15*time.Minute+10*time.Second {
-		t.Errorf("large starts at %v, want 15m10s, once the small pods end together", p50)
+	if p50 := got["large"].P50.Sub(now); p50 != 15*time.Minute+3*time.Second {
+		t.Errorf("large starts at %v, want 15m3s, once both small pods ended", p50)
+	}
+}
+
+// Work let in by a run's end starts at that end, not at the step the end is rounded up to: runs of
+// 16s one after another on one CPU, at a resolution of 10s, start every 16s (every 20s if each
+// waited for its step).
+func TestAChainOfShortRunsKeepsItsPace(t *testing.T) {
+	var pending []Work
+	for i := range 4 {
+		pending = append(pending, work(fmt.Sprintf("short-%d", i), "q", time.Duration(4-i)*time.Minute, 16*time.Second, cpu(1)))
+	}
+	set := settings()
+	set.Resolution = 10 * time.Second
+	got := Predict(snapshot([]Node{node("a", 1, "q", 16*time.Second)}, []Queue{queue("q", "")}, pending...), set)
+	for i := range 4 {
+		key := fmt.Sprintf("short-%d", i)
+		if p50 := got[key].P50.Sub(now); p50 != time.Duration(i+1)*16*time.Second {
+			t.Errorf("%s starts at %v, want %v", key, p50, time.Duration(i+1)*16*time.Second)
+		}
 	}
 }
 

@@ -54,10 +54,11 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 
 // run starts what it can now, then moves from end to end until nothing waits or the horizon. The
 // runs that end within one step of the resolution leave in the order of their exact ends (those at
-// the same instant together), each time followed by a pass over the waiting work, as the scheduler
-// fills the room of each pod that ends before the next ends: a large pod waiting does not take the
-// room of several small ones that end apart, while a small one behind it fits the room of each. The
-// fair shares are computed again at each step, once its first runs left.
+// the same instant together), each time followed by a pass over the waiting work at that exact end,
+// as the scheduler fills the room of each pod that ends before the next ends: a large pod waiting
+// does not take the room of several small ones that end apart, while a small one behind it fits the
+// room of each, and a chain of short runs keeps its own pace, not the step's. The fair shares are
+// computed again at each step, once its first runs left.
 func (w *world) run() {
 	w.startWhatFits(w.s.Now, w.queues.snapshot())
 	for len(w.waiting) > 0 && w.ends.Len() > 0 {
@@ -67,6 +68,7 @@ func (w *world) run() {
 		}
 		var snap *policy.Snapshot
 		for len(w.waiting) > 0 && w.ends.Len() > 0 && !w.ends[0].at.After(now) {
+			at := latestOf(w.ends[0].run.exact, w.s.Now)
 			queues := w.leaveNext()
 			switch {
 			case len(queues) == 0:
@@ -78,9 +80,17 @@ func (w *world) run() {
 					snap = w.queues.recounted(snap, q)
 				}
 			}
-			snap = w.startWhatFits(now, snap)
+			snap = w.startWhatFits(at, snap)
 		}
 	}
+}
+
+// latestOf is the later of a and b.
+func latestOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // leaveNext gives back the room of the runs that end first, at the same instant (a piece of work's

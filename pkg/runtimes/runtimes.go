@@ -4,9 +4,12 @@
 // which the median and the 90th percentile are read. It is pure: values driven by the times they
 // are given, so a simulated clock plays it as the real one does.
 //
-// A histogram's buckets grow by a fixed ratio (a runtime is known to within it, about 12%), from
-// one second to about four years. A quantile is read by walking the buckets' weights and
-// interpolating within the bucket it falls in, on the logarithmic scale.
+// A histogram's buckets grow by a fixed ratio, from one second to about four years, and each keeps
+// the weight of its runs and their mean, so that the mean is read exactly. A bucket's runs are taken
+// to lie evenly, on the logarithmic scale, over the widest span about their mean that the bucket
+// holds: narrow when the mean lies near an edge of the bucket, the whole bucket when it is its
+// middle. A quantile is read by walking the buckets' weights and interpolating within the span it
+// falls in.
 package runtimes
 
 import (
@@ -53,13 +56,22 @@ const (
 	MaxShapeLength = 1024
 )
 
-// Buckets are a histogram's weights by bucket (bucket i holds runtimes of ratio^i to ratio^(i+1)
+// Buckets are a histogram's runs by bucket (bucket i holds runtimes of ratio^i to ratio^(i+1)
 // seconds), the empty ones left out.
-type Buckets map[int]float64
+type Buckets map[int]Bucket
 
-// histogram is the decayed weights of the runtimes in each bucket, as of at.
+// Bucket is the decayed weight of the runs in one bucket, and their mean runtime (zero: not known,
+// read as the bucket's middle).
+type Bucket struct {
+	Runs float64
+	Mean time.Duration
+}
+
+// histogram is the decayed weights of the runtimes in each bucket, as of at, and the sums of their
+// runtimes in seconds, each decayed as its weight is.
 type histogram struct {
 	weights [buckets]float64
+	sums    [buckets]float64
 	at      time.Time
 }
 
@@ -91,9 +103,10 @@ func NewLearner(halfLife time.Duration, minWeight float64) *Learner {
 // beyond MaxShapesPerQueue shapes in its queue, a new shape takes the place of the one that weighs
 // least now, if that weighs less than one run, else counts for its kind alone.
 func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
-	var one [buckets]float64
-	one[bucketOf(runtime)] = 1
-	l.add(key, &histogram{weights: one, at: at}, false)
+	h := &histogram{at: at}
+	b := bucketOf(runtime)
+	h.weights[b], h.sums[b] = 1, runtime.Seconds()
+	l.add(key, h, false)
 }
 
 // add adds h to the histograms of key, of its queue, and of its kind, as Observe counts a run. With
@@ -127,6 +140,7 @@ func (l *Learner) merge(k Key, h *histogram, decayOlder bool) {
 	}
 	for i, w := range theirs.weights {
 		mine.weights[i] += w
+		mine.sums[i] += theirs.sums[i]
 	}
 }
 
@@ -213,14 +227,14 @@ func (l *Learner) Export(queue string, at time.Time) map[string]Learned {
 	return out
 }
 
-// export is the histogram's weights decayed to at, the empty buckets left out.
+// export is the histogram's weights decayed to at, and its means, the empty buckets left out.
 func (h *histogram) export(at time.Time, halfLife time.Duration) Buckets {
 	decayed := *h
 	decayed.decayTo(at, halfLife)
 	b := Buckets{}
 	for i, w := range decayed.weights {
 		if w > 0 {
-			b[i] = w
+			b[i] = Bucket{Runs: w, Mean: seconds(decayed.sums[i] / w)}
 		}
 	}
 	return b
@@ -244,13 +258,19 @@ func (l *Learner) Import(queue string, kinds map[string]Learned, at time.Time) {
 	}
 }
 
-// imported is a histogram of the buckets b at at, those out of range left out.
+// imported is a histogram of the buckets b at at, those out of range left out; a bucket's mean,
+// unknown or outside the bucket, is its middle.
 func imported(b Buckets, at time.Time) *histogram {
 	h := &histogram{at: at}
-	for i, w := range b {
-		if i >= 0 && i < buckets && w > 0 {
-			h.weights[i] = w
+	for i, bucket := range b {
+		if i < 0 || i >= buckets || bucket.Runs <= 0 {
+			continue
 		}
+		mean := math.Pow(ratio, float64(i)+0.5)
+		if bucket.Mean > 0 && bucketOf(bucket.Mean) == i {
+			mean = bucket.Mean.Seconds()
+		}
+		h.weights[i], h.sums[i] = bucket.Runs, bucket.Runs*mean
 	}
 	return h
 }
@@ -263,8 +283,8 @@ func (l *Learner) Estimate(key Key, at time.Time) (Estimate, bool) {
 }
 
 // EstimateAfter is Estimate for work that has run for elapsed already: the runtime it is expected to
-// reach, read from the runtimes longer than elapsed (a run past every one learned reaches elapsed).
-// Which key it reads is chosen as Estimate chooses it.
+// reach, read from the runtimes longer than elapsed (for a run past every one learned, see
+// Outlived). Which key it reads is chosen as Estimate chooses it.
 func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (Estimate, bool) {
 	for i, k := range []Key{key, {Queue: key.Queue, Kind: key.Kind}, {Queue: key.Queue}, {Kind: key.Kind}, {}} {
 		if i == 1 && key.Shape == "" {
@@ -281,12 +301,21 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 		}
 		e := decayed.estimateAfter(elapsed)
 		if e.Weight == 0 {
-			e = Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}
+			e = Outlived(elapsed)
 		}
 		e.From = k
 		return e, true
 	}
 	return Estimate{}, false
+}
+
+// Outlived is the runtime expected of a run that has run for elapsed, longer than every run
+// learned, which therefore tell nothing of its end: runtimes taken to be heavy-tailed, as the
+// lifetimes of computing work are found to be (the chance that a run that reached elapsed reaches t
+// is elapsed/t), it runs as long again at the median (its mean, which that tail does not bound,
+// read as the median) and ten times as long in all at the 90th percentile.
+func Outlived(elapsed time.Duration) Estimate {
+	return Estimate{P50: 2 * elapsed, P90: 10 * elapsed, Mean: 2 * elapsed}
 }
 
 // weightAt is the histogram's whole weight decayed to at (as it is, for an earlier at).
@@ -310,52 +339,71 @@ func (h *histogram) decayTo(at time.Time, halfLife time.Duration) {
 	d := math.Exp2(-at.Sub(h.at).Seconds() / halfLife.Seconds())
 	for i := range h.weights {
 		h.weights[i] *= d
+		h.sums[i] *= d
 	}
 	h.at = at
 }
 
-// estimateAfter reads the median and the 90th percentile of the runtimes longer than elapsed, and
-// the weight of those: each bucket's weight lies evenly over it on the logarithmic scale, and the
-// part of a bucket below elapsed is left out.
+// estimateAfter reads the median, the 90th percentile and the mean of the runtimes longer than
+// elapsed, and the weight of those: each bucket's weight lies evenly over its span (spread), and the
+// part of a span below elapsed is left out.
 func (h *histogram) estimateAfter(elapsed time.Duration) Estimate {
 	from := 0.0
 	if s := elapsed.Seconds(); s > 1 {
 		from = math.Log(s) / math.Log(ratio)
 	}
-	// part is the weight of bucket i above from, and where in the bucket it starts.
-	part := func(i int) (weight, lo float64) {
-		lo = max(float64(i), from)
-		if lo >= float64(i+1) {
-			return 0, lo
-		}
-		return h.weights[i] * (float64(i+1) - lo), lo
-	}
-	var total float64
+	var parts [buckets]piece
+	var total, sum float64
 	for i := range h.weights {
-		w, _ := part(i)
-		total += w
+		parts[i] = h.above(i, from)
+		total, sum = total+parts[i].weight, sum+parts[i].sum
 	}
 	if total == 0 {
 		return Estimate{}
 	}
 	quantile := func(q float64) time.Duration {
 		want, seen := q*total, 0.0
-		for i := range h.weights {
-			w, lo := part(i)
-			if w > 0 && seen+w >= want {
-				return boundOf(lo + (want-seen)/h.weights[i])
+		for _, p := range parts {
+			if p.weight > 0 && seen+p.weight >= want {
+				return boundOf(p.lo + (want-seen)/p.weight*(p.hi-p.lo))
 			}
-			seen += w
+			seen += p.weight
 		}
 		return boundOf(buckets)
 	}
-	var seconds float64
-	for i := range h.weights {
-		if w, lo := part(i); w > 0 {
-			seconds += w * math.Pow(ratio, (lo+float64(i+1))/2)
-		}
+	return Estimate{P50: quantile(0.5), P90: quantile(0.9), Mean: seconds(sum / total), Weight: total}
+}
+
+// piece is the part of a bucket's runs above some runtime: their weight, the sum of their runtimes
+// in seconds, and the span (on the logarithmic scale) they lie over.
+type piece struct{ weight, sum, lo, hi float64 }
+
+// above is the part of bucket i's runs longer than ratio^from seconds: all of them when their
+// span starts there or later (their sum as learned), else the part of the span above it.
+func (h *histogram) above(i int, from float64) piece {
+	if h.weights[i] <= 0 {
+		return piece{}
 	}
-	return Estimate{P50: quantile(0.5), P90: quantile(0.9), Mean: time.Duration(seconds / total * float64(time.Second)).Round(time.Second), Weight: total}
+	lo, hi := h.spread(i)
+	switch {
+	case from <= lo:
+		return piece{weight: h.weights[i], sum: h.sums[i], lo: lo, hi: hi}
+	case from >= hi:
+		return piece{}
+	}
+	w := h.weights[i] * (hi - from) / (hi - lo)
+	return piece{weight: w, sum: w * math.Pow(ratio, (from+hi)/2), lo: from, hi: hi}
+}
+
+// spread is the span, on the logarithmic scale, that bucket i's runs are taken to lie evenly over:
+// the widest about their mean that the bucket holds (the bucket's middle, for a mean unknown).
+func (h *histogram) spread(i int) (lo, hi float64) {
+	x := float64(i) + 0.5
+	if mean := h.sums[i] / h.weights[i]; mean > 0 {
+		x = min(max(math.Log(mean)/math.Log(ratio), float64(i)), float64(i+1))
+	}
+	half := min(x-float64(i), float64(i+1)-x)
+	return x - half, x + half
 }
 
 // BucketOf is the bucket of a runtime, for a caller that names a shape by a runtime bound: a bucket's
@@ -372,7 +420,10 @@ func bucketOf(runtime time.Duration) int {
 	return min(int(math.Log(s)/math.Log(ratio)), buckets-1)
 }
 
-// boundOf is the runtime at a fractional bucket position: ratio^x seconds, to the second.
-func boundOf(x float64) time.Duration {
-	return time.Duration(math.Round(math.Pow(ratio, x))) * time.Second
+// boundOf is the runtime at a fractional bucket position: ratio^x seconds, to the millisecond.
+func boundOf(x float64) time.Duration { return seconds(math.Pow(ratio, x)) }
+
+// seconds is a duration of s seconds, to the millisecond.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
 }

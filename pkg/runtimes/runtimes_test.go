@@ -93,8 +93,55 @@ func TestEstimateAfterReadsTheLongerRuns(t *testing.T) {
 	if e, ok := l.EstimateAfter(key, t0, 3*time.Minute); !ok || !within(e.P50, 8*time.Minute) || !within(e.P90, 8*time.Minute) || e.Weight != 2 {
 		t.Errorf("past 3m: %+v, %v; want about 8m, from the 2 longer runs", e, ok)
 	}
-	if e, ok := l.EstimateAfter(key, t0, time.Hour); !ok || e.P50 != time.Hour || e.P90 != time.Hour {
-		t.Errorf("past every run: %+v, %v; want it to end now, at 1h", e, ok)
+	if e, ok := l.EstimateAfter(key, t0, time.Hour); !ok || e.P50 != 2*time.Hour || e.Mean != 2*time.Hour || e.P90 != 10*time.Hour {
+		t.Errorf("past every run: %+v, %v; want it to run as long again (2h), 10h in all at the 90th percentile", e, ok)
+	}
+}
+
+// A runtime that recurs is read as it is, not as its bucket's middle (7.5s lies in the bucket of
+// 7.45s to 9.31s, whose middle is 8.33s): the mean is the runtime's, and its runs lie about it, so
+// the median and the 90th percentile are within a percent of it, and a run that reached it is
+// about to end.
+func TestARecurringRuntimeIsReadAsItIs(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	key := Key{Queue: "q", Kind: "Pod"}
+	for range 3 {
+		l.Observe(key, 7500*time.Millisecond, t0)
+	}
+	near := func(got, want time.Duration) bool { return got >= want && float64(got) <= 1.01*float64(want) }
+	for _, elapsed := range []time.Duration{0, 5 * time.Second} {
+		if e, ok := l.EstimateAfter(key, t0, elapsed); !ok || e.Mean != 7500*time.Millisecond || !near(e.P50, 7500*time.Millisecond) ||
+			!near(e.P90, 7500*time.Millisecond) || e.Weight != 3 {
+			t.Errorf("after %s: %+v, %v; want a mean of 7.5s and the quantiles within a percent above it, from 3 runs", elapsed, e, ok)
+		}
+	}
+	if e, _ := l.EstimateAfter(key, t0, 7500*time.Millisecond); !near(e.Mean, 7500*time.Millisecond) {
+		t.Errorf("at 7.5s: %+v; want it to end within a percent", e)
+	}
+	if e, _ := l.EstimateAfter(key, t0, 8*time.Second); e.Mean != 16*time.Second {
+		t.Errorf("past every run: %+v; want it to run as long again, to 16s", e)
+	}
+	// Runs of one bucket that differ spread about their mean, as far as the bucket allows.
+	spread := Key{Queue: "q", Kind: "Job"}
+	for _, d := range []time.Duration{56 * time.Second, 68 * time.Second} {
+		l.Observe(spread, d, t0)
+		l.Observe(spread, d, t0)
+	}
+	if e, _ := l.Estimate(spread, t0); e.Mean != 62*time.Second || !within(e.P50, 62*time.Second) || e.P90 <= e.P50 || e.P90 > 70*time.Second {
+		t.Errorf("runs of 56s and 68s: %+v; want a mean of 62s, the median about it and the 90th percentile above", e)
+	}
+}
+
+// Buckets imported without their mean (a checkpoint written before the means were kept) are read
+// as their middle; a mean outside its bucket is read so too.
+func TestBucketsWithoutAMeanAreReadAsTheirMiddle(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	l.Import("q", map[string]Learned{"Pod": {Buckets: Buckets{18: {Runs: 3}}}, "Job": {Buckets: Buckets{18: {Runs: 3, Mean: time.Hour}}}}, t0)
+	middle := seconds(math.Pow(ratio, 18.5)) // 62.06s
+	for _, kind := range []string{"Pod", "Job"} {
+		if e, ok := l.Estimate(Key{Queue: "q", Kind: kind}, t0); !ok || e.Mean != middle || e.P50 != middle {
+			t.Errorf("%s: %+v, %v; want the bucket's middle, %s", kind, e, ok, middle)
+		}
 	}
 }
 
@@ -131,7 +178,8 @@ func TestExportedRuntimesImportAlike(t *testing.T) {
 		later := at.Add(12 * time.Hour)
 		want, wantOK := l.Estimate(key, later)
 		got, ok := restored.Estimate(key, later)
-		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || got.From != want.From || math.Abs(got.Weight-want.Weight) > 1e-9 {
+		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || (got.Mean-want.Mean).Abs() > time.Millisecond ||
+			got.From != want.From || math.Abs(got.Weight-want.Weight) > 1e-9 {
 			t.Errorf("%+v: restored %+v (%v), want %+v (%v)", key, got, ok, want, wantOK)
 		}
 	}

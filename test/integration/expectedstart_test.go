@@ -53,13 +53,12 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 	createJob(t, ns, "unit-job", 1, true)
 	createUnit(t, util.MakeQueueUnit(ns, "unit", queue, "unit-job").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
 
-	// The holder's bound ends an hour after its start, on the forecast's 10 s grid.
-	end := started.Add(time.Hour).Truncate(10 * time.Second)
+	// The holder's bound ends an hour after its start, and the room it frees is taken at that end.
+	end := started.Add(time.Hour)
 	wantExpected := func(conditions []metav1.Condition) bool {
 		c := meta.FindStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == controller.ReasonForecast &&
-			(strings.Contains(c.Message, "expected to start at "+end.UTC().Format(time.RFC3339)) ||
-				strings.Contains(c.Message, "expected to start at "+end.Add(10*time.Second).UTC().Format(time.RFC3339)))
+			strings.Contains(c.Message, "expected to start at "+end.UTC().Format(time.RFC3339))
 	}
 	waitPodGroup(t, ns, "gang", "expected to start at the holder's end", func(pg *schedulingv1beta1.PodGroup) bool {
 		return wantExpected(pg.Status.Conditions)
@@ -68,7 +67,7 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 		return u.Status.Phase == schedulingv1beta1.QueueUnitEnqueued && wantExpected(u.Status.Conditions)
 	})
 
-	wantSnapshot(t, ns, queue, started.Add(time.Hour), end)
+	wantSnapshot(t, ns, queue, end, end)
 
 	if err := pods.Delete(ctx, holder.Name, *metav1.NewDeleteOptions(0)); err != nil {
 		t.Fatal(err)
@@ -80,7 +79,7 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 }
 
 // wantSnapshot checks the forecast's snapshot: the holder of queue runs until holderEnd, and the
-// namespace's gang and unit are expected from start, to within the forecast's 10 s.
+// namespace's gang and unit are expected at start.
 func wantSnapshot(t *testing.T, namespace, queue string, holderEnd, start time.Time) {
 	t.Helper()
 	snap, err := cluster.Queues.VisibilityV1beta1().ForecastSnapshots().Get(context.Background(), visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
@@ -104,7 +103,7 @@ func wantSnapshot(t *testing.T, namespace, queue string, holderEnd, start time.T
 			continue
 		}
 		p50 := w.Start.P50
-		waiting[w.Workload.Kind] = w.Queue == queue && p50 != nil && !start.After(p50.Time) && !p50.After(start.Add(10*time.Second))
+		waiting[w.Workload.Kind] = w.Queue == queue && p50 != nil && p50.Time.Equal(start)
 	}
 	if !waiting[visibilityv1beta1.WorkloadPodGroup] || !waiting[visibilityv1beta1.WorkloadQueueUnit] {
 		t.Errorf("the snapshot's pending work of %s: %+v, want the gang and the unit of %s expected at %v", namespace, snap.Pending, queue, start)

@@ -212,13 +212,19 @@ type ShapeRuntimes struct {
 	Buckets []RuntimeBucket `json:"buckets"`
 }
 
-// RuntimeBucket is the decayed count of runs in one bucket of runtimes, in thousandths of a run.
+// RuntimeBucket is the decayed count of runs in one bucket of runtimes, in thousandths of a run, and
+// their mean runtime.
 type RuntimeBucket struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=83
 	Bucket int32 `json:"bucket"`
 	// +kubebuilder:validation:Minimum=0
 	MilliRuns int64 `json:"milliRuns"`
+	// meanMilliseconds is the mean runtime of the bucket's runs, in milliseconds; absent, the
+	// bucket's middle.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MeanMilliseconds int64 `json:"meanMilliseconds,omitempty"`
 }
 
 // Queue is a share of the cluster for a team: a weight, a guaranteed minimum, a hard maximum and a

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -110,21 +109,25 @@ func TestReclaimTakesFromTheQueueThatUsedMore(t *testing.T) {
 }
 
 // The runtimes learned of a queue's finished pods are checkpointed into its status by kind and by
-// shape, and the API server takes the shapes: three pods of 1 cpu that ran five minutes are in the
-// queue's runtimes of kind Pod, and in their shape.
+// shape, with their mean, and the API server takes the shapes: three pods of 1 cpu that ran five
+// minutes are in the queue's runtimes of kind Pod, and in their shape, at a mean between the
+// moment they were written finished and the moment it is read.
 func TestRuntimesAreCheckpointedByShape(t *testing.T) {
 	withQueues(t, "ran")
 	submit(t, "ran", 0, 3, "1")
 	waitBound(t, "3 pods of 1 cpu in ran", names("ran", 3)...)
 	ctx := context.Background()
 	pods := cluster.Kube.CoreV1().Pods(ns)
+	start := metav1.NewTime(time.Now().Add(-5 * time.Minute).Truncate(time.Second))
+	// A run ends when the scheduler sees its pod leave: after this, before the checkpoint is read.
+	least := time.Since(start.Time)
 	for _, name := range names("ran", 3) {
 		for _, phase := range []v1.PodPhase{v1.PodRunning, v1.PodSucceeded} {
 			pod, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pod.Status.Phase, pod.Status.StartTime = phase, ptr.To(metav1.NewTime(time.Now().Add(-5*time.Minute)))
+			pod.Status.Phase, pod.Status.StartTime = phase, &start
 			if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +142,8 @@ func TestRuntimesAreCheckpointedByShape(t *testing.T) {
 		last = q.Status.Runtimes
 		for _, k := range last.Kinds {
 			if k.Kind == "Pod" && len(k.Shapes) == 1 && strings.HasPrefix(k.Shapes[0].Shape, "cpu=1000m,") && runs(k.Shapes[0].Buckets) == 3000 {
-				return runs(k.Buckets) == 3000, nil
+				most := time.Since(start.Time)
+				return runs(k.Buckets) == 3000 && meanWithin(k.Buckets, least, most) && meanWithin(k.Shapes[0].Buckets, least, most), nil
 			}
 		}
 		return false, nil
@@ -147,6 +151,16 @@ func TestRuntimesAreCheckpointedByShape(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the queue's runtimes never held its 3 runs of kind Pod, in one shape of 1 cpu: last %+v", last)
 	}
+}
+
+// meanWithin says whether the runs in buckets ran from least to most on average.
+func meanWithin(buckets []schedulingv1beta1.RuntimeBucket, least, most time.Duration) bool {
+	for _, b := range buckets {
+		if mean := time.Duration(b.MeanMilliseconds) * time.Millisecond; mean < least.Truncate(time.Millisecond) || mean > most {
+			return false
+		}
+	}
+	return len(buckets) > 0
 }
 
 // runs counts the runs in buckets, in thousandths.
