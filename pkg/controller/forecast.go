@@ -240,8 +240,11 @@ func (c *Controller) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.
 	f := &c.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	d, past := c.defaultRuntime(), runtimes.Outlived(elapsed)
-	def := forecast.Runtime{P50: max(d.P50, past.Mean), P90: max(d.P90, past.P90)}
+	def := c.defaultRuntime()
+	if elapsed >= def.P50 {
+		past := runtimes.Outlived(elapsed)
+		def = forecast.Runtime{P50: past.Mean, P90: max(def.P90, past.P90)}
+	}
 	e, ok := c.learnerLocked().EstimateAfter(key, now, elapsed)
 	if !ok {
 		return runtimeEstimate{Runtime: def, bounded: def}

@@ -83,6 +83,14 @@ func TestRuntimesAreLearned(t *testing.T) {
 	if r := c.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); r.Runtime != defaultRuntime || r.bounded != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
 	}
+	// A run past the default hour runs as long again as it has run; one short of it, the default.
+	key := runtimes.Key{Queue: "q", Kind: "Job"}
+	if r := c.runtimeAfter(key, now, 59*time.Minute); r.Runtime != defaultRuntime {
+		t.Errorf("nothing finished, 59m run: runtime %+v, want the default", r)
+	}
+	if r := c.runtimeAfter(key, now, 2*time.Hour); r.Runtime != (forecast.Runtime{P50: 4 * time.Hour, P90: 20 * time.Hour}) || r.bounded != r.Runtime {
+		t.Errorf("nothing finished, 2h run: runtime %+v, want 4h and 20h at the 90th percentile", r)
+	}
 	for i := range 3 {
 		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Obj()
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", Controller: ptr.To(true)}}

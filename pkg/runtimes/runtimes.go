@@ -103,6 +103,7 @@ func NewLearner(halfLife time.Duration, minWeight float64) *Learner {
 // beyond MaxShapesPerQueue shapes in its queue, a new shape takes the place of the one that weighs
 // least now, if that weighs less than one run, else counts for its kind alone.
 func (l *Learner) Observe(key Key, runtime time.Duration, at time.Time) {
+	runtime = max(runtime, 0) // a start written by a clock ahead of the one that saw the end
 	h := &histogram{at: at}
 	b := bucketOf(runtime)
 	h.weights[b], h.sums[b] = 1, runtime.Seconds()
@@ -267,8 +268,16 @@ func imported(b Buckets, at time.Time) *histogram {
 			continue
 		}
 		mean := math.Pow(ratio, float64(i)+0.5)
-		if bucket.Mean > 0 && bucketOf(bucket.Mean) == i {
-			mean = bucket.Mean.Seconds()
+		if m := bucket.Mean; m > 0 && (bucketOf(m-time.Millisecond) == i || bucketOf(m+time.Millisecond) == i) {
+			// Exported to the millisecond, a mean at an edge of its bucket may round past it.
+			lo, hi := math.Pow(ratio, float64(i)), math.Pow(ratio, float64(i+1))
+			if i == 0 {
+				lo = 0 // the first bucket holds the runs under a second too
+			}
+			if i == buckets-1 {
+				hi = math.Inf(1) // and the last the longer ones
+			}
+			mean = min(max(m.Seconds(), lo), hi)
 		}
 		h.weights[i], h.sums[i] = bucket.Runs, bucket.Runs*mean
 	}
@@ -294,13 +303,19 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 		if h == nil {
 			continue
 		}
-		decayed := *h
-		decayed.decayTo(at, l.HalfLife)
-		if all := decayed.estimateAfter(0); math.Round(all.Weight) < l.MinWeight || all.Weight <= 0 {
+		d := h.decay(at, l.HalfLife)
+		if all := h.total() * d; math.Round(all) < l.MinWeight || all <= 0 {
 			continue
 		}
-		e := decayed.estimateAfter(elapsed)
-		if e.Weight == 0 {
+		// The quantiles and the mean do not change as every weight decays alike; the weight does.
+		e := h.estimateAfter(elapsed)
+		switch {
+		case e.Weight > 0:
+			e.Weight *= d
+		case elapsed < h.top():
+			// Within the runs learned, past the span their bucket's mean gives them: about to end.
+			e = Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}
+		default:
 			e = Outlived(elapsed)
 		}
 		e.From = k
@@ -315,19 +330,41 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 // is elapsed/t), it runs as long again at the median (its mean, which that tail does not bound,
 // read as the median) and ten times as long in all at the 90th percentile.
 func Outlived(elapsed time.Duration) Estimate {
+	elapsed = min(elapsed, math.MaxInt64/10) // a start decades ago, as a clock gone wrong writes it
 	return Estimate{P50: 2 * elapsed, P90: 10 * elapsed, Mean: 2 * elapsed}
 }
 
 // weightAt is the histogram's whole weight decayed to at (as it is, for an earlier at).
 func (h *histogram) weightAt(at time.Time, halfLife time.Duration) float64 {
+	return h.total() * h.decay(at, halfLife)
+}
+
+// total is the histogram's whole weight, as of its own time.
+func (h *histogram) total() float64 {
 	var total float64
 	for _, w := range h.weights {
 		total += w
 	}
-	if at.After(h.at) && halfLife > 0 {
-		total *= math.Exp2(-at.Sub(h.at).Seconds() / halfLife.Seconds())
-	}
 	return total
+}
+
+// decay is how much the histogram's weights count at at: 2^(-(at - h.at)/halfLife), one for an
+// earlier at.
+func (h *histogram) decay(at time.Time, halfLife time.Duration) float64 {
+	if !at.After(h.at) || halfLife <= 0 {
+		return 1
+	}
+	return math.Exp2(-at.Sub(h.at).Seconds() / halfLife.Seconds())
+}
+
+// top is the upper bound of the longest runs' bucket, in time; zero for no runs.
+func (h *histogram) top() time.Duration {
+	for i := buckets - 1; i >= 0; i-- {
+		if h.weights[i] > 0 {
+			return boundOf(float64(i + 1))
+		}
+	}
+	return 0
 }
 
 // decayTo moves the weights to at: each counts 2^(-(at - h.at)/halfLife) as much. Time never runs
@@ -336,7 +373,7 @@ func (h *histogram) decayTo(at time.Time, halfLife time.Duration) {
 	if !at.After(h.at) || halfLife <= 0 {
 		return
 	}
-	d := math.Exp2(-at.Sub(h.at).Seconds() / halfLife.Seconds())
+	d := h.decay(at, halfLife)
 	for i := range h.weights {
 		h.weights[i] *= d
 		h.sums[i] *= d

@@ -118,8 +118,12 @@ func TestARecurringRuntimeIsReadAsItIs(t *testing.T) {
 	if e, _ := l.EstimateAfter(key, t0, 7500*time.Millisecond); !near(e.Mean, 7500*time.Millisecond) {
 		t.Errorf("at 7.5s: %+v; want it to end within a percent", e)
 	}
-	if e, _ := l.EstimateAfter(key, t0, 8*time.Second); e.Mean != 16*time.Second {
-		t.Errorf("past every run: %+v; want it to run as long again, to 16s", e)
+	// Past the runs' span but within their bucket (up to 9.31s), runs learned reach that far.
+	if e, _ := l.EstimateAfter(key, t0, 8*time.Second); e.Mean != 8*time.Second || e.P90 != 8*time.Second {
+		t.Errorf("at 8s, within the runs' bucket: %+v; want it to end now", e)
+	}
+	if e, _ := l.EstimateAfter(key, t0, 10*time.Second); e.Mean != 20*time.Second || e.P90 != 100*time.Second {
+		t.Errorf("past every run: %+v; want it to run as long again, to 20s (100s in all at the 90th percentile)", e)
 	}
 	// Runs of one bucket that differ spread about their mean, as far as the bucket allows.
 	spread := Key{Queue: "q", Kind: "Job"}
@@ -133,15 +137,32 @@ func TestARecurringRuntimeIsReadAsItIs(t *testing.T) {
 }
 
 // Buckets imported without their mean (a checkpoint written before the means were kept) are read
-// as their middle; a mean outside its bucket is read so too.
+// as their middle; a mean outside its bucket is read so too, but for one rounded to the
+// millisecond past its edge, which is read at the edge; one under a second stays in the first.
 func TestBucketsWithoutAMeanAreReadAsTheirMiddle(t *testing.T) {
 	l := NewLearner(24*time.Hour, 3)
-	l.Import("q", map[string]Learned{"Pod": {Buckets: Buckets{18: {Runs: 3}}}, "Job": {Buckets: Buckets{18: {Runs: 3, Mean: time.Hour}}}}, t0)
+	edge := (time.Duration(math.Pow(ratio, 18) * float64(time.Second))).Truncate(time.Millisecond) // 55.511s, just below the edge
+	l.Import("q", map[string]Learned{"Pod": {Buckets: Buckets{18: {Runs: 3}}}, "Job": {Buckets: Buckets{18: {Runs: 3, Mean: time.Hour}}},
+		"Edge": {Buckets: Buckets{18: {Runs: 3, Mean: edge}}}, "Short": {Buckets: Buckets{0: {Runs: 3, Mean: 300 * time.Millisecond}}}}, t0)
 	middle := seconds(math.Pow(ratio, 18.5)) // 62.06s
-	for _, kind := range []string{"Pod", "Job"} {
-		if e, ok := l.Estimate(Key{Queue: "q", Kind: kind}, t0); !ok || e.Mean != middle || e.P50 != middle {
-			t.Errorf("%s: %+v, %v; want the bucket's middle, %s", kind, e, ok, middle)
+	for kind, want := range map[string]time.Duration{"Pod": middle, "Job": middle, "Edge": seconds(math.Pow(ratio, 18)), "Short": 300 * time.Millisecond} {
+		if e, ok := l.Estimate(Key{Queue: "q", Kind: kind}, t0); !ok || (e.Mean-want).Abs() > time.Millisecond {
+			t.Errorf("%s: %+v, %v; want a mean of %s", kind, e, ok, want)
 		}
+	}
+}
+
+// A start written by a clock ahead of the one that saw the end makes a runtime below zero: it
+// counts as a run of none, and no mean goes below zero.
+func TestARuntimeBelowZeroCountsAsNone(t *testing.T) {
+	l := NewLearner(24*time.Hour, 1)
+	key := Key{Queue: "q", Kind: "Pod"}
+	l.Observe(key, -time.Minute, t0)
+	if e, ok := l.Estimate(key, t0); !ok || e.Mean != 0 || e.Weight != 1 {
+		t.Errorf("estimate %+v, %v; want a mean of 0 from one run", e, ok)
+	}
+	if b := l.Export("q", t0)["Pod"].Buckets[0]; b.Mean != 0 || b.Runs != 1 {
+		t.Errorf("exported %+v; want one run of none", b)
 	}
 }
 
@@ -178,7 +199,8 @@ func TestExportedRuntimesImportAlike(t *testing.T) {
 		later := at.Add(12 * time.Hour)
 		want, wantOK := l.Estimate(key, later)
 		got, ok := restored.Estimate(key, later)
-		if ok != wantOK || got.P50 != want.P50 || got.P90 != want.P90 || (got.Mean-want.Mean).Abs() > time.Millisecond ||
+		// The means are exported to the millisecond, and the quantiles read about them.
+		if ok != wantOK || (got.P50-want.P50).Abs() > time.Millisecond || (got.P90-want.P90).Abs() > time.Millisecond || (got.Mean-want.Mean).Abs() > time.Millisecond ||
 			got.From != want.From || math.Abs(got.Weight-want.Weight) > 1e-9 {
 			t.Errorf("%+v: restored %+v (%v), want %+v (%v)", key, got, ok, want, wantOK)
 		}

@@ -42,6 +42,11 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 	if _, err := pods.UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The holder's bound ends an hour after its start, and the room it frees is taken at that end.
+	// The work comes once the forecast reads that start: a condition is written again only when
+	// its start moves by a minute or more.
+	end := started.Add(time.Hour)
+	waitHolderEnd(t, queue, end)
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(ctx, util.MakePodGroup(ns, "gang").MinMember(1).Queue(queue).Obj(),
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -53,8 +58,6 @@ func TestWaitingWorkSaysWhenItIsExpectedToStart(t *testing.T) {
 	createJob(t, ns, "unit-job", 1, true)
 	createUnit(t, util.MakeQueueUnit(ns, "unit", queue, "unit-job").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
 
-	// The holder's bound ends an hour after its start, and the room it frees is taken at that end.
-	end := started.Add(time.Hour)
 	wantExpected := func(conditions []metav1.Condition) bool {
 		c := meta.FindStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == controller.ReasonForecast &&
@@ -86,15 +89,7 @@ func wantSnapshot(t *testing.T, namespace, queue string, holderEnd, start time.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	holders := 0
-	for _, n := range snap.Nodes {
-		for _, r := range n.Running {
-			if r.Queue == queue && r.EndP50 != nil && r.EndP50.Time.Equal(holderEnd) {
-				holders++
-			}
-		}
-	}
-	if holders != 1 {
+	if holders := runningUntil(snap, queue, holderEnd); holders != 1 {
 		t.Errorf("the snapshot runs %d pods of %s until %v, want the holder", holders, queue, holderEnd)
 	}
 	waiting := map[visibilityv1beta1.WorkloadKind]bool{}
@@ -107,6 +102,31 @@ func wantSnapshot(t *testing.T, namespace, queue string, holderEnd, start time.T
 	}
 	if !waiting[visibilityv1beta1.WorkloadPodGroup] || !waiting[visibilityv1beta1.WorkloadQueueUnit] {
 		t.Errorf("the snapshot's pending work of %s: %+v, want the gang and the unit of %s expected at %v", namespace, snap.Pending, queue, start)
+	}
+}
+
+// runningUntil counts the pods of queue the snapshot runs until end.
+func runningUntil(snap *visibilityv1beta1.ForecastSnapshot, queue string, end time.Time) int {
+	n := 0
+	for _, node := range snap.Nodes {
+		for _, r := range node.Running {
+			if r.Queue == queue && r.EndP50 != nil && r.EndP50.Time.Equal(end) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// waitHolderEnd waits until the forecast's snapshot runs one pod of queue until end.
+func waitHolderEnd(t *testing.T, queue string, end time.Time) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		snap, err := cluster.Queues.VisibilityV1beta1().ForecastSnapshots().Get(ctx, visibilityv1beta1.CurrentSnapshot, metav1.GetOptions{})
+		return err == nil && runningUntil(snap, queue, end) == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("the forecast never ran a pod of %s until %v", queue, end)
 	}
 }
 
