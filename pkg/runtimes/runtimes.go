@@ -268,16 +268,10 @@ func imported(b Buckets, at time.Time) *histogram {
 			continue
 		}
 		mean := math.Pow(ratio, float64(i)+0.5)
-		if m := bucket.Mean; m > 0 && (bucketOf(m-time.Millisecond) == i || bucketOf(m+time.Millisecond) == i) {
-			// Exported to the millisecond, a mean at an edge of its bucket may round past it.
-			lo, hi := math.Pow(ratio, float64(i)), math.Pow(ratio, float64(i+1))
-			if i == 0 {
-				lo = 0 // the first bucket holds the runs under a second too
-			}
-			if i == buckets-1 {
-				hi = math.Inf(1) // and the last the longer ones
-			}
-			mean = min(max(m.Seconds(), lo), hi)
+		// Exported to the millisecond, a mean at an edge of its bucket may round a little past it.
+		lo, hi := edges(i)
+		if m := bucket.Mean.Seconds(); m > 0 && m >= lo-1e-3 && m <= hi+1e-3 {
+			mean = min(max(m, lo), hi)
 		}
 		h.weights[i], h.sums[i] = bucket.Runs, bucket.Runs*mean
 	}
@@ -370,7 +364,7 @@ func (h *histogram) top() time.Duration {
 // decayTo moves the weights to at: each counts 2^(-(at - h.at)/halfLife) as much. Time never runs
 // backwards: an earlier at leaves them as they are.
 func (h *histogram) decayTo(at time.Time, halfLife time.Duration) {
-	if !at.After(h.at) || halfLife <= 0 {
+	if !at.After(h.at) {
 		return
 	}
 	d := h.decay(at, halfLife)
@@ -441,6 +435,19 @@ func (h *histogram) spread(i int) (lo, hi float64) {
 	}
 	half := min(x-float64(i), float64(i+1)-x)
 	return x - half, x + half
+}
+
+// edges are the shortest and longest runtimes bucket i holds, in seconds: the first holds those
+// under a second too, the last those beyond it.
+func edges(i int) (lo, hi float64) {
+	lo, hi = math.Pow(ratio, float64(i)), math.Pow(ratio, float64(i+1))
+	if i == 0 {
+		lo = 0
+	}
+	if i == buckets-1 {
+		hi = math.Inf(1)
+	}
+	return lo, hi
 }
 
 // BucketOf is the bucket of a runtime, for a caller that names a shape by a runtime bound: a bucket's
