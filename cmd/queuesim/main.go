@@ -53,7 +53,7 @@ func newCommand() *cobra.Command {
 func newRunCommand() *cobra.Command {
 	var out string
 	var scale float64
-	var noReservations bool
+	var noReservations, knownRuntimes bool
 	var snapshotAt []time.Duration
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
@@ -61,6 +61,7 @@ func newRunCommand() *cobra.Command {
 		Example: `  queuesim run examples/scenarios/demo.yaml --out out/demo
   queuesim run examples/scenarios/fairness.yaml --time-scale 120
   queuesim run examples/scenarios/big-gang.yaml --no-reservations --out out/big-gang-off
+  queuesim run examples/scenarios/backlog.yaml --known-runtimes --out out/backlog-known
   queuesim run examples/scenarios/backlog.yaml --snapshot-at 10m --out out/backlog`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,6 +74,9 @@ func newRunCommand() *cobra.Command {
 			}
 			if noReservations {
 				s.NoReservations()
+			}
+			if knownRuntimes {
+				s.KnowRuntimes()
 			}
 			if err := s.TakeSnapshots(snapshotAt); err != nil {
 				return err
@@ -98,6 +102,7 @@ func newRunCommand() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "out", "folder for the report, the chart and the raw series")
 	cmd.Flags().Float64Var(&scale, "time-scale", 0, "simulated seconds per real second (default: the scenario's)")
 	cmd.Flags().BoolVar(&noReservations, "no-reservations", false, "play the scenario without its reservations (the Backfill plugin off), to compare")
+	cmd.Flags().BoolVar(&knownRuntimes, "known-runtimes", false, "tell the forecast each pod's runtime instead of the runtimes it learns, to measure its model alone")
 	cmd.Flags().DurationSliceVar(&snapshotAt, "snapshot-at", nil, "simulated moments to save the forecast's snapshot at, for queuesim replay (snapshot-10m0s.yaml in --out)")
 	return cmd
 }

@@ -354,6 +354,7 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 		j := util.MakeJob("ns", name, 2, true)
 		j.Spec.ActiveDeadlineSeconds, j.Spec.Template.Spec.ActiveDeadlineSeconds = jobSeconds, podSeconds
 		j.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		j.Spec.Template.Annotations = map[string]string{"example.com/note": name}
 		// Its pods ask for 2 cpus, by their limits alone.
 		j.Spec.Template.Spec.Containers = []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(j)
@@ -386,10 +387,14 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	in := c.forecastInput(time.Now(), nil)
 	for _, w := range in.pending {
 		// A Job's pods to come have the shape its template makes: requests defaulted from limits,
-		// and no bound, which the webhook writes as the Job's time left.
+		// and no bound, which the webhook writes as the Job's time left; and its annotations.
 		if w.item.Workload.Name == "by-template" {
-			if k := c.runtimeKey("q", "Job", c.podToCome(w, time.Now())); k.Shape != "cpu=2000m," {
+			pod := c.podToCome(w, time.Now())
+			if k := c.runtimeKey("q", "Job", pod); k.Shape != "cpu=2000m," {
 				t.Errorf("the shape of the pods to come of a Job asking for 2 cpus by their limits: %q", k.Shape)
+			}
+			if note := pod.Annotations["example.com/note"]; note != "by-template" {
+				t.Errorf("the pods to come of a Job whose template notes %q: %q", "by-template", note)
 			}
 		}
 	}
@@ -408,5 +413,57 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	}
 	if !maps.Equal(bounds, want) {
 		t.Errorf("runtime bounds of work without pods %v, want %v", bounds, want)
+	}
+}
+
+// A runtime told ahead (ForecastSettings.KnownRuntime, as queuesim tells its pods') replaces the
+// runtime learned, or the default, at the median and the 90th percentile alike: a running pod ends
+// at it, within its bound; pending work runs its longest pod's. A pod it says nothing of is
+// estimated as before.
+func TestKnownRuntimesReplaceTheEstimates(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const runtimeKey = "example.com/runtime"
+	known := func(pod *v1.Pod) (time.Duration, bool) {
+		d, err := time.ParseDuration(pod.Annotations[runtimeKey])
+		return d, err == nil
+	}
+	c := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj())),
+		forecast: forecaster{settings: ForecastSettings{KnownRuntime: known}}}
+	now := time.Now().Truncate(time.Second)
+	started := now.Add(-time.Minute)
+	pod := func(runtime string, deadline *int64) *v1.Pod {
+		p := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "q").Obj()
+		if runtime != "" {
+			p.Annotations = map[string]string{runtimeKey: runtime}
+		}
+		p.Spec.SchedulerName, p.Spec.ActiveDeadlineSeconds = schedulingv1beta1.SchedulerName, deadline
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		return p
+	}
+	running := func(p *v1.Pod) *v1.Pod {
+		p.Spec.NodeName, p.Status.Phase, p.Status.StartTime = "n", v1.PodRunning, ptr.To(metav1.NewTime(started))
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		pod  *v1.Pod
+		want forecast.Ends
+	}{
+		{"told 5m", running(pod("5m", nil)), forecast.Ends{P50: started.Add(5 * time.Minute), P90: started.Add(5 * time.Minute)}},
+		{"told 5m, bounded to 2m", running(pod("5m", ptr.To[int64](120))), forecast.Ends{P50: started.Add(2 * time.Minute), P90: started.Add(2 * time.Minute)}},
+		{"told nothing", running(pod("", nil)), forecast.Ends{P50: started.Add(defaultRuntime.P50), P90: started.Add(defaultRuntime.P90)}},
+	} {
+		if e := c.endsOf(tt.pod, now); !e.P50.Equal(tt.want.P50) || !e.P90.Equal(tt.want.P90) {
+			t.Errorf("a running pod %s: ends %v / %v, want %v / %v", tt.name, e.P50, e.P90, tt.want.P50, tt.want.P90)
+		}
+	}
+	master, worker := pod("3m", nil), pod("7m", nil)
+	worker.Spec.Containers = []v1.Container{{Name: "w", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}}}
+	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{master, worker}, now); r != (forecast.Runtime{P50: 7 * time.Minute, P90: 7 * time.Minute}) {
+		t.Errorf("pending work of pods told 3m and 7m: runtime %+v, want 7m", r)
+	}
+	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{pod("", nil)}, now); r != defaultRuntime {
+		t.Errorf("pending work told nothing: runtime %+v, want the default", r)
 	}
 }

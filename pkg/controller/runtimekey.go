@@ -68,7 +68,10 @@ func (c *Controller) workRuntime(queue, kind string, pods []*v1.Pod, now time.Ti
 			continue
 		}
 		seen[key.Shape] = true
-		r := c.runtimeOf(key, now)
+		r, known := c.knownRuntime(pod)
+		if !known {
+			r = c.runtimeOf(key, now)
+		}
 		longest.Runtime, longest.bounded = longerOf(longest.Runtime, r.Runtime), longerOf(longest.bounded, r.bounded)
 	}
 	return boundedRuntime(longest, pods)

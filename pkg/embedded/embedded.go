@@ -39,6 +39,9 @@ type Config struct {
 	Args *config.QueueStateArgs
 	// Lease is the controller's lease.
 	Lease controller.LeaderElection
+	// KnownRuntime tells the forecast pods' runtimes ahead (controller.ForecastSettings); nil for
+	// none.
+	KnownRuntime controller.KnownRuntimes
 }
 
 // Start starts the webhook server (unless disabled), the controller, holding the lease, and the live
@@ -76,7 +79,7 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond),
 		Checkpoint: args.FairSharing.CheckpointInterval.Duration},
 		controller.ForecastSettings{Resolution: args.Controller.ForecastResolution.Duration, DefaultRuntime: args.Controller.ForecastDefaultRuntime.Duration,
-			Interval: args.Controller.ForecastInterval.Duration})
+			Interval: args.Controller.ForecastInterval.Duration, KnownRuntime: cfg.KnownRuntime})
 	if err != nil {
 		return err
 	}

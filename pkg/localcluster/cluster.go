@@ -29,6 +29,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/manifests"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 	"github.com/queue-scheduler/queue-scheduler/pkg/visibility"
@@ -60,6 +61,10 @@ type Options struct {
 	// real time passes its own, so that the scheduler backs off at the pace it has on a real
 	// cluster, in simulated time; the real clock when nil.
 	QueueClock clock.WithTicker
+	// KnownRuntime, when set, tells the forecast each pod's runtime ahead of its run, in place of
+	// the runtimes it learns (controller.ForecastSettings): a simulation, which knows them, measures
+	// the forecast's model apart from its estimates.
+	KnownRuntime controller.KnownRuntimes
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
 	// profile under this schedulerName, for comparisons on the same cluster.
 	VanillaSchedulerName string
@@ -138,16 +143,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.WithoutScheduler {
 		return c, nil
 	}
-	profile := opts.SchedulerProfile
-	if profile == nil {
-		profile = manifests.SchedulerConfig
+	if opts.SchedulerProfile == nil {
+		opts.SchedulerProfile = manifests.SchedulerConfig
 	}
 	serving, err := c.registerServing(ctx)
 	if err != nil {
 		return c, err
 	}
 	c.restart = func(ctx context.Context) (*runningScheduler, error) {
-		return startScheduler(ctx, profile, c.Kubeconfig, c.dir, serving, opts.ExtraPlugins, opts.QueueClock)
+		return startScheduler(ctx, c.Kubeconfig, c.dir, serving, opts)
 	}
 	if err := c.startQueueScheduler(ctx); err != nil {
 		return c, err

@@ -42,10 +42,11 @@ type runningScheduler struct {
 	informers informers.SharedInformerFactory
 }
 
-// startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile, pointed at
-// kubeconfig, with leader election off and no serving port: the same code and profile as the binary.
-func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string, serving Serving, extra []app.Option, queueClock clock.WithTicker) (*runningScheduler, error) {
-	configPath, err := WriteSchedulerConfig(profile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), serving)
+// startScheduler runs the queue-scheduler from the KubeSchedulerConfiguration profile opts give,
+// pointed at kubeconfig, with leader election off and no serving port: the same code and profile as
+// the binary, with the plugins, queue clock and known runtimes opts add.
+func startScheduler(ctx context.Context, kubeconfig, dir string, serving Serving, opts Options) (*runningScheduler, error) {
+	configPath, err := WriteSchedulerConfig(opts.SchedulerProfile, kubeconfig, filepath.Join(dir, "scheduler-config.yaml"), serving)
 	if err != nil {
 		return nil, err
 	}
@@ -55,12 +56,12 @@ func startScheduler(ctx context.Context, profile []byte, kubeconfig, dir string,
 		cancel()
 		return nil, fmt.Errorf("read queue-scheduler's configuration: %w", err)
 	}
-	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), extra...), queueClock)
+	cc, sched, err := setUpScheduler(ctx, configPath, append(scheduler.PluginOptions(root), opts.ExtraPlugins...), opts.QueueClock)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("set up queue-scheduler: %w", err)
 	}
-	if err := scheduler.StartEmbedded(ctx, cc, root); err != nil {
+	if err := scheduler.StartEmbedded(ctx, cc, root, opts.KnownRuntime); err != nil {
 		cancel()
 		return nil, fmt.Errorf("start the queue controller and webhook: %w", err)
 	}

@@ -7,9 +7,11 @@ import (
 	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 )
 
 // prediction is one piece of pending work's expected start, as one forecast gave it, in simulated
@@ -21,6 +23,27 @@ type prediction struct {
 	// within its horizon.
 	at, p50 time.Duration
 	none    bool
+}
+
+// KnowRuntimes has the forecast play each pod's runtime as the scenario gives it, in place of the
+// runtimes it learns from the pods that finished (the default, before any did): the error left is
+// its model's, apart from its runtime estimates.
+func (s *Scenario) KnowRuntimes() { s.knownRuntimes = true }
+
+// knownRuntime tells a pod's runtime from its annotation, on the real clock, when the forecast is
+// to know it (KnowRuntimes); nil otherwise.
+func (s *Scenario) knownRuntime() controller.KnownRuntimes {
+	if !s.knownRuntimes {
+		return nil
+	}
+	scale := s.TimeScale
+	return func(pod *v1.Pod) (time.Duration, bool) {
+		runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
+		if err != nil {
+			return 0, false
+		}
+		return time.Duration(float64(runtime) / scale), true
+	}
 }
 
 // ForecastAccuracy compares the expected starts the live view gave, read every forecastCheck, with
@@ -44,6 +67,13 @@ type ForecastAccuracy struct {
 	Late       int `json:"late"`
 	Unforeseen int `json:"unforeseen"`
 	BeyondEnd  int `json:"beyondEnd"`
+	// Undisturbed counts the compared predictions with nothing between the forecast and the start
+	// that the forecast could not hold (PredictionResult.After), and their relative errors.
+	Undisturbed               int     `json:"undisturbed"`
+	UndisturbedMedianRelative float64 `json:"undisturbedMedianRelativeError"`
+	UndisturbedP90Relative    float64 `json:"undisturbedP90RelativeError"`
+	// KnownRuntimes says the forecast was told each pod's runtime (Scenario.KnowRuntimes).
+	KnownRuntimes bool `json:"knownRuntimes,omitempty"`
 	// Each is every prediction compared, in the order read.
 	Each []PredictionResult `json:"each,omitempty"`
 }
@@ -55,6 +85,10 @@ type PredictionResult struct {
 	At        time.Duration `json:"at"`
 	Predicted time.Duration `json:"predicted"`
 	Started   time.Duration `json:"started"`
+	// After names what came between the forecast and the start that the forecast could not hold:
+	// the first piece of work submitted after it that started before (its job's name), else the
+	// first operator action; empty for none.
+	After string `json:"after,omitempty"`
 }
 
 // leastWait is the least wait a relative error is measured against: work that starts right after a
@@ -86,12 +120,12 @@ func (sim *simulation) checkForecasts(ctx context.Context) {
 	}
 }
 
-// forecastAccuracy compares the predictions with the starts the recorder saw. Call with the
-// recorder's lock held.
-func (sim *simulation) forecastAccuracy(end time.Duration) *ForecastAccuracy {
+// forecastAccuracy compares the predictions with the starts the recorder saw, and tells those with
+// work submitted or actions taken in between (after). Call with the recorder's lock held.
+func (sim *simulation) forecastAccuracy(end time.Duration, actions []ActionRecord) *ForecastAccuracy {
 	a := &ForecastAccuracy{Checks: sim.forecastChecks, Predictions: len(sim.predictions)}
 	var errs []time.Duration
-	var relative []float64
+	var relative, undisturbed []float64
 	for _, p := range sim.predictions {
 		started, ok := sim.startOf(p)
 		switch {
@@ -106,15 +140,42 @@ func (sim *simulation) forecastAccuracy(end time.Duration) *ForecastAccuracy {
 			if e < 0 {
 				e = -e
 			}
-			errs = append(errs, e)
-			relative = append(relative, float64(e)/float64(max(started-p.at, leastWait)))
-			a.Each = append(a.Each, PredictionResult{Kind: string(p.kind), Name: p.name, At: p.at, Predicted: p.p50, Started: started})
+			rel := float64(e) / float64(max(started-p.at, leastWait))
+			errs, relative = append(errs, e), append(relative, rel)
+			after := sim.after(p.at, started, actions)
+			if after == "" {
+				undisturbed = append(undisturbed, rel)
+			}
+			a.Each = append(a.Each, PredictionResult{Kind: string(p.kind), Name: p.name, At: p.at, Predicted: p.p50, Started: started, After: after})
 		}
 	}
-	a.Compared = len(errs)
+	a.Compared, a.Undisturbed = len(errs), len(undisturbed)
 	a.MedianError, a.P90Error = percentile(errs, 50), percentile(errs, 90)
 	a.MedianRelative, a.P90Relative = quantile(relative, 50), quantile(relative, 90)
+	a.UndisturbedMedianRelative, a.UndisturbedP90Relative = quantile(undisturbed, 50), quantile(undisturbed, 90)
 	return a
+}
+
+// after names what came between a forecast at at and a start at started that the forecast could not
+// hold: the first piece of work submitted after the forecast that started before (a job's first pod
+// bound), else the first operator action in between; "" for none. Call with the recorder's lock
+// held.
+func (sim *simulation) after(at, started time.Duration, actions []ActionRecord) string {
+	first := sort.Search(len(sim.arrivals), func(i int) bool { return sim.arrivals[i].at > at })
+	for _, later := range sim.arrivals[first:] {
+		if later.at >= started {
+			break
+		}
+		if s, ok := sim.recorder.jobStarts[later.job]; ok && s < started {
+			return later.job
+		}
+	}
+	for _, action := range actions {
+		if action.At > at && action.At < started {
+			return action.What
+		}
+	}
+	return ""
 }
 
 // startOf is when the work of a prediction started, as the recorder saw it: a pod's binding, a

@@ -23,10 +23,11 @@ const tick = 50 * time.Millisecond
 
 // event is something that happens at a simulated time.
 type event struct {
-	at     time.Duration
-	name   string
-	action bool // an operator's action, listed in the report
-	do     func(context.Context) error
+	at      time.Duration
+	name    string
+	action  bool // an operator's action, listed in the report
+	arrival bool // a piece of work submitted (name is its job's)
+	do      func(context.Context) error
 }
 
 // Options shape a run.
@@ -41,7 +42,7 @@ type Options struct {
 // Run stands up the whole system, plays the scenario on it and returns what happened.
 func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: opts.Dir, SchedulerProfile: s.schedulerProfile(),
-		QueueClock: newQueueClock(s.TimeScale)})
+		QueueClock: newQueueClock(s.TimeScale), KnownRuntime: s.knownRuntime()})
 	if err != nil {
 		return nil, fmt.Errorf("start the control plane: %w", err)
 	}
@@ -75,6 +76,14 @@ type simulation struct {
 	predicted      map[string]bool
 	// snapshots are the forecast's snapshots taken, in simulated time.
 	snapshots []TakenSnapshot
+	// arrivals are the pieces of work submitted, in order, at the simulated time each was.
+	arrivals []arrival
+}
+
+// arrival is a piece of work submitted: its job's name (JobLabelKey) and when, in simulated time.
+type arrival struct {
+	job string
+	at  time.Duration
 }
 
 // start creates what the scenario starts with and the simulated kubelets and Job controller.
@@ -165,7 +174,7 @@ func (sim *simulation) timeline(s *Scenario) []event {
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		for n, at := range j.arrivals(rng) {
-			out = append(out, event{at: at, name: fmt.Sprintf("%s-%d", nameOr(j.Name, "job"), n),
+			out = append(out, event{at: at, name: fmt.Sprintf("%s-%d", nameOr(j.Name, "job"), n), arrival: true,
 				do: func(ctx context.Context) error { return sim.submit(ctx, j, n) }})
 		}
 	}
@@ -200,6 +209,9 @@ func (sim *simulation) play(ctx context.Context, s *Scenario, progress io.Writer
 		for len(events) > 0 && events[0].at <= now {
 			e := events[0]
 			events = events[1:]
+			if e.arrival {
+				sim.arrivals = append(sim.arrivals, arrival{job: e.name, at: sim.clock.now()})
+			}
 			if err := e.do(ctx); err != nil {
 				return nil, fmt.Errorf("at %s, %s: %w", e.at, e.name, err)
 			}

@@ -34,9 +34,15 @@ func (r *Result) WriteReport(out io.Writer) error {
 	}
 	l = &textout.Lines{W: out}
 	if f := r.Forecasts; f != nil {
-		l.Printf("\nExpected starts: %d predictions (forecasts read: %d), %d compared with the start that followed\n", f.Predictions, f.Checks, f.Compared)
+		known := ""
+		if f.KnownRuntimes {
+			known = ", each pod's runtime known ahead"
+		}
+		l.Printf("\nExpected starts%s: %d predictions (forecasts read: %d), %d compared with the start that followed\n", known, f.Predictions, f.Checks, f.Compared)
 		l.Printf("  error p50 %s, p90 %s; relative to the wait p50 %.0f%%, p90 %.0f%%\n", round(f.MedianError), round(f.P90Error),
 			100*f.MedianRelative, 100*f.P90Relative)
+		l.Printf("  %d with no later work started first and no operator action in between: relative p50 %.0f%%, p90 %.0f%%\n", f.Undisturbed,
+			100*f.UndisturbedMedianRelative, 100*f.UndisturbedP90Relative)
 		l.Printf("  %d predicted to start within the scenario did not; %d predicted to start beyond the horizon did; %d predicted beyond the end, not judged\n",
 			f.Late, f.Unforeseen, f.BeyondEnd)
 	}

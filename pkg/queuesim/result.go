@@ -132,7 +132,8 @@ func (sim *simulation) result(s *Scenario, actions []ActionRecord) *Result {
 		r.Gangs = sim.gangResults(times)
 	}
 	if s.ForecastCheck.Duration > 0 || sim.forecastChecks > 0 {
-		r.Forecasts = sim.forecastAccuracy(s.Duration.Duration)
+		r.Forecasts = sim.forecastAccuracy(s.Duration.Duration, actions)
+		r.Forecasts.KnownRuntimes = s.knownRuntimes
 	}
 	minutes := s.Duration.Minutes()
 	for _, name := range sortedKeys(byQueue) {

@@ -52,6 +52,8 @@ type Scenario struct {
 	Snapshots []Duration `yaml:"snapshots"`
 
 	file string
+	// knownRuntimes says whether the forecast is told each pod's runtime (KnowRuntimes).
+	knownRuntimes bool
 }
 
 // NodeGroup is count nodes of one size.

@@ -93,7 +93,7 @@ func run(cmd *cobra.Command, opts *options.Options) error {
 		mutable.AddMetrics()
 	}
 	opts.ComponentGlobalsRegistry.AddMetrics()
-	if err := StartEmbedded(ctx, cc, root); err != nil {
+	if err := StartEmbedded(ctx, cc, root, nil); err != nil {
 		return err
 	}
 	return app.Run(ctx, cc, sched)

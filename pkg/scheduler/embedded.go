@@ -17,14 +17,16 @@ import (
 
 // StartEmbedded starts the scheduler's admission webhook server and queue controller on the
 // accounting root gave its plugins. They are configured by the QueueState args of the first profile
-// that has some, else by the defaults: a profile without QueueState still gets both.
-func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root) error {
+// that has some, else by the defaults: a profile without QueueState still gets both. known tells the
+// forecast pods' runtimes ahead (a simulator's; nil on a cluster).
+func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root, known controller.KnownRuntimes) error {
 	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), config.DefaultNamespace())
 	if err != nil {
 		return err
 	}
 	return root.StartEmbedded(ctx, cc.InformerFactory, embedded.Config{KubeConfig: cc.KubeConfig, Client: cc.Client,
-		Kubeconfig: cc.ComponentConfig.ClientConnection.Kubeconfig, Args: args, Lease: controllerLease(cc.ComponentConfig.LeaderElection, args)})
+		Kubeconfig: cc.ComponentConfig.ClientConnection.Kubeconfig, Args: args, Lease: controllerLease(cc.ComponentConfig.LeaderElection, args),
+		KnownRuntime: known})
 }
 
 // controllerLease is the controller's lease: in the namespace of the QueueState args, timed as the
