@@ -58,18 +58,19 @@ func ofBatchJob(pod *v1.Pod) bool {
 
 // workRuntime is the runtime of pending work of queue and kind whose pods are pods, within their
 // bound: that of the shape expected to run longest among them (a gang's master and workers may
-// differ), so that it does not hang on which pod comes first.
+// differ), so that it does not hang on which pod comes first; or the longest a pod's runtime told
+// ahead (ForecastSettings.KnownRuntime) where it is.
 func (c *Controller) workRuntime(queue, kind string, pods []*v1.Pod, now time.Time) forecast.Runtime {
 	var longest runtimeEstimate
 	seen := map[string]bool{}
 	for _, pod := range pods {
-		key := c.runtimeKey(queue, kind, pod)
-		if seen[key.Shape] {
-			continue
-		}
-		seen[key.Shape] = true
 		r, known := c.knownRuntime(pod)
 		if !known {
+			key := c.runtimeKey(queue, kind, pod)
+			if seen[key.Shape] {
+				continue
+			}
+			seen[key.Shape] = true
 			r = c.runtimeOf(key, now)
 		}
 		longest.Runtime, longest.bounded = longerOf(longest.Runtime, r.Runtime), longerOf(longest.bounded, r.bounded)
