@@ -30,19 +30,16 @@ type prediction struct {
 // its model's, apart from its runtime estimates.
 func (s *Scenario) KnowRuntimes() { s.knownRuntimes = true }
 
-// knownRuntime tells a pod's runtime from its annotation, on the real clock, when the forecast is
-// to know it (KnowRuntimes); nil otherwise.
+// knownRuntime tells a pod's runtime as it asks its kubelet for it, on the real clock, when the
+// forecast is to know it (KnowRuntimes); nil otherwise.
 func (s *Scenario) knownRuntime() controller.KnownRuntimes {
 	if !s.knownRuntimes {
 		return nil
 	}
-	scale := s.TimeScale
+	c := &clock{scale: s.TimeScale}
 	return func(pod *v1.Pod) (time.Duration, bool) {
-		runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
-		if err != nil {
-			return 0, false
-		}
-		return time.Duration(float64(runtime) / scale), true
+		runtime, ok := askedRuntime(pod)
+		return c.real(runtime), ok
 	}
 }
 

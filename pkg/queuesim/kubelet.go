@@ -111,12 +111,19 @@ type podEnd struct {
 	reason string
 }
 
+// askedRuntime is the runtime the pod asks its kubelet for (RuntimeAnnotation), in simulated time;
+// ok is false for none.
+func askedRuntime(pod *v1.Pod) (runtime time.Duration, ok bool) {
+	runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation])
+	return runtime, err == nil
+}
+
 // runFor is how the pod's run ends: after its runtime, Succeeded (Failed when asked), or at its
 // activeDeadlineSeconds if that comes first, Failed with the kubelet's reason DeadlineExceeded. ok is
 // false for a pod that runs until it is deleted.
 func runFor(pod *v1.Pod, c *clock) (end podEnd, ok bool) {
 	end.after, end.phase = -1, v1.PodSucceeded
-	if runtime, err := time.ParseDuration(pod.Annotations[RuntimeAnnotation]); err == nil {
+	if runtime, ok := askedRuntime(pod); ok {
 		end.after = c.real(runtime)
 		if pod.Annotations[FailAnnotation] == "true" {
 			end.phase = v1.PodFailed

@@ -37,20 +37,10 @@ snapshots: [20s]
 // time scale in simulated seconds; the scheduler's longest backoff, 10 simulated seconds, within it)
 // and the forecast's resolution.
 func TestReplayOfASnapshotStartsTheWorkWhenItsForecastSaid(t *testing.T) {
-	s, err := queuesim.Parse("fidelity.yaml", []byte(fidelity))
-	if err != nil {
-		t.Fatal(err)
-	}
-	played, err := queuesim.Run(context.Background(), s, queuesim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	played := playForSnapshot(t, "fidelity.yaml", fidelity, nil)
 	dir := t.TempDir()
 	if err := played.Save(dir); err != nil {
 		t.Fatal(err)
-	}
-	if len(played.Snapshots) != 1 {
-		t.Fatalf("snapshots taken: %d, want 1", len(played.Snapshots))
 	}
 	snap, err := queuesim.LoadSnapshot(filepath.Join(dir, played.Snapshots[0].File()))
 	if err != nil {
@@ -93,4 +83,25 @@ func TestReplayOfASnapshotStartsTheWorkWhenItsForecastSaid(t *testing.T) {
 		t.Fatalf("replay: %+v; want the 3 expected starts compared, each within %s", f, interval)
 	}
 	t.Logf("replay: %d compared, error p50 %s, p90 %s", f.Compared, f.MedianError, f.P90Error)
+}
+
+// playForSnapshot plays the scenario text (as if read from file), as tune sets it (nil: as it is),
+// and returns what it played, which took one snapshot of the forecast.
+func playForSnapshot(t *testing.T, file, text string, tune func(*queuesim.Scenario)) *queuesim.Result {
+	t.Helper()
+	s, err := queuesim.Parse(file, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(s)
+	}
+	played, err := queuesim.Run(context.Background(), s, queuesim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(played.Snapshots) != 1 {
+		t.Fatalf("snapshots taken: %d, want 1", len(played.Snapshots))
+	}
+	return played
 }
