@@ -2,10 +2,12 @@ package kubectlqueue
 
 import (
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// newOperateCommand is vcctl's `queue operate`, for people coming from Volcano.
-func newOperateCommand(o *Options) *cobra.Command {
+// newOperateCommand is vcctl's `queue operate`, for people coming from Volcano; namespace is the
+// --namespace flag of every command, which operate takes without its shorthand.
+func newOperateCommand(o *Options, namespace *pflag.Flag) *cobra.Command {
 	var name, action string
 	var weight int32
 	cmd := &cobra.Command{
@@ -37,6 +39,7 @@ update. The actions issue Commands, as open, close, suspend and resume do.`,
 			return o.changeState(cmd.Context(), name, change, &stateFlags{mode: "none"})
 		},
 	}
+	cmd.Flags().AddFlag(withoutShorthand(namespace))
 	cmd.Flags().StringVarP(&name, "name", "n", "", "the queue")
 	cmd.Flags().StringVarP(&action, "action", "a", "", "open, close, suspend, resume or update")
 	cmd.Flags().Int32VarP(&weight, "weight", "w", 0, "the new weight, with -a update")
@@ -44,4 +47,13 @@ update. The actions issue Commands, as open, close, suspend and resume do.`,
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions(
 		[]string{"open", "close", "suspend", "resume", "update"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// withoutShorthand is f without its shorthand. A local flag of f's name shadows the persistent one,
+// whose -n would collide with operate's own -n (cobra panics on it); it sets the same value, so
+// operate's Commands are created where --namespace says, as every command's are.
+func withoutShorthand(f *pflag.Flag) *pflag.Flag {
+	out := *f
+	out.Shorthand = ""
+	return &out
 }

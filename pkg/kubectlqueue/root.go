@@ -30,7 +30,11 @@ type Options struct {
 
 // NewCommand returns the `kubectl queue` command writing to streams.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{IOStreams: streams, ConfigFlags: genericclioptions.NewConfigFlags(true), Now: time.Now}
+	return newRootCommand(&Options{IOStreams: streams, ConfigFlags: genericclioptions.NewConfigFlags(true), Now: time.Now})
+}
+
+// newRootCommand is the `kubectl queue` command of o.
+func newRootCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kubectl-queue",
 		Short: "Manage queue-scheduler queues",
@@ -43,31 +47,25 @@ and the work in them, and open, close, suspend or resume them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.ErrOut)
-	cmd.PersistentFlags().AddFlagSet(configFlagSet(o.ConfigFlags))
+	cmd.SetOut(o.Out)
+	cmd.SetErr(o.ErrOut)
+	config := configFlagSet(o.ConfigFlags)
+	cmd.PersistentFlags().AddFlagSet(config)
 	cmd.AddCommand(
 		newCreateCommand(o), newListCommand(o), newGetCommand(o), newDescribeCommand(o), newUpdateCommand(o),
 		newStateCommand(o, open), newStateCommand(o, closeQueue), newStateCommand(o, suspend), newStateCommand(o, resume),
-		newDeleteCommand(o), newJobsCommand(o), newETACommand(o), newWhatIfCommand(o), newOperateCommand(o), newVersionCommand(o),
+		newDeleteCommand(o), newJobsCommand(o), newETACommand(o), newWhatIfCommand(o), newOperateCommand(o, config.Lookup("namespace")), newVersionCommand(o),
 	)
 	return cmd
 }
 
-// configFlagSet holds kubectl's connection flags (--kubeconfig, --context, --namespace…). The
-// namespace has no -n shorthand here: queues are cluster-scoped, and `operate -n` names the queue,
-// as vcctl's does.
+// configFlagSet holds kubectl's connection flags (--kubeconfig, --context, --namespace/-n…), as
+// kubectl spells them. `operate` shadows --namespace with one of no shorthand (operateNamespace):
+// its -n names the queue, as vcctl's does.
 func configFlagSet(flags *genericclioptions.ConfigFlags) *pflag.FlagSet {
 	all := pflag.NewFlagSet("config", pflag.ContinueOnError)
 	flags.AddFlags(all)
-	out := pflag.NewFlagSet("config", pflag.ContinueOnError)
-	all.VisitAll(func(f *pflag.Flag) {
-		if f.Name == "namespace" {
-			f.Shorthand = ""
-		}
-		out.AddFlag(f)
-	})
-	return out
+	return all
 }
 
 // clients builds the API clients on first use.
