@@ -96,15 +96,16 @@ func describeSpec(l *textout.Lines, q *schedulingv1beta1.Queue, cluster v1.Resou
 	l.Printf("QueueUnits:\t%d enqueued, %d dequeued\n", s.Enqueued, s.Dequeued)
 }
 
-// describeUsage prints the queue's decayed usage and effective weights, from the live view (the
-// queue's and those below it) or the status's last checkpoint (its own pods'), when there is one.
+// describeUsage prints the queue's decayed usage, in resource-hours (core-hours, GiB-hours…), and
+// effective weights, from the live view (the queue's and those below it) or the status's last
+// checkpoint (its own pods'), when there is one.
 func describeUsage(l *textout.Lines, q *schedulingv1beta1.Queue) {
 	u := q.Status.Usage
 	if u == nil {
 		l.Printf("Usage (decayed):\t<none>\n")
 		return
 	}
-	l.Printf("Usage (decayed):\t%s resource-seconds, at %s\n", textout.Resources(u.ResourceSeconds), u.Time.UTC().Format(time.RFC3339))
+	l.Printf("Usage (decayed):\t%s, at %s\n", textout.ResourceHours(u.ResourceSeconds), u.Time.UTC().Format(time.RFC3339))
 	weights := "its weight"
 	if len(u.EffectiveWeight) > 0 {
 		var parts []string

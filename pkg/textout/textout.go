@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -42,4 +43,70 @@ func Resources(list v1.ResourceList) string {
 		parts = append(parts, name+"="+q.String())
 	}
 	return strings.Join(parts, ",")
+}
+
+// ResourceHours prints amounts held over time, given in resource-seconds (a core held for a second is
+// 1, a byte of memory held for a second is 1, as the queues' usage counts them), in hours and units
+// a reader knows, sorted by name: "cpu 275.7 core-h, memory 295.9 GiB-h, nvidia.com/gpu 12.0 gpu-h";
+// "<none>" when empty.
+func ResourceHours(list v1.ResourceList) string {
+	if len(list) == 0 {
+		return "<none>"
+	}
+	names := make([]string, 0, len(list))
+	for name := range list {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		q := list[v1.ResourceName(name)]
+		parts = append(parts, name+" "+resourceHours(v1.ResourceName(name), q.AsApproximateFloat64()/3600))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// binaryUnits are the units of a byte, each 1024 times the last.
+var binaryUnits = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+
+// resourceHours writes hours of a resource: cores of cpu, bytes of memory and storage in the
+// largest binary unit that leaves at least one, and of anything else its unit, named by the last
+// part of its name (nvidia.com/gpu: gpu).
+func resourceHours(name v1.ResourceName, hours float64) string {
+	switch {
+	case name == v1.ResourceCPU:
+		return amount(hours) + " core-h"
+	case isBytes(name):
+		unit := 0
+		for unit < len(binaryUnits)-1 && hours >= 1024 {
+			hours /= 1024
+			unit++
+		}
+		return amount(hours) + " " + binaryUnits[unit] + "-h"
+	}
+	unit := string(name)
+	if i := strings.LastIndex(unit, "/"); i >= 0 {
+		unit = unit[i+1:]
+	}
+	return amount(hours) + " " + unit + "-h"
+}
+
+// isBytes says whether a resource is counted in bytes.
+func isBytes(name v1.ResourceName) bool {
+	return name == v1.ResourceMemory || name == v1.ResourceStorage || name == v1.ResourceEphemeralStorage ||
+		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+// amount writes a non-negative number with one decimal, or with three significant digits below one:
+// "275.7", "0.276", "0"; "<0.001" for less, but more than none.
+func amount(x float64) string {
+	switch {
+	case x <= 0:
+		return "0"
+	case x < 0.001:
+		return "<0.001"
+	case x < 1:
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
 }

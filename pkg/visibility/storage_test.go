@@ -161,7 +161,7 @@ func TestTables(t *testing.T) {
 	queues[0].EffectiveWeight = v1.ResourceList{v1.ResourceCPU: resource.MustParse("750m")}
 	table, err := queueSummaryTable(&visibilityv1beta1.QueueSummaryList{Items: queues})
 	if err != nil || len(table.Rows) != 2 || table.Rows[0].Cells[4] != "0.500" || table.Rows[0].Cells[5] != "cpu=2,memory=1Gi" ||
-		table.Rows[0].Cells[10] != "cpu=7200" || table.Rows[0].Cells[11] != "cpu=750m" || len(table.ColumnDefinitions) != len(table.Rows[0].Cells) {
+		table.Rows[0].Cells[10] != "cpu 2.0 core-h" || table.Rows[0].Cells[11] != "cpu=750m" || len(table.ColumnDefinitions) != len(table.Rows[0].Cells) {
 		t.Errorf("queue table: %+v, %v", table, err)
 	}
 	table, err = pendingWorkloadTable(&s.pending[0])

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/textout"
 )
 
 // The columns kubectl get prints.
@@ -25,10 +26,11 @@ var (
 		{Name: "Share", Type: "string", Description: "dominant share of what the queue deserves"},
 		{Name: "Allocated", Type: "string"},
 		{Name: "Deserved", Type: "string"},
-		{Name: "Running", Type: "integer", Description: "bound pods"},
-		{Name: "Pending", Type: "integer", Description: "pods not bound yet"},
+		// The Queue's own columns and kubectl queue list count PodGroups under Running and Pending.
+		{Name: "Running Pods", Type: "integer", Description: "live pods bound to a node"},
+		{Name: "Pending Pods", Type: "integer", Description: "live pods not bound yet"},
 		{Name: "Age", Type: "string"},
-		{Name: "Usage", Type: "string", Priority: 1, Description: "decayed usage, in resource-seconds"},
+		{Name: "Usage", Type: "string", Priority: 1, Description: "decayed usage, in resource-hours: core-hours, GiB-hours…"},
 		{Name: "Effective Weight", Type: "string", Priority: 1, Description: "the weight usage gives the queue, where it is not its own"},
 	}
 	pendingWorkloadColumns = []metav1.TableColumnDefinition{
@@ -59,7 +61,7 @@ func queueSummaryTable(obj runtime.Object) (*metav1.Table, error) {
 		q := &items[i]
 		table.Rows = append(table.Rows, metav1.TableRow{Object: runtime.RawExtension{Object: q}, Cells: []any{
 			q.Name, string(q.State), q.Parent, q.Weight, q.Share, resources(q.Allocated), resources(q.Deserved),
-			q.RunningPods, q.PendingPods, age(q.CreationTimestamp), resources(q.Usage), resources(q.EffectiveWeight)}})
+			q.RunningPods, q.PendingPods, age(q.CreationTimestamp), usage(q.Usage), resources(q.EffectiveWeight)}})
 	}
 	return table, listMeta(obj, table)
 }
@@ -111,6 +113,15 @@ func resources(list v1.ResourceList) string {
 		parts = append(parts, string(name)+"="+q.String())
 	}
 	return strings.Join(parts, ",")
+}
+
+// usage writes decayed usage in resource-hours ("cpu 170.0 core-h, memory 1.2 TiB-h"); "" for none,
+// as the other lists are written.
+func usage(list v1.ResourceList) string {
+	if len(list) == 0 {
+		return ""
+	}
+	return textout.ResourceHours(list)
 }
 
 func age(t metav1.Time) string {
