@@ -2,6 +2,7 @@ package controller
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +46,9 @@ const (
 var defaultRuntime = runtimeOfMedian(config.DefaultForecastRuntime)
 
 // runtimeOfMedian is a default runtime of median m: its 90th percentile is four times as long.
-func runtimeOfMedian(m time.Duration) forecast.Runtime { return forecast.Runtime{P50: m, P90: 4 * m} }
+func runtimeOfMedian(m time.Duration) forecast.Runtime {
+	return forecast.Runtime{P50: m, P90: 4 * m, Basis: forecast.Basis{Source: forecast.SourceDefault}}
+}
 
 // ForecastSettings configure the controller's forecasts; a zero field takes the default.
 type ForecastSettings struct {
@@ -107,7 +110,27 @@ func (e expectedStarts) of(key string) *visibilityv1beta1.ExpectedStart {
 	if !s.P90.IsZero() {
 		out.P90 = ptr.To(metav1.NewTime(s.P90))
 	}
+	out.RuntimeBasis = runtimeBasis(s.Basis)
 	return out
+}
+
+// The API's names of the forecast's sources and scopes.
+var (
+	runtimeSources = map[forecast.Source]visibilityv1beta1.RuntimeSource{forecast.SourceDefault: visibilityv1beta1.RuntimeDefault,
+		forecast.SourceOutlived: visibilityv1beta1.RuntimeOutlived, forecast.SourceLearned: visibilityv1beta1.RuntimeLearned,
+		forecast.SourceBounded: visibilityv1beta1.RuntimeBounded, forecast.SourceKnown: visibilityv1beta1.RuntimeKnown}
+	runtimeScopes = map[forecast.Scope]visibilityv1beta1.RuntimeScope{forecast.ScopeShape: visibilityv1beta1.ScopeShape,
+		forecast.ScopeKind: visibilityv1beta1.ScopeKind, forecast.ScopeQueue: visibilityv1beta1.ScopeQueue,
+		forecast.ScopeKindInAnyQueue: visibilityv1beta1.ScopeKindInAnyQueue, forecast.ScopeAll: visibilityv1beta1.ScopeAll}
+)
+
+// runtimeBasis is a start's basis as the live view shows it; nil for none.
+func runtimeBasis(b forecast.Basis) *visibilityv1beta1.RuntimeBasis {
+	source, ok := runtimeSources[b.Source]
+	if !ok {
+		return nil
+	}
+	return &visibilityv1beta1.RuntimeBasis{Source: source, Runs: int32(min(b.Runs, math.MaxInt32)), LearnedFrom: runtimeScopes[b.Scope]}
 }
 
 // forecastKey names a piece of pending work in a forecast.
@@ -251,17 +274,42 @@ func (c *Controller) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.
 	def := c.defaultRuntime()
 	if elapsed >= def.P50 {
 		past := runtimes.Outlived(elapsed)
-		def = forecast.Runtime{P50: past.Mean, P90: max(def.P90, past.P90)}
+		def = forecast.Runtime{P50: past.Mean, P90: max(def.P90, past.P90), Basis: forecast.Basis{Source: forecast.SourceOutlived}}
 	}
 	e, ok := c.learnerLocked().EstimateAfter(key, now, elapsed)
 	if !ok {
 		return runtimeEstimate{Runtime: def, bounded: def}
 	}
-	learned := forecast.Runtime{P50: e.Mean, P90: e.P90}
+	learned := forecast.Runtime{P50: e.Mean, P90: e.P90, Basis: learnedBasis(e)}
 	if e.From == (runtimes.Key{}) {
 		return runtimeEstimate{Runtime: learned, bounded: def}
 	}
 	return runtimeEstimate{Runtime: learned, bounded: learned}
+}
+
+// learnedBasis is what a learned runtime stands on: the runs of the key it was read from, which
+// the run may have outlived.
+func learnedBasis(e runtimes.Estimate) forecast.Basis {
+	b := forecast.Basis{Source: forecast.SourceLearned, Runs: int(math.Round(e.Runs)), Scope: scopeOf(e.From)}
+	if e.Outlived {
+		b.Source = forecast.SourceOutlived
+	}
+	return b
+}
+
+// scopeOf is which work the runtimes of key are learned from.
+func scopeOf(key runtimes.Key) forecast.Scope {
+	switch {
+	case key.Shape != "":
+		return forecast.ScopeShape
+	case key.Queue != "" && key.Kind != "":
+		return forecast.ScopeKind
+	case key.Queue != "":
+		return forecast.ScopeQueue
+	case key.Kind != "":
+		return forecast.ScopeKindInAnyQueue
+	}
+	return forecast.ScopeAll
 }
 
 // knownRuntime is pod's runtime as the settings tell it ahead of its run (KnownRuntime), at the
@@ -272,7 +320,7 @@ func (c *Controller) knownRuntime(pod *v1.Pod) (r runtimeEstimate, known bool) {
 		return runtimeEstimate{}, false
 	}
 	d, known := tell(pod)
-	r.Runtime = forecast.Runtime{P50: d, P90: d}
+	r.Runtime = forecast.Runtime{P50: d, P90: d, Basis: forecast.Basis{Source: forecast.SourceKnown}}
 	r.bounded = r.Runtime
 	return r, known
 }
@@ -429,7 +477,8 @@ func forecastQueues(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs) [
 }
 
 // boundedRuntime is the runtime of pods: r, or when they have a runtime bound (the least
-// activeDeadlineSeconds among them) r's bounded runtime within it.
+// activeDeadlineSeconds among them) r's bounded runtime within it, read from the bound when it cuts
+// the central value short.
 func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 	var bound time.Duration
 	for _, pod := range pods {
@@ -440,7 +489,11 @@ func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 	if bound == 0 {
 		return r.Runtime
 	}
-	return forecast.Runtime{P50: min(r.bounded.P50, bound), P90: min(r.bounded.P90, bound)}
+	out := forecast.Runtime{P50: min(r.bounded.P50, bound), P90: min(r.bounded.P90, bound), Basis: r.bounded.Basis}
+	if bound < r.bounded.P50 {
+		out.Basis = forecast.Basis{Source: forecast.SourceBounded}
+	}
+	return out
 }
 
 // queueOfPod is the queue of a pod the accounting counts, or "".
@@ -463,7 +516,7 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 	if d := pod.DeletionTimestamp; d != nil {
 		deadline := latestOf(d.Time, now)
 		if e.P50.IsZero() || deadline.Before(e.P50) {
-			e.P50 = deadline
+			e.P50, e.Basis = deadline, forecast.Basis{Source: forecast.SourceBounded}
 		}
 		if e.P90.IsZero() || deadline.Before(e.P90) {
 			e.P90 = deadline
@@ -479,22 +532,26 @@ func (c *Controller) endsByRuntime(pod *v1.Pod, now time.Time) forecast.Ends {
 		start = pod.Status.StartTime.Time
 	}
 	bound := c.acct.RunningEnd(pod, now)
+	byBound := forecast.Basis{Source: forecast.SourceBounded}
 	queue := c.queueOfPod(pod)
 	if queue == "" {
 		if bound.IsZero() {
 			return forecast.Ends{}
 		}
-		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now)}
+		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now), Basis: byBound}
 	}
 	r, known := c.knownRuntime(pod)
 	if !known {
 		r = c.runtimeAfter(c.runtimeKey(queue, c.kindOf(pod), pod), now, max(now.Sub(start), 0))
 	}
-	p50, p90 := start.Add(r.P50), start.Add(r.P90)
+	p50, p90, basis := start.Add(r.P50), start.Add(r.P90), r.Basis
 	if !bound.IsZero() {
-		p50, p90 = earliest(start.Add(r.bounded.P50), bound), earliest(start.Add(r.bounded.P90), bound)
+		p50, p90, basis = earliest(start.Add(r.bounded.P50), bound), earliest(start.Add(r.bounded.P90), bound), r.bounded.Basis
+		if bound.Before(start.Add(r.bounded.P50)) {
+			basis = byBound
+		}
 	}
-	return forecast.Ends{P50: latestOf(p50, now), P90: latestOf(p90, now)}
+	return forecast.Ends{P50: latestOf(p50, now), P90: latestOf(p90, now), Basis: basis}
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/forecast"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
@@ -66,8 +68,11 @@ func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
 	if p50 := s.P50.Time; p50.Before(end) || p50.After(end.Add(forecastResolution)) || !s.P90.Equal(s.P50) {
 		t.Errorf("waiting expected from %v (p90 %v), want the running pod's end %v, to within %s", p50, s.P90, end, forecastResolution)
 	}
-	if h := got[1].ExpectedStart; h == nil || h.P50 != nil || h.P90 != nil {
-		t.Errorf("a pod larger than any node: expected start %+v, want none within the horizon", h)
+	if diff := cmp.Diff(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeBounded}, s.RuntimeBasis); diff != "" {
+		t.Errorf("waiting for the running pod's bound: runtime basis (-want,+got):\n%s", diff)
+	}
+	if h := got[1].ExpectedStart; h == nil || h.P50 != nil || h.P90 != nil || h.RuntimeBasis != nil {
+		t.Errorf("a pod larger than any node: expected start %+v, want none within the horizon, resting on nothing", h)
 	}
 }
 
@@ -88,7 +93,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	if r := c.runtimeAfter(key, now, 59*time.Minute); r.Runtime != defaultRuntime {
 		t.Errorf("nothing finished, 59m run: runtime %+v, want the default", r)
 	}
-	if r := c.runtimeAfter(key, now, 2*time.Hour); r.Runtime != (forecast.Runtime{P50: 4 * time.Hour, P90: 20 * time.Hour}) || r.bounded != r.Runtime {
+	if r := c.runtimeAfter(key, now, 2*time.Hour); r.Runtime != (forecast.Runtime{P50: 4 * time.Hour, P90: 20 * time.Hour, Basis: forecast.Basis{Source: forecast.SourceOutlived}}) || r.bounded != r.Runtime {
 		t.Errorf("nothing finished, 2h run: runtime %+v, want 4h and 20h at the 90th percentile", r)
 	}
 	for i := range 3 {
@@ -121,7 +126,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	if r := boundedRuntime(c.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now), []*v1.Pod{halfHour}); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
 		t.Errorf("q's Jobs bounded to half an hour: runtime %+v, want about 10m, as learned", r)
 	}
-	if r := boundedRuntime(other, []*v1.Pod{halfHour}); r != (forecast.Runtime{P50: 30 * time.Minute, P90: 30 * time.Minute}) {
+	if r := boundedRuntime(other, []*v1.Pod{halfHour}); r != (forecast.Runtime{P50: 30 * time.Minute, P90: 30 * time.Minute, Basis: forecast.Basis{Source: forecast.SourceBounded}}) {
 		t.Errorf("the other queue's PyTorchJobs bounded to half an hour: runtime %+v, want the half hour", r)
 	}
 	if r := boundedRuntime(other, []*v1.Pod{day}); r != defaultRuntime {
@@ -224,7 +229,9 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	defer cancel()
 	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))
 	first := &Controller{acct: acct, clock: acct.Clock(), checkpoints: time.Minute}
-	now := time.Now()
+	// To the second, as the API serves a container's end and the checkpoint writes its time: a run
+	// that ends within the checkpoint's second after it began would be told again as new.
+	now := time.Now().Truncate(time.Second)
 	done := func(i int) *v1.Pod {
 		p := util.MakePod("ns", "done").UID("done").Label(schedulingv1beta1.QueueLabel, "q").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "sweep", Controller: ptr.To(true)}}
@@ -459,7 +466,7 @@ func TestKnownRuntimesReplaceTheEstimates(t *testing.T) {
 		}
 	}
 	// Of one shape, told 3m and 7m: the longer, whichever comes first.
-	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{pod("3m", nil), pod("7m", nil)}, now); r != (forecast.Runtime{P50: 7 * time.Minute, P90: 7 * time.Minute}) {
+	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{pod("3m", nil), pod("7m", nil)}, now); r != (forecast.Runtime{P50: 7 * time.Minute, P90: 7 * time.Minute, Basis: forecast.Basis{Source: forecast.SourceKnown}}) {
 		t.Errorf("pending work of pods told 3m and 7m: runtime %+v, want 7m", r)
 	}
 	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{pod("", nil)}, now); r != defaultRuntime {

@@ -78,7 +78,15 @@ func (c *Controller) workRuntime(queue, kind string, pods []*v1.Pod, now time.Ti
 	return boundedRuntime(longest, pods)
 }
 
-// longerOf is the longer of two runtimes, at the median and at the 90th percentile apart.
+// longerOf is the longer of two runtimes, at the median and at the 90th percentile apart, read from
+// where the longer median was (the weaker, of two medians alike).
 func longerOf(a, b forecast.Runtime) forecast.Runtime {
-	return forecast.Runtime{P50: max(a.P50, b.P50), P90: max(a.P90, b.P90)}
+	basis := forecast.Weakest(a.Basis, b.Basis)
+	switch {
+	case a.P50 > b.P50:
+		basis = a.Basis
+	case b.P50 > a.P50:
+		basis = b.Basis
+	}
+	return forecast.Runtime{P50: max(a.P50, b.P50), P90: max(a.P90, b.P90), Basis: basis}
 }

@@ -86,7 +86,7 @@ func (w *newWork) startOf(starts expectedStarts) *visibilityv1beta1.ExpectedStar
 			continue
 		}
 		if s.P50 != nil && (first.P50 == nil || s.P50.Before(first.P50)) {
-			first.P50 = s.P50
+			first.P50, first.RuntimeBasis = s.P50, s.RuntimeBasis
 		}
 		if s.P90 != nil && (first.P90 == nil || s.P90.Before(first.P90)) {
 			first.P90 = s.P90

@@ -5,7 +5,8 @@
 // the pending work, in the scheduler's order, starts where its queue admits it (pkg/policy) and its
 // members fit on the nodes. It plays twice: once with
 // every runtime at its central value (the caller's: the controller gives the mean of the runs it
-// learned), once at its 90th percentile, for a p50 and a p90 start. It is pure:
+// learned), once at its 90th percentile, for a p50 and a p90 start; each p50 start says what it
+// rests on (Basis): what the runtime of the run whose end it waits for was read from. It is pure:
 // no informer, lock on shared state, client or clock.
 package forecast
 
@@ -70,8 +71,12 @@ type Running struct {
 	Ends Ends
 }
 
-// Ends are an end at its central value (P50) and at the 90th percentile.
-type Ends struct{ P50, P90 time.Time }
+// Ends are an end at its central value (P50) and at the 90th percentile, and what the central one
+// was read from.
+type Ends struct {
+	P50, P90 time.Time
+	Basis    Basis
+}
 
 // Queue is a queue as the fair shares and the admission read it.
 type Queue struct {
@@ -108,8 +113,12 @@ type Member struct {
 	Eligible []bool
 }
 
-// Runtime is a run's length at its central value (P50) and at the 90th percentile.
-type Runtime struct{ P50, P90 time.Duration }
+// Runtime is a run's length at its central value (P50) and at the 90th percentile, and what the
+// central one was read from.
+type Runtime struct {
+	P50, P90 time.Duration
+	Basis    Basis
+}
 
 // Settings bound a forecast.
 type Settings struct {
@@ -119,21 +128,26 @@ type Settings struct {
 	// the runs that end within one step leave in the order of their exact ends, the work each lets
 	// in starting at that end.
 	Resolution time.Duration
-	// DefaultRuntime is the runtime of work that states none.
+	// DefaultRuntime is the runtime of work that states none; its basis is the default's, whatever it
+	// says.
 	DefaultRuntime Runtime
 }
 
 // Start is a piece of work's predicted start at the central value and at the 90th percentile of the
-// runtimes; a zero time is not within the horizon.
-type Start struct{ P50, P90 time.Time }
+// runtimes (a zero time is not within the horizon), and what the central one rests on: the basis of
+// the end it waits for; none for a start now or none within the horizon.
+type Start struct {
+	P50, P90 time.Time
+	Basis    Basis
+}
 
 // Predict returns the predicted start of every pending piece of work, by key.
 func Predict(s *Snapshot, settings Settings) map[string]Start {
 	out := make(map[string]Start, len(s.Pending))
-	p50 := play(s, settings, false)
-	p90 := play(s, settings, true)
+	p50, basis := play(s, settings, false)
+	p90, _ := play(s, settings, true)
 	for _, w := range s.Pending {
-		out[w.Key] = Start{P50: p50[w.Key], P90: p90[w.Key]}
+		out[w.Key] = Start{P50: p50[w.Key], P90: p90[w.Key], Basis: basis[w.Key]}
 	}
 	return out
 }

@@ -28,19 +28,24 @@ type world struct {
 	ends     releases
 	waiting  []*Work
 	started  map[string]time.Time
+	// basis is what each start rests on; waitedFor, what the pass under way does: the basis of the
+	// runs whose end it follows, none for the first.
+	basis     map[string]Basis
+	waitedFor Basis
 }
 
 // play plays the snapshot forward and returns when each piece of work starts, with every runtime
-// at its median, or with p90 at its 90th percentile.
-func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
+// at its median, or with p90 at its 90th percentile, and what each start rests on.
+func play(s *Snapshot, settings Settings, p90 bool) (map[string]time.Time, map[string]Basis) {
 	w := &world{s: s, settings: settings, p90: p90, horizon: s.Now.Add(settings.Horizon), free: make([]Vector, len(s.Nodes)),
-		running: make([][]*run, len(s.Nodes)), queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending))}
+		running: make([][]*run, len(s.Nodes)), queues: newQueues(s), started: make(map[string]time.Time, len(s.Pending)),
+		basis: make(map[string]Basis, len(s.Pending))}
 	w.reserve()
 	for i, n := range s.Nodes {
 		w.free[i] = n.Free.Clone()
 		for _, r := range n.Running {
 			w.queues.hold(r.Queue, r.Requests, 1)
-			w.track(i, &run{queue: r.Queue, gives: r.Requests, exact: w.endOf(r.Ends)})
+			w.track(i, &run{queue: r.Queue, gives: r.Requests, exact: w.endOf(r.Ends), basis: r.Ends.Basis})
 		}
 	}
 	for i := range s.Pending {
@@ -49,7 +54,7 @@ func play(s *Snapshot, settings Settings, p90 bool) map[string]time.Time {
 	}
 	slices.SortStableFunc(w.waiting, func(a, b *Work) int { return policy.Compare(a.Place, b.Place) })
 	w.run()
-	return w.started
+	return w.started, w.basis
 }
 
 // run starts what it can now, then moves from end to end until nothing waits or the horizon. The
@@ -95,14 +100,18 @@ func latestOf(a, b time.Time) time.Time {
 
 // leaveNext gives back the room of the runs that end first, at the same instant (a piece of work's
 // pods, started together), and returns the queues of those that had not left already (taken by a
-// reclaim).
+// reclaim); what starts next waits for their ends.
 func (w *world) leaveNext() []string {
 	var queues []string
 	exact := w.ends[0].run.exact
+	w.waitedFor = Basis{}
 	for w.ends.Len() > 0 && w.ends[0].run.exact.Equal(exact) {
 		r := heap.Pop(&w.ends).(release).run
-		if !r.gone && !slices.Contains(queues, r.queue) {
-			queues = append(queues, r.queue)
+		if !r.gone {
+			w.waitedFor = Weakest(w.waitedFor, r.basis)
+			if !slices.Contains(queues, r.queue) {
+				queues = append(queues, r.queue)
+			}
 		}
 		w.leave(r)
 	}
@@ -179,27 +188,31 @@ func covers(smaller []Vector, req Vector) bool {
 	return false
 }
 
-// start runs work from now on the nodes placed, until its runtime ends.
+// start runs work from now on the nodes placed, until its runtime ends: its end rests on its
+// runtime and on what its start waited for.
 func (w *world) start(work *Work, placed []int, now time.Time) {
 	w.started[work.Key] = now
+	w.basis[work.Key] = w.waitedFor
 	w.release(work.Key)
 	req := total(work.Members)
 	w.queues.ask(work.Queue, req, -1)
 	w.queues.hold(work.Queue, req, 1)
-	end := now.Add(w.runtimeOf(work.Runtime))
+	runtime, basis := w.runtimeOf(work.Runtime)
+	end, basis := now.Add(runtime), Weakest(w.waitedFor, basis)
 	for i, m := range work.Members {
 		w.free[placed[i]].Add(m.Requests, -1)
-		w.track(placed[i], &run{queue: work.Queue, gives: m.Requests, exact: end})
+		w.track(placed[i], &run{queue: work.Queue, gives: m.Requests, exact: end, basis: basis})
 	}
 }
 
 // run is one pod running on a node: its queue, what it holds, and when it ends (zero: never),
-// rounded up to the resolution and exactly.
+// rounded up to the resolution and exactly, and what its end rests on.
 type run struct {
 	node       int
 	queue      string
 	gives      Vector
 	end, exact time.Time
+	basis      Basis
 	gone       bool
 }
 
@@ -231,15 +244,17 @@ func (w *world) endOf(e Ends) time.Time {
 	return e.P50
 }
 
-// runtimeOf is a piece of work's runtime in this play: its own, or the default.
-func (w *world) runtimeOf(r Runtime) time.Duration {
-	if r == (Runtime{}) {
+// runtimeOf is a piece of work's runtime in this play, and what it was read from: its own, or the
+// default.
+func (w *world) runtimeOf(r Runtime) (time.Duration, Basis) {
+	if r.P50 == 0 && r.P90 == 0 {
 		r = w.settings.DefaultRuntime
+		r.Basis = Basis{Source: SourceDefault}
 	}
 	if w.p90 {
-		return r.P90
+		return r.P90, r.Basis
 	}
-	return r.P50
+	return r.P50, r.Basis
 }
 
 // rounded is t rounded up to the resolution, and no earlier than the snapshot: a pod past its end

@@ -39,7 +39,13 @@ own or as their PodGroup, directly (a Job, PyTorchJob, TFJob…) or through its 
 CronJob), or that a QueueUnit queues. KIND narrows it:
 podgroup, queueunit, pod, or the kind of that object, singular or plural (job is batch/v1's).
 --queue lists the queue's pending work, of every namespace for a user who may read it,
-else of the current namespace.`,
+else of the current namespace.
+
+BASIS says what the expected start rests on: the runtime of the run it waits for (running now, or
+started in the forecast), read from the default runtime while nothing like that run has finished
+(the weakest), from the runs learned (how many, and of which work: "only" below ten), from a run
+that has outlived every run learned (a guess: it runs as long again), or from a runtime bound
+(activeDeadlineSeconds: it ends by then at the latest). "-": it waits for no run's end.`,
 		Example: `  kubectl queue eta train --namespace team-a
   kubectl queue eta podgroup/train
   kubectl queue eta job/sweep
@@ -308,18 +314,22 @@ func liveViewError(err error) error {
 	return err
 }
 
-// writeETA prints each piece of pending work with its expected starts.
+// writeETA prints each piece of pending work with its expected starts, and what the expected start
+// rests on.
 func (o *Options) writeETA(items []visibilityv1beta1.PendingWorkload) error {
 	w := printers.GetNewTabWriter(o.Out)
 	l := &textout.Lines{W: w}
-	l.Printf("NAMESPACE\tWORKLOAD\tQUEUE\tPOSITION\tEXPECTED START\tP90\n")
+	l.Printf("NAMESPACE\tWORKLOAD\tQUEUE\tPOSITION\tEXPECTED START\tP90\tBASIS\n")
 	for _, item := range items {
-		p50, p90 := "-", "-"
+		p50, p90, basis := "-", "-", "-"
 		if s := item.ExpectedStart; s != nil {
 			p50, p90 = o.fromNow(s.P50), o.fromNow(s.P90)
+			if s.P50 != nil {
+				basis = basisOf(s.RuntimeBasis)
+			}
 		}
-		l.Printf("%s\t%s/%s\t%s\t%d\t%s\t%s\n", item.Namespace, strings.ToLower(string(item.Workload.Kind)), item.Workload.Name,
-			item.Queue, item.PositionInQueue, p50, p90)
+		l.Printf("%s\t%s/%s\t%s\t%d\t%s\t%s\t%s\n", item.Namespace, strings.ToLower(string(item.Workload.Kind)), item.Workload.Name,
+			item.Queue, item.PositionInQueue, p50, p90, basis)
 	}
 	if l.Err != nil {
 		return l.Err
@@ -337,4 +347,53 @@ func (o *Options) fromNow(t *metav1.Time) string {
 		return "in " + duration.HumanDuration(d)
 	}
 	return "now"
+}
+
+// fewRuns is the fewest finished runs a learned runtime is read from that eta does not call few:
+// the 90th percentile of fewer runs is their longest.
+const fewRuns = 10
+
+// learnedFrom says which finished work a learned runtime was read from, of the run a start waits
+// for.
+var learnedFrom = map[visibilityv1beta1.RuntimeScope]string{
+	visibilityv1beta1.ScopeShape:          "of its shape",
+	visibilityv1beta1.ScopeKind:           "of its kind",
+	visibilityv1beta1.ScopeQueue:          "of its queue's work",
+	visibilityv1beta1.ScopeKindInAnyQueue: "of its kind in every queue",
+	visibilityv1beta1.ScopeAll:            "of any work",
+}
+
+// basisOf says what an expected start rests on: the runtime of the run it waits for, read from the
+// default, from runs learned (few of them, or of work unlike it, said so), from a run that outlived
+// them, or from a runtime bound; "-" for a start that waits for no run.
+func basisOf(b *visibilityv1beta1.RuntimeBasis) string {
+	if b == nil {
+		return "-"
+	}
+	runs := fmt.Sprintf("%d runs", b.Runs)
+	if b.Runs == 1 {
+		runs = "1 run"
+	}
+	if of := learnedFrom[b.LearnedFrom]; of != "" {
+		runs += " " + of
+	}
+	switch b.Source {
+	case visibilityv1beta1.RuntimeDefault:
+		return "default runtime: nothing like the run it waits for has finished yet"
+	case visibilityv1beta1.RuntimeOutlived:
+		if b.Runs == 0 {
+			return "a guess: the run it waits for has outlived the default runtime"
+		}
+		return "a guess: the run it waits for has outlived all " + runs
+	case visibilityv1beta1.RuntimeLearned:
+		if b.Runs < fewRuns {
+			return "learned from only " + runs
+		}
+		return "learned from " + runs
+	case visibilityv1beta1.RuntimeBounded:
+		return "runtime bound (activeDeadlineSeconds)"
+	case visibilityv1beta1.RuntimeKnown:
+		return "runtime known"
+	}
+	return string(b.Source)
 }

@@ -1,18 +1,23 @@
 package kubectlqueue
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
@@ -156,5 +161,62 @@ func TestETAWithoutReadingPods(t *testing.T) {
 		Workload: visibilityv1beta1.WorkloadReference{Kind: visibilityv1beta1.WorkloadPod, Name: "bert-0"}})
 	if items, err := o.pendingNamed(context.Background(), "pytorchjob/bert", "ns"); err != nil || len(items) != 1 {
 		t.Errorf("eta pytorchjob/bert, Jobs not readable: %v, %v; want its pod bert-0", items, err)
+	}
+}
+
+// eta says what each expected start rests on: the default runtime, few runs learned or many, of
+// which work, a guess past them all, a runtime bound; nothing for work that starts now or not
+// within a week.
+func TestETASaysWhatTheStartRestsOn(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	pending := func(name string, start *visibilityv1beta1.ExpectedStart) visibilityv1beta1.PendingWorkload {
+		return visibilityv1beta1.PendingWorkload{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Queue: "team-a", PositionInQueue: 1,
+			Workload: visibilityv1beta1.WorkloadReference{Kind: visibilityv1beta1.WorkloadPodGroup, Name: name}, ExpectedStart: start}
+	}
+	start := func(basis *visibilityv1beta1.RuntimeBasis) *visibilityv1beta1.ExpectedStart {
+		return &visibilityv1beta1.ExpectedStart{P50: at(58 * time.Minute), P90: at(4 * time.Hour), ForecastTime: metav1.NewTime(now), RuntimeBasis: basis}
+	}
+	learned := func(runs int32, scope visibilityv1beta1.RuntimeScope) *visibilityv1beta1.RuntimeBasis {
+		return &visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeLearned, Runs: runs, LearnedFrom: scope}
+	}
+	for _, tt := range []struct {
+		name  string
+		start *visibilityv1beta1.ExpectedStart
+		want  []string // EXPECTED START, P90, BASIS
+	}{
+		{name: "the default runtime", start: start(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeDefault}),
+			want: []string{"in 58m", "in 4h", "default runtime: nothing like the run it waits for has finished yet"}},
+		{name: "few runs", start: start(learned(3, visibilityv1beta1.ScopeKind)), want: []string{"in 58m", "in 4h", "learned from only 3 runs of its kind"}},
+		{name: "many runs, of other work", start: start(learned(120, visibilityv1beta1.ScopeQueue)),
+			want: []string{"in 58m", "in 4h", "learned from 120 runs of its queue's work"}},
+		{name: "many runs of its shape", start: start(learned(10, visibilityv1beta1.ScopeShape)), want: []string{"in 58m", "in 4h", "learned from 10 runs of its shape"}},
+		{name: "a run past those learned", start: start(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeOutlived, Runs: 12,
+			LearnedFrom: visibilityv1beta1.ScopeAll}), want: []string{"in 58m", "in 4h", "a guess: the run it waits for has outlived all 12 runs of any work"}},
+		{name: "a run past the default", start: start(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeOutlived}),
+			want: []string{"in 58m", "in 4h", "a guess: the run it waits for has outlived the default runtime"}},
+		{name: "a runtime bound", start: start(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeBounded}),
+			want: []string{"in 58m", "in 4h", "runtime bound (activeDeadlineSeconds)"}},
+		{name: "starting now", start: &visibilityv1beta1.ExpectedStart{P50: at(0), P90: at(0), ForecastTime: metav1.NewTime(now)},
+			want: []string{"now", "now", "-"}},
+		{name: "not within a week", start: &visibilityv1beta1.ExpectedStart{ForecastTime: metav1.NewTime(now)},
+			want: []string{"not within a week", "not within a week", "-"}},
+		{name: "not forecast yet", want: []string{"-", "-", "-"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			o := &Options{IOStreams: genericiooptions.IOStreams{Out: &out}, Now: func() time.Time { return now }}
+			if err := o.writeETA([]visibilityv1beta1.PendingWorkload{pending("train", tt.start)}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAMESPACE") || !strings.HasSuffix(lines[0], "BASIS") {
+				t.Fatalf("printed\n%s\nwant a header ending in BASIS and a line", out.String())
+			}
+			got := regexp.MustCompile(` {3,}`).Split(strings.TrimSpace(lines[1]), -1)
+			if diff := cmp.Diff(append([]string{"team-a", "podgroup/train", "team-a", "1"}, tt.want...), got); diff != "" {
+				t.Errorf("the line's cells (-want,+got):\n%s\nprinted:\n%s", diff, out.String())
+			}
+		})
 	}
 }

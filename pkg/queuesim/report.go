@@ -39,6 +39,7 @@ func (r *Result) WriteReport(out io.Writer) error {
 			known = ", each pod's runtime known ahead"
 		}
 		l.Printf("\nExpected starts%s: %d predictions (forecasts read: %d), %d compared with the start that followed\n", known, f.Predictions, f.Checks, f.Compared)
+		l.Printf("  (each prediction: a waiting job's expected start (p50) in the live view, against its actual start; error = how far apart, relative = error over the wait from the forecast to the start (a minute at least); p50 and p90 below are the median and 90th percentile over the predictions; the horizon is the forecast's week)\n")
 		l.Printf("  error p50 %s, p90 %s; relative to the wait p50 %.0f%%, p90 %.0f%%\n", round(f.MedianError), round(f.P90Error),
 			100*f.MedianRelative, 100*f.P90Relative)
 		l.Printf("  %d with no later work started first and no operator action in between: relative p50 %.0f%%, p90 %.0f%%\n", f.Undisturbed,

@@ -32,8 +32,14 @@ type Estimate struct {
 	// Mean is the runtimes' mean: what many runs take each, on average.
 	Mean   time.Duration
 	Weight float64
+	// Runs is the weight of all the runs of From (decayed): what the estimate was read from, those
+	// shorter than the elapsed time included, which Weight leaves out.
+	Runs float64
 	// From is the key it was read from: the key asked for, or the broader one it fell back to.
 	From Key
+	// Outlived says the run has run longer than every run of From, which tell nothing of its end:
+	// the estimate is Outlived's.
+	Outlived bool
 }
 
 // ratio is how much each bucket's upper bound exceeds its lower; buckets is how many there are.
@@ -298,7 +304,8 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 			continue
 		}
 		d := h.decay(at, l.HalfLife)
-		if all := h.total() * d; math.Round(all) < l.MinWeight || all <= 0 {
+		all := h.total() * d
+		if math.Round(all) < l.MinWeight || all <= 0 {
 			continue
 		}
 		// The quantiles and the mean do not change as every weight decays alike; the weight does.
@@ -311,8 +318,9 @@ func (l *Learner) EstimateAfter(key Key, at time.Time, elapsed time.Duration) (E
 			e = Estimate{P50: elapsed, P90: elapsed, Mean: elapsed}
 		default:
 			e = Outlived(elapsed)
+			e.Outlived = true
 		}
-		e.From = k
+		e.From, e.Runs = k, all
 		return e, true
 	}
 	return Estimate{}, false

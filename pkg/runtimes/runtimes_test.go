@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -289,5 +291,45 @@ func TestShapesAreBounded(t *testing.T) {
 	l.Observe(Key{Queue: "other", Kind: "Pod", Shape: "one too many"}, time.Hour, t0)
 	if _, ok := l.byKey[Key{Queue: "other", Kind: "Pod", Shape: "one too many"}]; !ok {
 		t.Error("another queue's shape was not learned: the bound is per queue")
+	}
+}
+
+// An estimate says what it stands on: the runs of the key it was read from, those shorter than the
+// time run included, and whether the run outlived them all.
+func TestEstimateSaysWhatItStandsOn(t *testing.T) {
+	l := NewLearner(24*time.Hour, 3)
+	key := Key{Queue: "q", Kind: "Pod"}
+	for range 6 {
+		l.Observe(key, 2*time.Minute, t0)
+	}
+	for range 2 {
+		l.Observe(key, 8*time.Minute, t0)
+	}
+	l.Observe(Key{Queue: "q", Kind: "Job"}, time.Minute, t0)
+	type standsOn struct {
+		Runs     float64
+		From     Key
+		Outlived bool
+	}
+	for _, tt := range []struct {
+		name    string
+		key     Key
+		elapsed time.Duration
+		want    standsOn
+	}{
+		{name: "from the start", key: key, want: standsOn{Runs: 8, From: key}},
+		{name: "past the shorter runs", key: key, elapsed: 3 * time.Minute, want: standsOn{Runs: 8, From: key}},
+		{name: "past every run", key: key, elapsed: time.Hour, want: standsOn{Runs: 8, From: key, Outlived: true}},
+		{name: "a kind of one run, read from its queue's", key: Key{Queue: "q", Kind: "Job"}, want: standsOn{Runs: 9, From: Key{Queue: "q"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := l.EstimateAfter(tt.key, t0, tt.elapsed)
+			if !ok {
+				t.Fatal("no estimate")
+			}
+			if diff := cmp.Diff(tt.want, standsOn{Runs: e.Runs, From: e.From, Outlived: e.Outlived}); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
 	}
 }

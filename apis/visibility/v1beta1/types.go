@@ -158,6 +158,66 @@ type ExpectedStart struct {
 	P90 *metav1.Time `json:"p90,omitempty"`
 	// ForecastTime is when the forecast was made.
 	ForecastTime metav1.Time `json:"forecastTime"`
+	// RuntimeBasis is what P50 rests on: what the runtime of the run whose end lets the work start
+	// was read from (the weakest along the way, when that run started, in the forecast, at the end
+	// of another). Absent when the start waits for no run's end: it can start now, or not within the
+	// horizon.
+	// +optional
+	RuntimeBasis *RuntimeBasis `json:"runtimeBasis,omitempty"`
+}
+
+// RuntimeSource is what a runtime was read from.
+// +enum
+type RuntimeSource string
+
+const (
+	// RuntimeDefault is the default runtime (the configured forecastDefaultRuntime): nothing like the
+	// run has finished yet, in its queue, of its kind or at all.
+	RuntimeDefault RuntimeSource = "Default"
+	// RuntimeOutlived is a run that has run longer than every run learned of its kind (or than the
+	// default runtime), which therefore tell nothing of its end: it is taken to run as long again.
+	RuntimeOutlived RuntimeSource = "Outlived"
+	// RuntimeLearned is a runtime learned from finished runs (Runs of them, of LearnedFrom).
+	RuntimeLearned RuntimeSource = "Learned"
+	// RuntimeBounded is an end by the run's runtime bound (its pod's activeDeadlineSeconds, and
+	// grace), or by its pod's deletion, before its runtime would end it: it ends by then at the
+	// latest.
+	RuntimeBounded RuntimeSource = "Bounded"
+	// RuntimeKnown is a runtime told ahead of the run (a simulator's, which knows its pods').
+	RuntimeKnown RuntimeSource = "Known"
+)
+
+// RuntimeScope is which finished work a learned runtime was read from: the closest that finished
+// enough runs.
+// +enum
+type RuntimeScope string
+
+const (
+	// ScopeShape is the runs of the run's queue and kind whose pods had its shape (requests and
+	// runtime bound).
+	ScopeShape RuntimeScope = "Shape"
+	// ScopeKind is the runs of the run's queue and kind, of every shape.
+	ScopeKind RuntimeScope = "Kind"
+	// ScopeQueue is the runs of the run's queue, of every kind.
+	ScopeQueue RuntimeScope = "Queue"
+	// ScopeKindInAnyQueue is the runs of the run's kind, in every queue.
+	ScopeKindInAnyQueue RuntimeScope = "KindInAnyQueue"
+	// ScopeAll is all the work that finished.
+	ScopeAll RuntimeScope = "All"
+)
+
+// RuntimeBasis is what a runtime was read from, and for one learned, how much finished work it
+// stands on.
+type RuntimeBasis struct {
+	// Source is what the runtime was read from: Default, Outlived, Learned, Bounded or Known.
+	Source RuntimeSource `json:"source"`
+	// Runs is, for a Learned or Outlived runtime, how many finished runs it was read from, each
+	// counting half one half-life (a week) after it ended, rounded.
+	// +optional
+	Runs int32 `json:"runs,omitempty"`
+	// LearnedFrom is, for a Learned or Outlived runtime, which finished work those runs were.
+	// +optional
+	LearnedFrom RuntimeScope `json:"learnedFrom,omitempty"`
 }
 
 // Reservation is the room a waiting gang is promised: from Start, on Nodes, until End.

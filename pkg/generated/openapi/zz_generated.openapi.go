@@ -45,6 +45,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummary":        schema_queue_scheduler_apis_visibility_v1beta1_QueueSummary(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.QueueSummaryList":    schema_queue_scheduler_apis_visibility_v1beta1_QueueSummaryList(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.Reservation":         schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref),
+		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeBasis":        schema_queue_scheduler_apis_visibility_v1beta1_RuntimeBasis(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeEstimate":     schema_queue_scheduler_apis_visibility_v1beta1_RuntimeEstimate(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotHeld":        schema_queue_scheduler_apis_visibility_v1beta1_SnapshotHeld(ref),
 		"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.SnapshotMembers":     schema_queue_scheduler_apis_visibility_v1beta1_SnapshotMembers(ref),
@@ -389,12 +390,18 @@ func schema_queue_scheduler_apis_visibility_v1beta1_ExpectedStart(ref common.Ref
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"runtimeBasis": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeBasis is what P50 rests on: what the runtime of the run whose end lets the work start was read from (the weakest along the way, when that run started, in the forecast, at the end of another). Absent when the start waits for no run's end: it can start now, or not within the horizon.",
+							Ref:         ref("github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeBasis"),
+						},
+					},
 				},
 				Required: []string{"forecastTime"},
 			},
 		},
 		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
+			"github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1.RuntimeBasis", metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -1219,6 +1226,44 @@ func schema_queue_scheduler_apis_visibility_v1beta1_Reservation(ref common.Refer
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_queue_scheduler_apis_visibility_v1beta1_RuntimeBasis(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RuntimeBasis is what a runtime was read from, and for one learned, how much finished work it stands on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is what the runtime was read from: Default, Outlived, Learned, Bounded or Known.\n\nPossible enum values:\n - `\"Bounded\"` is an end by the run's runtime bound (its pod's activeDeadlineSeconds, and grace), or by its pod's deletion, before its runtime would end it: it ends by then at the latest.\n - `\"Default\"` is the default runtime (the configured forecastDefaultRuntime): nothing like the run has finished yet, in its queue, of its kind or at all.\n - `\"Known\"` is a runtime told ahead of the run (a simulator's, which knows its pods').\n - `\"Learned\"` is a runtime learned from finished runs (Runs of them, of LearnedFrom).\n - `\"Outlived\"` is a run that has run longer than every run learned of its kind (or than the default runtime), which therefore tell nothing of its end: it is taken to run as long again.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Bounded", "Default", "Known", "Learned", "Outlived"},
+						},
+					},
+					"runs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Runs is, for a Learned or Outlived runtime, how many finished runs it was read from, each counting half one half-life (a week) after it ended, rounded.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"learnedFrom": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LearnedFrom is, for a Learned or Outlived runtime, which finished work those runs were.\n\nPossible enum values:\n - `\"All\"` is all the work that finished.\n - `\"Kind\"` is the runs of the run's queue and kind, of every shape.\n - `\"KindInAnyQueue\"` is the runs of the run's kind, in every queue.\n - `\"Queue\"` is the runs of the run's queue, of every kind.\n - `\"Shape\"` is the runs of the run's queue and kind whose pods had its shape (requests and runtime bound).",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"All", "Kind", "KindInAnyQueue", "Queue", "Shape"},
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
 	}
 }
 
