@@ -92,6 +92,9 @@ func (a *Accounting) QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit {
 	return byIndex[schedulingv1beta1.QueueUnit](a.units.indexer, byQueue, queue)
 }
 
+// QueueNames names every queue.
+func (a *Accounting) QueueNames() []string { return a.queueIndex.ListKeys() }
+
 // AllQueues lists every queue.
 func (a *Accounting) AllQueues() []*schedulingv1beta1.Queue {
 	qs, _ := a.queues.List(labels.Everything())

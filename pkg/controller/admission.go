@@ -10,6 +10,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
@@ -17,12 +18,19 @@ import (
 // minResources do not fit its queue.
 const ReasonNotAdmitted = "NotAdmitted"
 
+// ReasonExceedsCapability is the reason of a Pending PodGroup's Unschedulable condition while its
+// minResources alone exceed a capability of its queue or an ancestor (lowered after it was
+// created): it waits until the capability is raised. Its held pods' reason has the same name.
+const ReasonExceedsCapability = holdreport.ExceedsCapability
+
 // admission is whether a Pending PodGroup may enter its queue now and, when it may not, why.
 type admission struct {
 	admitted bool
 	// refusal says why not, for the group's Unschedulable condition; "" when nothing is to be said
 	// (its queue is missing, Suspended or Unknown).
 	refusal string
+	// reason is the refusal's reason: ReasonNotAdmitted, or ReasonExceedsCapability.
+	reason string
 	// waitsForShares: only the recomputation of the shares stands in the way.
 	waitsForShares bool
 }
@@ -35,13 +43,17 @@ type admission struct {
 // groups admitted in quick succession never count on the same room.
 func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 	if ok, refusal := c.acct.QueueTakes(pg); !ok {
-		return admission{refusal: refusal}
+		return admission{refusal: refusal, reason: ReasonNotAdmitted}
 	}
 	if !takesRoom(pg) {
 		return admission{admitted: true}
 	}
 	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
-		return admission{refusal: "minResources do not fit: " + r.Message, waitsForShares: r.WaitsForShares}
+		a := admission{refusal: "minResources do not fit: " + r.Message, reason: ReasonNotAdmitted, waitsForShares: r.WaitsForShares}
+		if r.ExceedsCapability {
+			a.reason = ReasonExceedsCapability
+		}
+		return a
 	}
 	return admission{admitted: true}
 }
@@ -83,7 +95,7 @@ func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	var errs []error
 	for _, pg := range c.pendingPodGroups(queue) {
 		a := c.admitPodGroup(pg)
-		errs = append(errs, c.writePodGroupStatus(ctx, pg, a.admitted, a.refusal))
+		errs = append(errs, c.writePodGroupStatus(ctx, pg, a))
 		if a.waitsForShares {
 			c.enqueueAfter(admissions, queue, retryAfterShares)
 			break

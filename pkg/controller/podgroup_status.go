@@ -83,15 +83,15 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	}
 	if isPending(pg) {
 		a := c.admitPodGroup(pg)
-		return c.writePodGroupStatus(ctx, pg, a.admitted, a.refusal)
+		return c.writePodGroupStatus(ctx, pg, a)
 	}
-	return c.writePodGroupStatus(ctx, pg, pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, "")
+	return c.writePodGroupStatus(ctx, pg, admission{admitted: pg.Status.Phase == schedulingv1beta1.PodGroupInqueue})
 }
 
 // writePodGroupStatus writes the PodGroup's phase, member counts and conditions if they changed;
-// admitted says whether it may be in its queue, refusal why not.
-func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, admitted bool, refusal string) error {
-	status := desiredPodGroupStatus(pg, c.membersOf(pg), admitted, refusal)
+// a says whether it may be in its queue, and why not.
+func (c *Controller) writePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, a admission) error {
+	status := desiredPodGroupStatus(pg, c.membersOf(pg), a)
 	setReservedCondition(pg, &status, c.reservationOf(pg))
 	keepStart(&status.Conditions, groupWaits(status))
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
@@ -156,35 +156,35 @@ func (c *Controller) membersByKey(key string) []*v1.Pod {
 }
 
 // desiredPodGroupStatus is the status a PodGroup should have, given its members and whether it is
-// admitted to its queue (refusal says why not): a pure function of its inputs.
-func desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup, pods []*v1.Pod, admitted bool, refusal string) schedulingv1beta1.PodGroupStatus {
+// admitted to its queue (and why not): a pure function of its inputs.
+func desiredPodGroupStatus(pg *schedulingv1beta1.PodGroup, pods []*v1.Pod, a admission) schedulingv1beta1.PodGroupStatus {
 	m := countMembers(pods)
 	status := schedulingv1beta1.PodGroupStatus{
-		Phase:              podGroupPhase(pg, m, admitted),
+		Phase:              podGroupPhase(pg, m, a.admitted),
 		Running:            m.running,
 		Succeeded:          m.succeeded,
 		Failed:             m.failed,
 		Conditions:         append([]metav1.Condition(nil), pg.Status.Conditions...),
 		ObservedGeneration: pg.Generation,
 	}
-	setPodGroupConditions(pg, &status, m, refusal)
+	setPodGroupConditions(pg, &status, m, a)
 	return status
 }
 
 // setPodGroupConditions says why a group is not admitted, and that it was scheduled once minMember
 // members were bound, which also ends an earlier Unschedulable condition.
-func setPodGroupConditions(pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus, m memberCounts, refusal string) {
+func setPodGroupConditions(pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus, m memberCounts, a admission) {
 	var was metav1.Condition
 	if c := meta.FindStatusCondition(status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil {
 		was = *c
 	}
 	switch {
-	case refusal != "":
+	case a.refusal != "":
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue, Reason: ReasonNotAdmitted,
-			Message: refusal, ObservedGeneration: pg.Generation,
+			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue, Reason: a.reason,
+			Message: a.refusal, ObservedGeneration: pg.Generation,
 		})
-	case status.Phase != schedulingv1beta1.PodGroupPending && was.Reason == ReasonNotAdmitted:
+	case status.Phase != schedulingv1beta1.PodGroupPending && (was.Reason == ReasonNotAdmitted || was.Reason == ReasonExceedsCapability):
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 			Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionFalse, Reason: "Admitted",
 			Message: "admitted to its queue", ObservedGeneration: pg.Generation,

@@ -74,6 +74,9 @@ const (
 	// QueueCapability: the pod's queue, or one of its ancestors, would exceed its capability, and no
 	// pod of the queue of lower priority could make room by preemption.
 	QueueCapability = "QueueCapability"
+	// ExceedsCapability: the pod's request alone exceeds the capability of its queue or of one of its
+	// ancestors (lowered after the pod was admitted): it waits until the capability is raised.
+	ExceedsCapability = "ExceedsCapability"
 	// NamespaceNotAllowed: the pod's queue does not select its namespace.
 	NamespaceNotAllowed = "NamespaceNotAllowed"
 	// PodGroupMissing: the pod's PodGroup does not exist yet.

@@ -322,7 +322,10 @@ func (o *Options) writeETA(items []visibilityv1beta1.PendingWorkload) error {
 	l.Printf("NAMESPACE\tWORKLOAD\tQUEUE\tPOSITION\tEXPECTED START\tP90\tBASIS\n")
 	for _, item := range items {
 		p50, p90, basis := "-", "-", "-"
-		if s := item.ExpectedStart; s != nil {
+		switch s := item.ExpectedStart; {
+		case item.Reason == exceedsCapability:
+			p50, basis = "never", "its request exceeds its queue's capability: it starts only once the capability is raised"
+		case s != nil:
 			p50, p90 = o.fromNow(s.P50), o.fromNow(s.P90)
 			if s.P50 != nil {
 				basis = basisOf(s.RuntimeBasis)
@@ -348,6 +351,10 @@ func (o *Options) fromNow(t *metav1.Time) string {
 	}
 	return "now"
 }
+
+// exceedsCapability is the reason of work whose request alone exceeds its queue's capability
+// (holdreport.ExceedsCapability): no run's end lets it in.
+const exceedsCapability = "ExceedsCapability"
 
 // fewRuns is the fewest finished runs a learned runtime is read from that eta does not call few:
 // the 90th percentile of fewer runs is their longest.

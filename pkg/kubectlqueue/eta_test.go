@@ -181,10 +181,13 @@ func TestETASaysWhatTheStartRestsOn(t *testing.T) {
 		return &visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeLearned, Runs: runs, LearnedFrom: scope}
 	}
 	for _, tt := range []struct {
-		name  string
-		start *visibilityv1beta1.ExpectedStart
-		want  []string // EXPECTED START, P90, BASIS
+		name   string
+		start  *visibilityv1beta1.ExpectedStart
+		reason string
+		want   []string // EXPECTED START, P90, BASIS
 	}{
+		{name: "a request above its queue's capability", reason: "ExceedsCapability", start: &visibilityv1beta1.ExpectedStart{ForecastTime: metav1.NewTime(now)},
+			want: []string{"never", "-", "its request exceeds its queue's capability: it starts only once the capability is raised"}},
 		{name: "the default runtime", start: start(&visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeDefault}),
 			want: []string{"in 58m", "in 4h", "default runtime: nothing like the run it waits for has finished yet"}},
 		{name: "few runs", start: start(learned(3, visibilityv1beta1.ScopeKind)), want: []string{"in 58m", "in 4h", "learned from only 3 runs of its kind"}},
@@ -206,7 +209,9 @@ func TestETASaysWhatTheStartRestsOn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			o := &Options{IOStreams: genericiooptions.IOStreams{Out: &out}, Now: func() time.Time { return now }}
-			if err := o.writeETA([]visibilityv1beta1.PendingWorkload{pending("train", tt.start)}); err != nil {
+			item := pending("train", tt.start)
+			item.Reason = tt.reason
+			if err := o.writeETA([]visibilityv1beta1.PendingWorkload{item}); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -2,8 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 )
 
@@ -17,6 +20,9 @@ type Refusal struct {
 	// AtCapability is set when the queue or an ancestor would exceed its capability: more nodes do
 	// not help, only the queue's own pods leaving (or a larger capability) does.
 	AtCapability bool
+	// ExceedsCapability is set, with AtCapability, when the request alone exceeds the capability of
+	// the queue or an ancestor: nothing leaving helps, only a larger capability does.
+	ExceedsCapability bool
 	// Behind is set when the queue would take the work but older work of the queue goes first: no
 	// eviction is due for it.
 	Behind bool
@@ -175,15 +181,39 @@ func fitsBeside(req, capacity v1.ResourceList, taken ...v1.ResourceList) bool {
 }
 
 // withinCapability checks the queue and its ancestors against their capabilities, with what the
-// queue's admitted work reserves added to what they hold.
+// queue's admitted work reserves added to what they hold. A request that exceeds a capability on its
+// own is named first, wherever it stands in the ancestry: it is the one that no wait can end.
 func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList) *Refusal {
 	var refusal *Refusal
+	s.Ancestry(queue, func(q *Queue) {
+		if refusal == nil {
+			refusal = NeverFits(q.Name, q.Capability, req)
+		}
+	})
 	s.Ancestry(queue, func(q *Queue) {
 		if refusal == nil && len(q.Capability) > 0 {
 			refusal = exceeds(q, reserved, req)
 		}
 	})
 	return refusal
+}
+
+// NeverFits says which capability of queue req exceeds on its own, or nil: work that asks for more
+// than its queue may ever hold waits until the capability is raised, whatever leaves the queue.
+func NeverFits(queue string, capability, req v1.ResourceList) *Refusal {
+	for _, name := range slices.Sorted(maps.Keys(capability)) {
+		limit := capability[name]
+		if r, asked := req[name]; asked && r.Cmp(limit) > 0 {
+			return &Refusal{AtCapability: true, ExceedsCapability: true, Message: ExceedsMessage(queue, name, r, limit)}
+		}
+	}
+	return nil
+}
+
+// ExceedsMessage says that a request of name exceeds queue's capability of it, with the numbers.
+func ExceedsMessage(queue string, name v1.ResourceName, req, limit resource.Quantity) string {
+	return fmt.Sprintf("the request exceeds the capability of queue %q: %s %s requested > %s; it cannot run until the capability is raised",
+		queue, name, req.String(), limit.String())
 }
 
 // exceeds says which capability of q what its subtree holds + reserved + req would exceed, or nil.

@@ -76,8 +76,13 @@ func TestAdmit(t *testing.T) {
 		stale            bool
 		want             string
 		waits, atCap     bool
+		exceeds          bool
 	}{
 		{name: "below its share", queue: "b", cpu: "1"},
+		{name: "more than an ancestor's capability on its own", queue: "child", cpu: "5", atCap: true, exceeds: true,
+			want: `the request exceeds the capability of queue "capped-parent": cpu 5 requested > 4; it cannot run until the capability is raised`},
+		{name: "exactly an ancestor's capability, at its capability", queue: "child", cpu: "4", atCap: true,
+			want: `queue "capped-parent" would exceed its capability of cpu: 3 allocated + 4 requested > 4`},
 		{name: "at its share with nothing idle to borrow", queue: "a", cpu: "1", want: `queue "a" is at its deserved share of cpu (6 allocated, 3334m deserved, 1 requested) and no idle cpu is left to borrow`},
 		{name: "ancestor's capability", queue: "child", cpu: "2", atCap: true,
 			want: `queue "capped-parent" would exceed its capability of cpu: 3 allocated + 2 requested > 4`},
@@ -110,8 +115,9 @@ func TestAdmit(t *testing.T) {
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("Admit = %q, want %q", got, tt.want)
 			}
-			if r != nil && (r.WaitsForShares != tt.waits || r.AtCapability != tt.atCap) {
-				t.Errorf("waits for shares %t, at capability %t; want %t, %t", r.WaitsForShares, r.AtCapability, tt.waits, tt.atCap)
+			if r != nil && (r.WaitsForShares != tt.waits || r.AtCapability != tt.atCap || r.ExceedsCapability != tt.exceeds) {
+				t.Errorf("waits for shares %t, at capability %t, exceeds it %t; want %t, %t, %t", r.WaitsForShares, r.AtCapability,
+					r.ExceedsCapability, tt.waits, tt.atCap, tt.exceeds)
 			}
 		})
 	}
@@ -390,5 +396,38 @@ func TestReservedClaims(t *testing.T) {
 	}
 	if got := ReservedClaims(s, map[string]v1.ResourceList{"below": cpu("1")}); !quota.Equals(got, cpu("1")) {
 		t.Errorf("a reservation smaller than the claim: %v, want 1 cpu", got)
+	}
+}
+
+// A request above a capability is named from the queue up, each resource in name order, and only
+// when the request alone exceeds it: what the queue holds does not count.
+func TestNeverFits(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		capability v1.ResourceList
+		req        v1.ResourceList
+		want       string
+	}{
+		{name: "within", capability: cpu("32"), req: cpu("32")},
+		{name: "above", capability: cpu("32"), req: cpu("40"),
+			want: `the request exceeds the capability of queue "q": cpu 40 requested > 32; it cannot run until the capability is raised`},
+		{name: "a resource without a capability is unlimited", capability: cpu("32"), req: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("9")}},
+		{name: "the first resource by name", capability: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi")},
+			req:  v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("2Gi")},
+			want: `cpu 2 requested > 1`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NeverFits("q", tt.capability, tt.req)
+			got := ""
+			if r != nil {
+				got = r.Message
+				if !r.ExceedsCapability || !r.AtCapability {
+					t.Errorf("refusal %+v does not say the request exceeds the capability", r)
+				}
+			}
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("NeverFits = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

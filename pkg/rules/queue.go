@@ -29,6 +29,8 @@ const (
 // scheduler's caches are one View, a snapshot read from the API server another.
 type View interface {
 	Queue(name string) (*schedulingv1beta1.Queue, bool)
+	// QueueNames names every queue.
+	QueueNames() []string
 	Children(name string) []*schedulingv1beta1.Queue
 	// HoldsWork reports whether the queue holds PodGroups, QueueUnits or pods.
 	HoldsWork(queue string) bool

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +36,7 @@ func (v *fakeView) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 	q, ok := v.queues[name]
 	return q, ok
 }
+func (v *fakeView) QueueNames() []string { return slices.Collect(maps.Keys(v.queues)) }
 func (v *fakeView) Children(name string) []*schedulingv1beta1.Queue {
 	var out []*schedulingv1beta1.Queue
 	for _, q := range v.queues {
@@ -256,9 +259,9 @@ func TestFitsCapability(t *testing.T) {
 	path := field.NewPath("spec", "minResources")
 	wantErrors(t, FitsCapability(path, request("10"), "team", view))
 	wantErrors(t, FitsCapability(path, request("25"), "team", view),
-		`spec.minResources[cpu]: Invalid value: "25": exceeds the capability of queue "org" (cpu 20): the work could never be admitted`)
+		`spec.minResources[cpu]: Invalid value: "25": the request exceeds the capability of queue "org": cpu 25 requested > 20; it cannot run until the capability is raised`)
 	wantErrors(t, FitsCapability(path, request("40"), "team", view),
-		`exceeds the capability of queue "team" (cpu 30)`, `exceeds the capability of queue "org" (cpu 20)`)
+		`capability of queue "team": cpu 40 requested > 30`, `capability of queue "org": cpu 40 requested > 20`)
 	wantErrors(t, FitsCapability(path, request("4000"), "free", view))
 }
 
@@ -318,6 +321,49 @@ func TestValidateOneGang(t *testing.T) {
 		errs := ValidateOneGang(pod)
 		if got := errs.ToAggregate(); (got == nil) != (tt.want == "") || (got != nil && !strings.Contains(got.Error(), tt.want)) {
 			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Work naming a queue that does not exist is told the closest name and the queues that take the
+// namespace's work, its team's (selecting its labels) before those open to every namespace; closed,
+// parent and root queues are not offered.
+func TestMissingQueueSaysWhereToGo(t *testing.T) {
+	view := newView(
+		util.MakeQueue("team-a").Namespaces(map[string]string{"team": "a"}).Obj(),
+		util.MakeQueue("team-b").Namespaces(map[string]string{"team": "b"}).Obj(),
+		util.MakeQueue("default").Obj(),
+		util.MakeQueue("shut").State("Closed").StatusState("Closed").Obj(),
+		util.MakeQueue("org").Obj(),
+		util.MakeQueue("ml").Parent("org").Obj(),
+		util.MakeQueue("root").Obj(),
+	)
+	view.namespaces["a-ns"] = map[string]string{"team": "a"}
+	path := field.NewPath("spec", "queue")
+	for _, tt := range []struct {
+		name, queue, namespace, want string
+	}{
+		{name: "a slip", queue: "team-aa", namespace: "a-ns",
+			want: `spec.queue: Not found: "team-aa": no queue of that name exists; did you mean "team-a"?; ` +
+				`queues that take work from namespace "a-ns": team-a, default, ml (kubectl queue list)`},
+		{name: "nothing near", queue: "analytics", namespace: "a-ns",
+			want: `spec.queue: Not found: "analytics": no queue of that name exists; queues that take work from namespace "a-ns": team-a, default, ml (kubectl queue list)`},
+		{name: "another team's namespace", queue: "tema-b", namespace: "c-ns",
+			want: `did you mean "team-b"?; queues that take work from namespace "c-ns": default, ml`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantErrors(t, AcceptsWork(path, tt.queue, tt.namespace, false, view), tt.want)
+		})
+	}
+	none := newView(util.MakeQueue("team-a").Namespaces(map[string]string{"team": "a"}).Obj())
+	wantErrors(t, AcceptsWork(path, "x", "c-ns", false, none), `no queue takes work from namespace "c-ns"`)
+}
+
+func TestClosestName(t *testing.T) {
+	names := []string{"default", "team-a", "team-b"}
+	for query, want := range map[string]string{"team-aa": "team-a", "teama": "team-a", "defualt": "default", "tm": "", "xyz": "", "team-c": "team-a"} {
+		if got := closestName(query, names); got != want {
+			t.Errorf("closestName(%q) = %q, want %q", query, got, want)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -9,6 +11,7 @@ import (
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // AcceptsWork checks that queue may take new work from namespace: it exists, is a leaf, is Open or
@@ -21,7 +24,7 @@ func AcceptsWork(path *field.Path, queue, namespace string, joining bool, view V
 	case queue == schedulingv1beta1.RootQueue:
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is the root of the queue hierarchy: it takes no work", queue))}
 	case !ok:
-		return field.ErrorList{field.NotFound(path, queue)}
+		return field.ErrorList{queueNotFound(path, queue, namespace, view)}
 	}
 	if fault := TreeFaultOf(q, view); fault.Reason != "" {
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is Unknown: %s; it accepts no new work", queue, fault.Detail))}
@@ -41,9 +44,9 @@ func AcceptsWork(path *field.Path, queue, namespace string, joining bool, view V
 	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("queue %q is %s: it accepts no new work", queue, closedOrClosing(q)))}
 }
 
-// FitsCapability refuses work whose total request (a PodGroup's minResources, a QueueUnit's
-// resource) exceeds the capability of its queue or of one of the queue's ancestors: it could never
-// be admitted.
+// FitsCapability refuses work whose request (a pod's, a Job's pod template's, a PodGroup's
+// minResources, a QueueUnit's resource) exceeds on its own the capability of its queue or of one of
+// the queue's ancestors: it could never run there. Each such resource is named, with the numbers.
 func FitsCapability(path *field.Path, request corev1.ResourceList, queue string, view View) field.ErrorList {
 	var errs field.ErrorList
 	for name, limited := queue, 0; name != "" && name != schedulingv1beta1.RootQueue && limited <= MaxDepth; limited++ {
@@ -51,10 +54,10 @@ func FitsCapability(path *field.Path, request corev1.ResourceList, queue string,
 		if !ok {
 			break
 		}
-		for res, want := range request {
+		for _, res := range slices.Sorted(maps.Keys(request)) {
+			want := request[res]
 			if limit, ok := q.Spec.Capability[res]; ok && want.Cmp(limit) > 0 {
-				errs = append(errs, field.Invalid(path.Key(string(res)), want.String(), fmt.Sprintf(
-					"exceeds the capability of queue %q (%s %s): the work could never be admitted", q.Name, res, limit.String())))
+				errs = append(errs, field.Invalid(path.Key(string(res)), want.String(), policy.ExceedsMessage(q.Name, res, want, limit)))
 			}
 		}
 		name = q.Spec.Parent

@@ -17,6 +17,14 @@ const (
 	// NamedWorkCondition: pods of queue-scheduler, and pods that name a queue or a PodGroup of ours.
 	NamedWorkCondition = PodMatchCondition + " || (has(object.metadata.labels) && ('" + schedulingv1beta1.QueueLabel +
 		"' in object.metadata.labels || '" + schedulingv1beta1.PodGroupLabel + "' in object.metadata.labels))"
+	// JobTemplateCondition: Jobs whose pods will be queue-scheduler's, or name a queue or a PodGroup
+	// of ours.
+	JobTemplateCondition = "object.spec.template.spec.schedulerName == '" + schedulingv1beta1.SchedulerName +
+		"' || (has(object.spec.template.metadata.labels) && ('" + schedulingv1beta1.QueueLabel +
+		"' in object.spec.template.metadata.labels || '" + schedulingv1beta1.PodGroupLabel + "' in object.spec.template.metadata.labels))"
+	// ManagedJobCondition: in a namespace opted in to queue-scheduler, Jobs whose pods name no
+	// scheduler, which the mutating webhook gives to queue-scheduler.
+	ManagedJobCondition = "!has(object.spec.template.spec.schedulerName) || object.spec.template.spec.schedulerName in ['', 'default-scheduler']"
 	// QueueLabelChangeCondition: updates that add, change or remove a pod's queue label.
 	QueueLabelChangeCondition = "(has(object.metadata.labels) && '" + schedulingv1beta1.QueueLabel + "' in object.metadata.labels ? object.metadata.labels['" +
 		schedulingv1beta1.QueueLabel + "'] : '\x00') != (has(oldObject.metadata.labels) && '" + schedulingv1beta1.QueueLabel +
@@ -81,6 +89,16 @@ func Configuration(name string, clientConfig func(path string) admissionregistra
 	relabel := ours("pod-queue-labels.queue-scheduler.io", PodsPath, "", "pods", admissionregistrationv1.Update)
 	relabel.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "queue-label-changes", Expression: QueueLabelChangeCondition}}
 	relabel.NamespaceSelector = notKubeSystem()
+	// A Job is judged early for its author's sake; its pods are judged again as they are created, so
+	// an outage of the webhook lets Jobs through rather than blocking them.
+	jobs := ours("jobs.queue-scheduler.io", JobsPath, "batch", "jobs", admissionregistrationv1.Create)
+	jobs.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+	jobs.NamespaceSelector = notKubeSystem()
+	jobs.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "queue-scheduler-jobs", Expression: JobTemplateCondition}}
+	managedJobs := ours("managed-jobs.queue-scheduler.io", JobsPath, "batch", "jobs", admissionregistrationv1.Create)
+	managedJobs.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+	managedJobs.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{schedulingv1beta1.ManagedLabel: "true"}}
+	managedJobs.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "managed-jobs", Expression: ManagedJobCondition}}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
@@ -92,6 +110,8 @@ func Configuration(name string, clientConfig func(path string) admissionregistra
 			ours("commands.queue-scheduler.io", CommandsPath, busv1alpha1.GroupName, "commands", admissionregistrationv1.Create),
 			pods,
 			relabel,
+			jobs,
+			managedJobs,
 		},
 	}
 }

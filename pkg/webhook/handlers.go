@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
@@ -27,6 +30,7 @@ const (
 	QueueUnitsPath = "/validate/queueunits"
 	CommandsPath   = "/validate/commands"
 	PodsPath       = "/validate/pods"
+	JobsPath       = "/validate/jobs"
 	MutatePodsPath = "/mutate/pods"
 )
 
@@ -56,11 +60,12 @@ func validating(v validator) reviewer {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(QueuesPath, serve(validating(s.validateQueue)))
+	mux.Handle(QueuesPath, serve(s.reviewQueue))
 	mux.Handle(PodGroupsPath, serve(validating(s.validatePodGroup)))
 	mux.Handle(QueueUnitsPath, serve(validating(s.validateQueueUnit)))
 	mux.Handle(CommandsPath, serve(validating(s.validateCommand)))
-	mux.Handle(PodsPath, serve(validating(s.validatePod)))
+	mux.Handle(PodsPath, serve(s.validatePod))
+	mux.Handle(JobsPath, serve(s.validateJob))
 	mux.Handle(MutatePodsPath, serve(s.mutatePod))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return mux
@@ -141,6 +146,25 @@ func decode[T any](raw []byte) (*T, error) {
 	return obj, nil
 }
 
+// reviewQueue judges a queue's change, and warns of a leaf queue created (or left) with no namespace
+// selector: legal, as a queue may be opened to namespaces later, but rarely what its author meant.
+func (s *Server) reviewQueue(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
+	errs, err := s.validateQueue(ctx, req)
+	if err != nil || len(errs) > 0 || req.Operation == admissionv1.Delete {
+		return decision{errs: errs}, err
+	}
+	q, err := decode[schedulingv1beta1.Queue](req.Object.Raw)
+	if err != nil || q == nil || q.Spec.NamespaceSelector != nil || q.Name == schedulingv1beta1.RootQueue || len(s.acct.Children(q.Name)) > 0 {
+		return decision{}, err
+	}
+	if old, err := decode[schedulingv1beta1.Queue](req.OldObject.Raw); err != nil || (old != nil && old.Spec.NamespaceSelector == nil) {
+		return decision{}, err // warned of when it was created
+	}
+	return decision{warnings: []string{fmt.Sprintf(
+		"queue %q has no spec.namespaceSelector: it accepts work from no namespace; set namespaceSelector: {} for every namespace, or matchLabels for some",
+		q.Name)}}, nil
+}
+
 // validateQueue judges a queue's change against the tree as the API server holds it: the tree's rules
 // span queues, and two changes a moment apart must not both pass on a cache that saw neither.
 func (s *Server) validateQueue(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
@@ -200,48 +224,92 @@ func (s *Server) validateCommand(ctx context.Context, req *admissionv1.Admission
 	return s.judge(ctx, func(v rules.View) field.ErrorList { return rules.ValidateCommand(cmd, s.adminNamespace, v) })
 }
 
-// validatePod admits a new pod of queue-scheduler only into a queue that takes it, and keeps a pod's
-// queue label, decided at admission, from changing. A pod that names a PodGroup not created yet is
-// admitted: the scheduler holds it until the PodGroup exists. A pod of a job queued by a QueueUnit is
-// admitted while its queue closes, as a PodGroup's members are.
-func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (field.ErrorList, error) {
+// validatePod admits a new pod of queue-scheduler only into a queue that takes it and whose
+// capability its request fits, and keeps a pod's queue label, decided at admission, from changing.
+func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
 	pod, err := decode[v1.Pod](req.Object.Raw)
 	if err != nil || pod == nil {
-		return nil, err
+		return decision{}, err
 	}
 	pod.Namespace = req.Namespace
 	if req.Operation == admissionv1.Update {
 		old, err := decode[v1.Pod](req.OldObject.Raw)
 		if err != nil || old == nil {
-			return nil, err
+			return decision{}, err
 		}
-		return rules.ValidateQueueLabelUnchanged(pod, old), nil
+		return decision{errs: rules.ValidateQueueLabelUnchanged(pod, old)}, nil
 	}
 	if req.Operation != admissionv1.Create {
-		return nil, nil
+		return decision{}, nil
 	}
+	return s.judgeNewPod(ctx, pod, nil)
+}
+
+// validateJob judges a new batch/v1 Job of queue-scheduler by its pod template, as its pods will be
+// judged: a Job whose pods would all be refused is refused itself, where its author sees it, rather
+// than leaving only FailedCreate events on the Job.
+func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequest) (decision, error) {
+	job, err := decode[batchv1.Job](req.Object.Raw)
+	if err != nil || job == nil || req.Operation != admissionv1.Create {
+		return decision{}, err
+	}
+	job.Namespace = req.Namespace
+	if !s.schedulesTemplate(ctx, job) {
+		return decision{}, nil
+	}
+	pod := &v1.Pod{ObjectMeta: *job.Spec.Template.ObjectMeta.DeepCopy(), Spec: job.Spec.Template.Spec}
+	pod.Namespace = job.Namespace
+	pod.OwnerReferences = append(slices.Clone(job.OwnerReferences), metav1.OwnerReference{
+		APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job", Name: job.Name, Controller: ptr.To(true)})
+	return s.judgeNewPod(ctx, pod, field.NewPath("spec", "template"))
+}
+
+// schedulesTemplate says whether the pods of job will be queue-scheduler's: its template names
+// queue-scheduler, or names no other scheduler in a namespace opted in to it.
+func (s *Server) schedulesTemplate(ctx context.Context, job *batchv1.Job) bool {
+	switch job.Spec.Template.Spec.SchedulerName {
+	case schedulingv1beta1.SchedulerName:
+		return true
+	case "", v1.DefaultSchedulerName:
+		ns := s.namespaceOf(ctx, job.Namespace)
+		return ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true"
+	}
+	return false
+}
+
+// judgeNewPod admits a new pod (or a Job's pod template, under root) only into a queue that takes
+// it, with a request within the capabilities of the queue and its ancestors. A pod that names a
+// PodGroup not created yet is admitted with a warning: the scheduler holds it until the group
+// exists. A pod of a job queued by a QueueUnit is admitted while its queue closes, as a PodGroup's
+// members are.
+func (s *Server) judgeNewPod(ctx context.Context, pod *v1.Pod, root *field.Path) (decision, error) {
 	if errs := rules.ValidateOneGang(pod); len(errs) > 0 {
-		return errs, nil
+		return decision{errs: errs}, nil
 	}
-	labels := field.NewPath("metadata", "labels")
+	labels := root.Child("metadata", "labels")
+	requests := root.Child("spec", "containers[*]", "resources", "requests")
+	request := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
 		pg, err := s.podGroupReader(ctx)(pod.Namespace, group)
 		if err != nil {
-			// A pod may come before its PodGroup; the scheduler holds it until the group exists.
-			return nil, nil
+			return decision{warnings: []string{fmt.Sprintf(
+				"PodGroup %s/%s does not exist (yet): the pods wait, as PodGroupMissing, until it is created", pod.Namespace, group)}}, nil
 		}
 		queue := s.acct.QueueOfPodGroup(pg)
 		if named := pod.Labels[schedulingv1beta1.QueueLabel]; named != "" && named != queue {
-			return field.ErrorList{field.Invalid(labels.Key(schedulingv1beta1.QueueLabel), named,
-				fmt.Sprintf("contradicts the queue %q of the pod's PodGroup %q", queue, group))}, nil
+			return decision{errs: field.ErrorList{field.Invalid(labels.Key(schedulingv1beta1.QueueLabel), named,
+				fmt.Sprintf("contradicts the queue %q of the pod's PodGroup %q", queue, group))}}, nil
 		}
-		return s.judge(ctx, func(v rules.View) field.ErrorList {
-			return rules.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v)
+		return s.judgeDecision(ctx, func(v rules.View) field.ErrorList {
+			if errs := rules.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v); len(errs) > 0 {
+				return errs
+			}
+			return rules.FitsCapability(requests, request, queue, v)
 		})
 	}
 	queue, err := s.acct.QueueOf(pod)
 	if err != nil {
-		return nil, err
+		return decision{}, err
 	}
 	named := pod.Labels[schedulingv1beta1.QueueLabel]
 	path, joining := labels.Key(schedulingv1beta1.QueueLabel), false
@@ -249,16 +317,19 @@ func (s *Server) validatePod(ctx context.Context, req *admissionv1.AdmissionRequ
 		// A pod of a queued job joins work its queue accepted already.
 		joining = true
 		if unitQueue := s.acct.QueueOfQueueUnit(unit); named != "" && named != unitQueue {
-			return field.ErrorList{field.Invalid(path, named,
-				fmt.Sprintf("contradicts the queue %q of QueueUnit %q, which queues the pod's job", unitQueue, unit.Name))}, nil
+			return decision{errs: field.ErrorList{field.Invalid(path, named,
+				fmt.Sprintf("contradicts the queue %q of QueueUnit %q, which queues the pod's job", unitQueue, unit.Name))}}, nil
 		}
 		if named == "" {
-			path = field.NewPath("metadata", "ownerReferences")
+			path = root.Child("metadata", "ownerReferences")
 		}
 	} else if named == "" {
 		path = field.NewPath("metadata", "namespace")
 	}
-	return s.judge(ctx, func(v rules.View) field.ErrorList {
-		return rules.AcceptsWork(path, queue, pod.Namespace, joining, v)
+	return s.judgeDecision(ctx, func(v rules.View) field.ErrorList {
+		if errs := rules.AcceptsWork(path, queue, pod.Namespace, joining, v); len(errs) > 0 {
+			return errs
+		}
+		return rules.FitsCapability(requests, request, queue, v)
 	})
 }

@@ -58,9 +58,9 @@ func TestPodOfAPodGroupNotCachedYet(t *testing.T) {
 	if d, err := s.mutatePod(ctx, request(t, "early", "later", "")); err != nil || len(d.patch) != 0 {
 		t.Errorf("pod of a PodGroup not created yet: patch %v, %v; want none", d.patch, err)
 	}
-	errs, err := s.validatePod(ctx, request(t, "worker-1", "trainer", "other"))
-	if err != nil || len(errs) != 1 {
-		t.Errorf("pod naming a queue other than its PodGroup's: %v, %v; want one refusal", errs, err)
+	v, err := s.validatePod(ctx, request(t, "worker-1", "trainer", "other"))
+	if err != nil || len(v.errs) != 1 {
+		t.Errorf("pod naming a queue other than its PodGroup's: %v, %v; want one refusal", v.errs, err)
 	}
 }
 

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,6 +32,12 @@ func (s *Server) judge(ctx context.Context, rule func(rules.View) field.ErrorLis
 		return nil, err
 	}
 	return rule(live), nil
+}
+
+// judgeDecision is judge for a reviewer.
+func (s *Server) judgeDecision(ctx context.Context, rule func(rules.View) field.ErrorList) (decision, error) {
+	errs, err := s.judge(ctx, rule)
+	return decision{errs: errs}, err
 }
 
 // liveView is the queue tree as the API server holds it at one moment, with the namespaces and the
@@ -61,6 +69,8 @@ func (v *liveView) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 	q, ok := v.queues[name]
 	return q, ok
 }
+
+func (v *liveView) QueueNames() []string { return slices.Collect(maps.Keys(v.queues)) }
 
 func (v *liveView) Children(name string) []*schedulingv1beta1.Queue {
 	var out []*schedulingv1beta1.Queue

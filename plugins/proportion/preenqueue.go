@@ -13,7 +13,8 @@ import (
 )
 
 // PreEnqueue holds back, before any scheduling attempt, the pods that no new node can help: those
-// whose queue (or an ancestor) is at its capability, unless a lower-priority pod of the queue could
+// whose request exceeds their queue's (or an ancestor's) capability on its own, which wait until it
+// is raised, and those whose queue (or an ancestor) is at its capability, unless a lower-priority pod of the queue could
 // make room by preemption. It also holds the pods that only wait for the shares to include the
 // latest demand, a wait of a moment that should not read as a failure: the report is written only if
 // the wait lasts (holdreport.ReportDelay). Every other refusal goes on to PreFilter, where the
@@ -57,6 +58,8 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 			return holdreport.Why{}
 		}
 		return holdreport.Why{Message: refusal.Message}
+	case refusal.ExceedsCapability:
+		return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: refusal.Message}
 	case refusal.AtCapability && !p.mayPreemptWithin(pod, queue):
 		return holdreport.Why{Reason: holdreport.QueueCapability, Message: refusal.Message}
 	default:

@@ -163,6 +163,10 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		p.letInStale()
 	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
+	if refusal.ExceedsCapability {
+		// No eviction makes room for a request larger than the capability itself.
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, refusal.Message)
+	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
 }
 

@@ -215,7 +215,11 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 	ns := newNamespace(t, "", nil)
 	createQueue(t, util.MakeQueue("why-suspended").State(schedulingv1beta1.QueueStateSuspended).Obj())
 	createQueue(t, util.MakeQueue("why-open").Obj())
-	createQueue(t, util.MakeQueue("why-capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	createQueue(t, util.MakeQueue("why-capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj())
+	capped := func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Label(schedulingv1beta1.QueueLabel, "why-capped").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	}
+	waitBound(t, ns, createPods(t, ns, "holder", 1, capped))
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(context.Background(),
 		util.MakePodGroup(ns, "three").Queue("why-open").MinMember(3).Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -235,9 +239,7 @@ func TestHeldPodsCarryReasonsAutoscalersIgnore(t *testing.T) {
 		{createPods(t, ns, "suspended", 1, queuePod(ns, "why-suspended")), holdreport.QueueSuspended},
 		{createPods(t, ns, "lonely", 1, member("three")), holdreport.GangIncomplete},
 		{createPods(t, ns, "early", 1, member("later")), holdreport.PodGroupMissing},
-		{createPods(t, ns, "capped", 1, func(name string) *v1.Pod {
-			return util.MakePod(ns, name).Label(schedulingv1beta1.QueueLabel, "why-capped").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
-		}), holdreport.QueueCapability},
+		{createPods(t, ns, "capped", 1, capped), holdreport.QueueCapability},
 		{createPods(t, ns, "huge", 1, huge), v1.PodReasonUnschedulable},
 	} {
 		err := util.WaitForPods(context.Background(), cluster.Kube, ns, tt.pods, settle, "held with reason "+tt.reason, func(pod *v1.Pod) bool {

@@ -286,12 +286,12 @@ func TestNeverFittingWorkIsRefused(t *testing.T) {
 	pg.Spec.MinResources = util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "40"})
 	_, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{})
 	wantRefused(t, "PodGroup above its queue's capability", err, `spec.minResources[cpu]: Invalid value: "40"`,
-		`exceeds the capability of queue "ten-fit" (cpu 15)`, `exceeds the capability of queue "ten-fit-org" (cpu 20)`)
+		`capability of queue "ten-fit": cpu 40 requested > 15`, `capability of queue "ten-fit-org": cpu 40 requested > 20`)
 	unit := queueUnit(ns, "too-big", "ten-fit")
 	unit.Spec.Resource = util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "16"})
 	_, err = cluster.Queues.SchedulingV1beta1().QueueUnits(ns).Create(ctx, unit, metav1.CreateOptions{})
 	wantRefused(t, "QueueUnit above its queue's capability", err, `spec.resource[cpu]: Invalid value: "16"`,
-		`exceeds the capability of queue "ten-fit" (cpu 15)`)
+		`capability of queue "ten-fit": cpu 16 requested > 15`)
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "too-big", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused PodGroup was stored: %v", err)
 	}
