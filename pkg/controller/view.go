@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/utils/ptr"
@@ -23,6 +24,7 @@ import (
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
@@ -161,7 +163,8 @@ func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.P
 }
 
 // PendingInNamespace is the pending work of one namespace (of all when namespace is ""), queue by
-// queue, each in its queue's order with its position among all of that queue's work.
+// queue, each in its queue's order with its position among all of that queue's work; then the pods
+// that wait for their PodGroup, in no queue yet (waitingForPodGroup).
 func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
 	waiting := c.acct.WaitingPods()
 	queues := map[string]bool{}
@@ -196,6 +199,29 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 			}
 		}
 	}
+	return append(out, c.waitingForPodGroup(namespace)...)
+}
+
+// waitingForPodGroup is the pending work of namespace ("" for all) that no queue holds: the pods of
+// queue-scheduler, not placed, whose PodGroup does not exist. Their PodGroup decides their queue, so
+// no queue counts them until it comes; each stands alone, at no position (0), in the queue its label
+// names if it names one, with the reason and message the scheduler holds it for.
+func (c *Controller) waitingForPodGroup(namespace string) []visibilityv1beta1.PendingWorkload {
+	var out []visibilityv1beta1.PendingWorkload
+	for _, pod := range c.acct.LivePods() {
+		if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+			podutil.IsPodTerminal(pod) || (namespace != "" && pod.Namespace != namespace) || c.acct.GangKey(pod) == "" {
+			continue
+		}
+		if _, err := c.acct.QueueOf(pod); err != nil {
+			out = append(out, workload(visibilityv1beta1.WorkloadPod, pod.Namespace, pod.Name, pod.CreationTimestamp,
+				pod.Labels[schedulingv1beta1.QueueLabel], corev1helpers.PodPriority(pod), 1,
+				resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), holdreport.PodGroupMissing, err.Error()))
+		}
+	}
+	slices.SortFunc(out, func(a, b visibilityv1beta1.PendingWorkload) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 

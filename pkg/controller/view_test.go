@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -14,7 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -72,5 +75,71 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 	}
 	if want := []string{"1 b/pod.urgent", "3 b/pod.late"}; !slices.Equal(mine, want) {
 		t.Errorf("namespace b's pending work %q, want %q", mine, want)
+	}
+}
+
+// A pod whose PodGroup does not exist is in no queue: its namespace's pending work lists it alone,
+// at no position, in the queue its label names if any, with the reason and message the scheduler
+// holds it for; no queue's pending work does. Once its PodGroup exists it waits as its gang.
+func TestPendingPodsWithoutTheirPodGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pod := func(name, group string) *v1.Pod {
+		return util.MakePod("a", name).UID(name).Label(schedulingv1beta1.PodGroupLabel, group).
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	}
+	labelled := pod("labelled", "trian")
+	labelled.Labels[schedulingv1beta1.QueueLabel] = "q"
+	placed := pod("placed", "trian")
+	placed.Spec.NodeName = "n1"
+	foreign := pod("foreign", "trian")
+	foreign.Spec.SchedulerName = v1.DefaultSchedulerName
+	queues := fake.NewSimpleClientset(util.MakeQueue("q").Obj())
+	other := util.MakePod("b", "elsewhere").UID("b-elsewhere").Label(schedulingv1beta1.PodGroupLabel, "gang").Obj()
+	kube := kubefake.NewClientset(pod("orphan", "trian"), labelled, placed, foreign, pod("elsewhere", "gang"), other)
+	acct := startAccounting(t, ctx, queues, kube)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never synced")
+	}
+	c := &Controller{acct: acct}
+	type row struct {
+		Name, Queue     string
+		Position, Pods  int32
+		Reason, Message string
+	}
+	rows := func(items []visibilityv1beta1.PendingWorkload) []row {
+		var out []row
+		for _, w := range items {
+			out = append(out, row{w.Name, w.Queue, w.PositionInQueue, w.Pods, w.Reason, w.Message})
+		}
+		return out
+	}
+	want := []row{
+		{"pod.elsewhere", "", 0, 1, holdreport.PodGroupMissing, `PodGroup "gang" of pod a/elsewhere does not exist`},
+		{"pod.labelled", "q", 0, 1, holdreport.PodGroupMissing, `PodGroup "trian" of pod a/labelled does not exist`},
+		{"pod.orphan", "", 0, 1, holdreport.PodGroupMissing, `PodGroup "trian" of pod a/orphan does not exist`},
+	}
+	if diff := cmp.Diff(want, rows(c.PendingInNamespace("a"))); diff != "" {
+		t.Errorf("namespace a's pending work (-want,+got):\n%s", diff)
+	}
+	if got := rows(c.PendingInNamespace("")); len(got) != len(want)+1 {
+		t.Errorf("every namespace's pending work %v, want namespace a's and b's pod", got)
+	}
+	if got, _ := c.PendingInQueue("q"); len(got) != 0 {
+		t.Errorf("queue q's pending work %v, want none: no queue holds a pod whose PodGroup does not exist", rows(got))
+	}
+
+	if _, err := queues.SchedulingV1beta1().PodGroups("a").Create(ctx, util.MakePodGroup("a", "trian").Queue("q").MinMember(2).Obj(),
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []row
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got = rows(c.PendingInNamespace("a"))
+		return len(got) == 2 && got[0].Name == "podgroup.trian" && got[1].Name == "pod.elsewhere", nil
+	}); err != nil {
+		t.Errorf("once PodGroup trian exists, namespace a's pending work %v, want the gang, then the pod of the missing gang", got)
 	}
 }

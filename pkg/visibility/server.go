@@ -58,7 +58,8 @@ type Source interface {
 	// exist.
 	PendingInQueue(queue string) (pending []visibilityv1beta1.PendingWorkload, ok bool)
 	// PendingInNamespace returns a namespace's pending work (every namespace's for ""), each piece
-	// with its position among all the work of its queue.
+	// with its position among all the work of its queue; then the pods that wait for a PodGroup
+	// that does not exist (reason PodGroupMissing), which no queue holds yet: at position 0.
 	PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload
 	// WhatIf answers a WhatIf about namespace, on the state at the call, for a user who may read
 	// every queue (allQueues) or not; an error is an API status error (spec Invalid, naming the
