@@ -38,6 +38,7 @@ for p in "${client_pkgs[@]}"; do input_args+=(--input "${p}"); done
 
 rm -rf manifests/crds
 "${bin}/controller-gen" crd:crdVersions=v1 paths=./apis/... output:crd:dir=manifests/crds
+go run ./hack/crdquantities manifests/crds
 go run ./hack/webhookmanifest manifests/deploy/webhook.yaml manifests/deploy/visibility.yaml
 go run ./hack/installmanifest manifests/install.yaml
 go run ./hack/kubectlqueuemod

@@ -36,8 +36,12 @@ func newJobsCommand(o *Options) *cobra.Command {
 		Use:   "jobs NAME",
 		Short: "List the work of a queue (PodGroups, QueueUnits, Jobs, pods), with why the waiting ones wait",
 		Long: `List the work of a queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods are in
-it, and its other pods. The work of every namespace is listed; a user who may not list every
-namespace's work sees the namespace of the current context, or the one --namespace names.
+it, and its other pods. A Job whose pods are refused at creation (WAITING: the refusal, from the
+Job's FailedCreate events) or wait for a PodGroup that does not exist (WAITING: PodGroupMissing's
+message) is listed under the queue its pods name; when that queue does not exist, or is not known
+while the PodGroup is missing, under each queue that takes work from the Job's namespace. The
+work of every namespace is listed; a user who may not list every namespace's work sees the
+namespace of the current context, or the one --namespace names.
 POSITION is where pending work stands in the order the scheduler takes the queue's work (1 is
 next), read from the scheduler's live view when the cluster serves it.`,
 		Example: `  kubectl queue jobs team-a
@@ -71,14 +75,18 @@ next), read from the scheduler's live view when the cluster serves it.`,
 }
 
 // jobsOf lists the work of queue, oldest first: its PodGroups and QueueUnits, the Jobs whose pods
-// are in it (not queued by a QueueUnit), and its other pods that belong to no PodGroup, Job or
-// QueueUnit; in every namespace, or in the one workScope narrows the list to.
+// are in it (not queued by a QueueUnit) or that findStrays lists under it, and its other pods that
+// belong to no PodGroup, Job or QueueUnit; in every namespace, or in the one workScope narrows the
+// list to.
 func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
 	w, scope, err := o.workScope(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
 	queues := o.newNamespaceQueues(ctx, scope)
+	if err := o.findStrays(ctx, w, queue, scope, queues); err != nil {
+		return nil, err
+	}
 	var out []job
 	for i := range w.groups {
 		if pg := &w.groups[i]; queues.queueOf(ctx, pg.Namespace, pg.Spec.Queue) == queue {
@@ -122,19 +130,17 @@ func (j *job) before(o *job) bool {
 type owner struct{ namespace, kind, name string }
 
 // podsAndJobs makes a row for each Job with pods in the queue (or, before it has pods, whose pod
-// template names the queue) and one for each other pod of the queue; pods of a listed PodGroup show
-// as their group, and the pods and Jobs of QueueUnits as their unit (a Job whose controller a unit
-// queues, as JobSet's and MPIJob's, counts as the unit's).
+// template names the queue, or that is a stray listed under the queue) and one for each other pod
+// of the queue; pods of a listed PodGroup show as their group, and the pods and Jobs of QueueUnits
+// as their unit (a Job whose controller a unit queues, as JobSet's and MPIJob's, counts as the
+// unit's).
 func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
 	for i := range w.jobs {
 		if ref := metav1.GetControllerOf(&w.jobs[i]); ref != nil && consumers[owner{namespace: w.jobs[i].Namespace, kind: ref.Kind, name: ref.Name}] {
 			consumers[owner{namespace: w.jobs[i].Namespace, kind: "Job", name: w.jobs[i].Name}] = true
 		}
 	}
-	groups := map[types.NamespacedName]bool{}
-	for i := range w.groups {
-		groups[types.NamespacedName{Namespace: w.groups[i].Namespace, Name: w.groups[i].Name}] = true
-	}
+	groups := groupNames(w.groups)
 	var out []job
 	jobPods := map[owner][]*v1.Pod{}
 	for i := range w.pods {
@@ -159,13 +165,24 @@ func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
 	for i := range w.jobs {
 		j := &w.jobs[i]
 		key := owner{namespace: j.Namespace, kind: "Job", name: j.Name}
-		pods := jobPods[key]
-		template := &v1.Pod{ObjectMeta: j.Spec.Template.ObjectMeta, Spec: j.Spec.Template.Spec}
-		namesQueue := j.Spec.Template.Labels[schedulingv1beta1.QueueLabel] == queue && len(schedulingv1beta1.GangRefs(template)) == 0
-		if consumers[key] || (len(pods) == 0 && !namesQueue) {
+		pods, s := jobPods[key], w.strays[j.UID]
+		if consumers[key] {
 			continue
 		}
-		out = append(out, batchJob(j, pods))
+		if len(pods) == 0 {
+			namesQueue := j.Spec.Template.Labels[schedulingv1beta1.QueueLabel] == queue && len(schedulingv1beta1.GangRefs(templatePod(j))) == 0
+			switch {
+			case s != nil && s.here:
+				pods = s.held
+			case s != nil || !namesQueue:
+				continue
+			}
+		}
+		refused := ""
+		if s != nil {
+			refused = s.refusal
+		}
+		out = append(out, batchJob(j, pods, refused))
 	}
 	return out
 }
@@ -181,9 +198,10 @@ func podJob(pod *v1.Pod) job {
 }
 
 // batchJob is a batch/v1 Job of the queue; MEMBERS is its pods placed on nodes and not finished,
-// over its parallelism.
-func batchJob(j *batchv1.Job, pods []*v1.Pod) job {
-	placed, waiting := 0, ""
+// over its parallelism. It waits for why its pods are refused, when they are (refused), else for
+// why its first waiting pod waits.
+func batchJob(j *batchv1.Job, pods []*v1.Pod, refused string) job {
+	placed, waiting := 0, refused
 	for _, pod := range pods {
 		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 			continue

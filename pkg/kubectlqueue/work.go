@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -21,6 +22,9 @@ type work struct {
 	// queue-scheduler.
 	pods []v1.Pod
 	jobs []batchv1.Job
+	// strays are the Jobs whose pods are in no queue (refused, or waiting for their PodGroup), by
+	// UID (findStrays).
+	strays map[types.UID]*stray
 }
 
 // workScope says where to list a queue's work: the namespace --namespace names; else every
@@ -74,25 +78,37 @@ func (o *Options) listWork(ctx context.Context, queue, namespace string) (*work,
 	return &work{groups: groups.Items, units: units.Items, pods: pods.Items, jobs: jobs.Items}, nil
 }
 
-// namespaceQueues tells the queue a namespace's annotation names. It lists every namespace once
-// where it may, else reads each namespace it is asked about; a namespace it may not read names no
-// queue.
+// namespaceQueues tells the queue a namespace's annotation names, and the namespace's labels, which
+// queues select. It lists every namespace once where it may, else reads each namespace it is asked
+// about; a namespace it may not read names no queue and has no labels.
 type namespaceQueues struct {
 	o     *Options
-	known map[string]string
+	known map[string]*v1.Namespace // nil for a namespace it may not read
 }
 
 func (o *Options) newNamespaceQueues(ctx context.Context, scope string) *namespaceQueues {
-	n := &namespaceQueues{o: o, known: map[string]string{}}
+	n := &namespaceQueues{o: o, known: map[string]*v1.Namespace{}}
 	if scope != metav1.NamespaceAll {
 		return n
 	}
 	if list, err := o.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err == nil {
-		for _, ns := range list.Items {
-			n.known[ns.Name] = ns.Annotations[schedulingv1beta1.QueueAnnotation]
+		for i := range list.Items {
+			n.known[list.Items[i].Name] = &list.Items[i]
 		}
 	}
 	return n
+}
+
+// namespace reads the named namespace, once; nil when it may not be read.
+func (n *namespaceQueues) namespace(ctx context.Context, name string) *v1.Namespace {
+	ns, ok := n.known[name]
+	if !ok {
+		if got, err := n.o.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			ns = got
+		}
+		n.known[name] = ns
+	}
+	return ns
 }
 
 // queueOf names the queue of work in namespace that names queue named (may be empty).
@@ -100,12 +116,17 @@ func (n *namespaceQueues) queueOf(ctx context.Context, namespace, named string) 
 	if named != "" {
 		return named
 	}
-	annotation, ok := n.known[namespace]
-	if !ok {
-		if ns, err := n.o.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); err == nil {
-			annotation = ns.Annotations[schedulingv1beta1.QueueAnnotation]
-		}
-		n.known[namespace] = annotation
+	annotation := ""
+	if ns := n.namespace(ctx, namespace); ns != nil {
+		annotation = ns.Annotations[schedulingv1beta1.QueueAnnotation]
 	}
 	return schedulingv1beta1.QueueFor("", annotation)
+}
+
+// labels are the namespace's labels; nil when it may not be read.
+func (n *namespaceQueues) labels(ctx context.Context, namespace string) map[string]string {
+	if ns := n.namespace(ctx, namespace); ns != nil {
+		return ns.Labels
+	}
+	return nil
 }

@@ -28,6 +28,8 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 		resource string
 		object   map[string]any
 		want     []string
+		// wantNot must not be in the error: what people should not have to read.
+		wantNot string
 	}{
 		{name: "weight 0", resource: "queues", object: queue("w0", map[string]any{"weight": 0}),
 			want: []string{"spec.weight", "should be greater than or equal to 1"}},
@@ -38,17 +40,17 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 		{name: "state Closing is not for users", resource: "queues", object: queue("closing", map[string]any{"state": "Closing"}),
 			want: []string{"spec.state", `Unsupported value: "Closing"`}},
 		{name: "negative capability", resource: "queues", object: queue("neg-cap", map[string]any{"capability": map[string]any{"cpu": "-1"}}),
-			want: []string{"spec.capability", "quantities must not be negative"}},
+			want: []string{"spec.capability", `"-1" is not a quantity of at least 0 for cpu (examples: 8, 500m, 16Gi)`}},
 		{name: "negative guarantee", resource: "queues", object: queue("neg-guar", map[string]any{"guarantee": map[string]any{"resource": map[string]any{"memory": "-1Gi"}}}),
-			want: []string{"spec.guarantee.resource", "quantities must not be negative"}},
+			want: []string{"spec.guarantee.resource", `"-1Gi" is not a quantity of at least 0 for memory`}},
 		{name: "bad quantity", resource: "queues", object: queue("eight", map[string]any{"capability": map[string]any{"cpu": "eight"}}),
-			want: []string{"spec.capability.cpu", "should match"}},
+			want: []string{"spec.capability", `"eight" is not a quantity of at least 0 for cpu (examples: 8, 500m, 16Gi)`}, wantNot: "should match"},
 		{name: "own parent", resource: "queues", object: queue("selfish", map[string]any{"parent": "selfish"}),
 			want: []string{"spec.parent must not name the queue itself"}},
 		{name: "PodGroup minMember 0", resource: "podgroups", object: namespaced("PodGroup", ns, "pg0", map[string]any{"minMember": 0}),
 			want: []string{"spec.minMember", "should be greater than or equal to 1"}},
 		{name: "PodGroup negative minResources", resource: "podgroups", object: namespaced("PodGroup", ns, "pgneg", map[string]any{"minResources": map[string]any{"cpu": "-2"}}),
-			want: []string{"spec.minResources", "quantities must not be negative"}},
+			want: []string{"spec.minResources", `"-2" is not a quantity of at least 0 for cpu`}},
 		{name: "PodGroup negative minTaskMember", resource: "podgroups", object: namespaced("PodGroup", ns, "pgtask", map[string]any{"minTaskMember": map[string]any{"ps": -1}}),
 			want: []string{"spec.minTaskMember", "task minimums must not be negative"}},
 		{name: "PodGroup timeout 0", resource: "podgroups", object: namespaced("PodGroup", ns, "pgt", map[string]any{"scheduleTimeoutSeconds": 0}),
@@ -57,7 +59,7 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 			want: []string{"spec.consumerRef", "consumerRef needs kind and name"}},
 		{name: "QueueUnit negative resource", resource: "queueunits", object: namespaced("QueueUnit", ns, "quneg", map[string]any{
 			"consumerRef": map[string]any{"kind": "Job", "name": "job"}, "resource": map[string]any{"cpu": "-1"}}),
-			want: []string{"spec.resource", "quantities must not be negative"}},
+			want: []string{"spec.resource", "is not a quantity of at least 0 for"}},
 		{name: "Command unknown action", resource: "commands", object: command(ns, "cmd", "PauseQueue", "team"),
 			want: []string{"spec.action", `Unsupported value: "PauseQueue"`}},
 		{name: "Command without target name", resource: "commands", object: command(ns, "cmd2", "OpenQueue", ""),
@@ -80,6 +82,9 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err.Error(), w)
 				}
+			}
+			if tt.wantNot != "" && strings.Contains(err.Error(), tt.wantNot) {
+				t.Errorf("error %q contains %q", err.Error(), tt.wantNot)
 			}
 			if _, err := api.Get(context.Background(), obj.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("rejected object was stored: get returned %v", err)

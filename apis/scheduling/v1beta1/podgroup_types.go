@@ -51,7 +51,7 @@ type PodGroupSpec struct {
 	// are scheduled.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	MinResources corev1.ResourceList `json:"minResources,omitempty"`
 
 	// minTaskMember is, per task, how many of the gang's pods of that task must be placed among

@@ -29,7 +29,7 @@ type Guarantee struct {
 	// resource is the minimum reserved for the queue, per resource; a missing resource is 0.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	Resource corev1.ResourceList `json:"resource,omitempty"`
 }
 
@@ -45,7 +45,7 @@ type QueueSpec struct {
 	// capability is the most the queue may use, per resource; a missing resource is unlimited.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !string(self[k]).startsWith('-'))",message="quantities must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	Capability corev1.ResourceList `json:"capability,omitempty"`
 
 	// guarantee is the minimum reserved for the queue.
