@@ -239,7 +239,7 @@ type RuntimeBucket struct {
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.spec.weight`
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parent`
-// +kubebuilder:printcolumn:name="Pods",type=integer,JSONPath=`.status.runningPods`,description="live pods bound to a node"
+// +kubebuilder:printcolumn:name="Running Pods",type=integer,JSONPath=`.status.runningPods`,description="live pods bound to a node"
 // +kubebuilder:printcolumn:name="Pending Pods",type=integer,JSONPath=`.status.pendingPods`,description="live pods not bound yet"
 // +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pending`,description="PodGroups not yet admitted"
 // +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.running`,description="PodGroups with minMember pods running"
