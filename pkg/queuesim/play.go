@@ -116,8 +116,9 @@ func start(ctx context.Context, cluster *localcluster.Cluster, s *Scenario) (*si
 	return sim, nil
 }
 
-// runNodes starts the kubelet stand-in, the recorder and the upstream Job controller (which
-// QueueUnits of batch/v1 Jobs need) on informers of their own.
+// runNodes starts the kubelet stand-in, the recorder, the upstream Job controller (which
+// QueueUnits of batch/v1 Jobs need), and the garbage collector and namespace controller (see
+// controllers) on informers of their own.
 func runNodes(ctx context.Context, cluster *localcluster.Cluster, c *clock, r *recorder) error {
 	kube := informers.NewSharedInformerFactory(cluster.Kube, 0)
 	pods := kube.Core().V1().Pods()
@@ -127,6 +128,10 @@ func runNodes(ctx context.Context, cluster *localcluster.Cluster, c *clock, r *r
 	jobs, err := job.NewController(ctx, cluster.Kube, pods, kube.Batch().V1().Jobs(), nil, nil)
 	if err != nil {
 		return fmt.Errorf("start the Job controller: %w", err)
+	}
+	deletion, err := newControllers(ctx, cluster.Config, kube)
+	if err != nil {
+		return err
 	}
 	queues := externalversions.NewSharedInformerFactory(cluster.Queues, 0)
 	if r != nil {
@@ -142,6 +147,7 @@ func runNodes(ctx context.Context, cluster *localcluster.Cluster, c *clock, r *r
 	kube.WaitForCacheSync(ctx.Done())
 	queues.WaitForCacheSync(ctx.Done())
 	go jobs.Run(ctx, 2)
+	deletion.run(ctx)
 	return nil
 }
 

@@ -70,6 +70,8 @@ func Up(ctx context.Context, opts UpOptions) error {
 or follow docs/getting-started.md, which creates team-a.
 The API server authorizes with RBAC and the shipped roles, as a cluster does. The kubeconfig is a
 cluster administrator's; act as a tenant with --as NAME --as-group system:authenticated.
+The Job controller, the garbage collector and the namespace controller run as on a cluster:
+deleting a Job deletes its pods, deleting a namespace everything in it.
 Pods need spec.schedulerName: queue-scheduler; the simulated kubelets run a pod for as long as its
 annotation %s asks ("5m"), else until it is deleted.
 Press Ctrl-C to stop; nothing is left behind.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
@@ -104,7 +105,8 @@ func TestRunReportsTheShares(t *testing.T) {
 }
 
 // queuesim up serves a working API: the typed client and kubectl queue work with its kubeconfig,
-// and stopping it removes the kubeconfig.
+// deleting a Job or a namespace deletes what it holds (testDeletion), and stopping it removes the
+// kubeconfig.
 func TestUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
@@ -135,6 +137,11 @@ func TestUp(t *testing.T) {
 	if out, err := util.KubectlQueue(ctx, path, "create", "from-up", "--weight", "3", "--all-namespaces"); err != nil || out != "queue/from-up created\n" {
 		t.Fatalf("kubectl queue create: %v %q", err, out)
 	}
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testDeletion(ctx, t, kube, "from-up")
 	cancel()
 	select {
 	case err := <-done:
