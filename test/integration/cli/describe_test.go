@@ -18,7 +18,7 @@ import (
 var ages = regexp.MustCompile(`\b(\d+(ms|s|m|h|d)|AGE) +`)
 
 // usages are the figures of a decayed usage, which grow with every second the queue holds something.
-var usages = regexp.MustCompile(`cpu=[0-9.]+[km]? resource-seconds, at \S+`)
+var usages = regexp.MustCompile(`cpu (<0\.001|[0-9.]+) core-h, at \S+`)
 
 // jobs lists a queue's work (here a pod, a PodGroup and a QueueUnit) with why it waits; describe
 // shows the queue's spec, status, share, work, conditions and events.
@@ -90,7 +90,7 @@ Guarantee:              cpu=3
 Allocated:              cpu=6
 Deserved:               cpu=6,memory=0,pods=0
 Share of the cluster:   cpu 38%, memory 0%, pods 0%
-Usage (decayed):        cpu=<n> resource-seconds, at <time>
+Usage (decayed):        cpu <n> core-h, at <time>
 Effective weight:       its weight
 PodGroups:              1 pending, 0 inqueue, 0 running, 0 unknown, 0 completed
 QueueUnits:             1 enqueued, 0 dequeued
@@ -101,7 +101,7 @@ Conditions:
 	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(context.Context) (bool, error) {
 		described = mustRun(t, "describe", "busy")
 		head, _, _ = strings.Cut(described, "Jobs:")
-		head = usages.ReplaceAllString(head, "cpu=<n> resource-seconds, at <time>")
+		head = usages.ReplaceAllString(head, "cpu <n> core-h, at <time>")
 		return strings.Contains(described, "QueueSuspended") && strings.TrimRight(head, "\n") == wantHead, nil
 	})
 	if err != nil {
