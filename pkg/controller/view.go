@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -26,6 +27,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
+	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
 )
 
 // The live view (package visibility serves it) is read here, from the same caches and accounting
@@ -390,9 +392,14 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 		}
 		priority := c.acct.UnitPriority(u)
 		pods := unitPods[accounting.UnitKey(u)]
+		reason := string(schedulingv1beta1.QueueUnitEnqueued)
+		if len(rules.FitsCapability(field.NewPath("spec", "resource"), u.Spec.Resource, queue, c.acct)) > 0 {
+			// Its capability was lowered below it after it was created: no run's end lets it in.
+			reason = ReasonExceedsCapability
+		}
 		out = append(out, &pendingWork{
 			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority,
-				int32(len(pods)), u.Spec.Resource.DeepCopy(), string(schedulingv1beta1.QueueUnitEnqueued), u.Status.Message),
+				int32(len(pods)), u.Spec.Resource.DeepCopy(), reason, u.Status.Message),
 			place: placeOf(u, priority),
 			pods:  pods,
 			unit:  u,

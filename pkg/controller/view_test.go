@@ -47,7 +47,11 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 	unit := util.MakeQueueUnit("a", "sweep", "q", "sweep").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
 	unit.CreationTimestamp = at(2)
 	unit.Status.Phase = schedulingv1beta1.QueueUnitEnqueued
-	queues := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), pg, unit)
+	// A unit whose queue's capability was lowered below its resource after it was created.
+	tooBig := util.MakeQueueUnit("a", "too-big", "capped", "too-big").Resource(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj()
+	tooBig.Status.Phase = schedulingv1beta1.QueueUnitEnqueued
+	capped := util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	queues := fake.NewSimpleClientset(util.MakeQueue("q").Obj(), capped, pg, unit, tooBig)
 	kube := kubefake.NewClientset(pod("b", "late", 5), pod("a", "early", 4), urgent, ofUnit, member)
 	acct := startAccounting(t, ctx, queues, kube)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
@@ -75,6 +79,15 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 	}
 	if want := []string{"1 b/pod.urgent", "3 b/pod.late"}; !slices.Equal(mine, want) {
 		t.Errorf("namespace b's pending work %q, want %q", mine, want)
+	}
+	for _, w := range got {
+		if w.Workload.Kind == visibilityv1beta1.WorkloadQueueUnit && w.Reason != string(schedulingv1beta1.QueueUnitEnqueued) {
+			t.Errorf("unit %s waits for its turn, with reason %q; want Enqueued", w.Name, w.Reason)
+		}
+	}
+	waiting, ok := c.PendingInQueue("capped")
+	if !ok || len(waiting) != 1 || waiting[0].Reason != ReasonExceedsCapability {
+		t.Errorf("queue capped's pending work %+v, want the unit above its capability with reason %s", waiting, ReasonExceedsCapability)
 	}
 }
 
