@@ -51,7 +51,8 @@ func (o *Options) create(ctx context.Context, q *schedulingv1beta1.Queue, mode d
 	if _, err := fmt.Fprintf(o.Out, "queue/%s created%s\n", q.Name, mode.suffix()); err != nil {
 		return err
 	}
-	if q.Spec.NamespaceSelector == nil {
+	if q.Spec.NamespaceSelector == nil && mode.client() {
+		// The server warns of it itself.
 		_, err := fmt.Fprintf(o.ErrOut, "Warning: queue %q accepts no namespace's work until it has a namespace selector: kubectl queue update %s --namespaces SELECTOR (or --all-namespaces)\n", q.Name, q.Name)
 		return err
 	}

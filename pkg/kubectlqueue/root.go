@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
@@ -77,6 +78,8 @@ func (o *Options) clients() error {
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
+	// The API server's warnings (the admission webhook's, deprecations) read as kubectl prints them.
+	config.WarningHandler = rest.NewWarningWriter(o.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	if o.queues, err = queueclient.New(config); err != nil {
 		return err
 	}

@@ -161,8 +161,8 @@ func (s *Server) reviewQueue(ctx context.Context, req *admissionv1.AdmissionRequ
 		return decision{}, err // warned of when it was created
 	}
 	return decision{warnings: []string{fmt.Sprintf(
-		"queue %q has no spec.namespaceSelector: it accepts work from no namespace; set namespaceSelector: {} for every namespace, or matchLabels for some",
-		q.Name)}}, nil
+		"queue %q has no spec.namespaceSelector: it accepts work from no namespace; set namespaceSelector: {} for every namespace, or matchLabels for some (kubectl queue update %s --namespaces SELECTOR, or --all-namespaces)",
+		q.Name, q.Name)}}, nil
 }
 
 // validateQueue judges a queue's change against the tree as the API server holds it: the tree's rules

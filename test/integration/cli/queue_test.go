@@ -56,4 +56,8 @@ func TestCreateWithNamespaceSelector(t *testing.T) {
 	})
 	expect(t, "create without a selector", mustRun(t, "create", "lonely", "--dry-run=client"), `queue/lonely created (dry run)
 Warning: queue "lonely" accepts no namespace's work until it has a namespace selector: kubectl queue update lonely --namespaces SELECTOR (or --all-namespaces)`)
+	removeQueues(t, "lonely")
+	// Created for real, the API server warns, and the plugin prints the warning as kubectl does.
+	expect(t, "create without a selector on the server", mustRun(t, "create", "lonely"), `Warning: queue "lonely" has no spec.namespaceSelector: it accepts work from no namespace; set namespaceSelector: {} for every namespace, or matchLabels for some (kubectl queue update lonely --namespaces SELECTOR, or --all-namespaces)
+queue/lonely created`)
 }
