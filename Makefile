@@ -78,6 +78,17 @@ image: $(BIN)/ocibuild ## Build the queue-scheduler OCI image archive (no contai
 $(BIN)/ocibuild: hack/tools/go.mod hack/tools/go.sum hack/tools/ocibuild/main.go
 	$(TOOLS_GO) build -o $(BIN)/ ./ocibuild
 
+# Upstream kubectl of the pinned k8s.io/kubectl (v0.X.Y is kubectl v1.X.Y), stamped with its release
+# as upstream's build does; test/integration/docs builds the same and runs the docs' commands with it.
+KUBECTL_VERSION = $(shell $(TOOLS_GO) list -m -f '{{.Version}}' k8s.io/kubectl | sed 's/^v0/v1/')
+.PHONY: kubectl
+kubectl: $(BIN)/kubectl ## Build upstream kubectl (the version pinned in hack/tools) into bin/.
+
+$(BIN)/kubectl: hack/tools/go.mod hack/tools/go.sum hack/tools/kubectl/main.go
+	$(TOOLS_GO) build -ldflags "-X $(KUBE_VERSION_PKG).gitVersion=$(KUBECTL_VERSION) \
+		-X $(KUBE_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(KUBECTL_VERSION:v%=%))) \
+		-X $(KUBE_VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$(KUBECTL_VERSION)))" -o $(BIN)/ ./kubectl
+
 .PHONY: tools
 tools: $(addprefix $(BIN)/,$(TOOLS)) ## Build the pinned code generators and linters.
 
