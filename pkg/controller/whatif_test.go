@@ -106,6 +106,34 @@ func TestWhatIfClosedAndSuspendedQueues(t *testing.T) {
 	}
 }
 
+// Work is refused as admission would refuse it: a pod that asks alone for more than the queue's
+// capability, and a gang whose whole asks for more; pods that each fit are not, however many.
+func TestWhatIfRefusesWorkAboveTheCapability(t *testing.T) {
+	c, _ := whatIfFixture(t)
+	cpus := func(n string) v1.PodTemplateSpec {
+		return v1.PodTemplateSpec{Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: n}).Obj().Spec}
+	}
+	workloads := []visibilityv1beta1.NewWorkload{
+		{Name: "many", Queue: "mine", Pods: 4, Template: cpus("2")},
+		{Name: "big", Queue: "mine", Pods: 1, Template: cpus("4")},
+		{Name: "gang", Queue: "mine", Pods: 2, Gang: true, Template: cpus("2")},
+	}
+	status, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Workloads: workloads,
+		Queues: []visibilityv1beta1.QueueChange{{Name: "mine", Capability: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")}}}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]string{}
+	for _, w := range status.Workloads[1:] {
+		refused[w.Workload.Name] = w.Refused
+	}
+	for name, want := range map[string]string{"many": "", "big": `cpu 4 requested > 3`, "gang": `cpu 4 requested > 3`} {
+		if got := refused[name]; (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("workload %s refused %q; want %q", name, got, want)
+		}
+	}
+}
+
 // oneCPU is a template of one container asking for a CPU.
 func oneCPU() v1.PodTemplateSpec {
 	return v1.PodTemplateSpec{Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj().Spec}

@@ -173,17 +173,21 @@ func (c *Controller) newWorkload(namespace string, spec visibilityv1beta1.NewWor
 	if q, ok := view.Queue(w.queue); ok && template.Spec.ActiveDeadlineSeconds == nil {
 		template.Spec.ActiveDeadlineSeconds = q.Spec.DefaultActiveDeadlineSeconds
 	}
-	one := resourcehelper.PodRequests(template, resourcehelper.PodResourcesOptions{})
-	for name, q := range one {
+	pod := quota.RemoveZeros(resourcehelper.PodRequests(template, resourcehelper.PodResourcesOptions{}))
+	all := pod.DeepCopy()
+	for name, q := range all {
 		q.Mul(int64(spec.Pods))
-		one[name] = q
+		all[name] = q
 	}
-	w.requests = quota.RemoveZeros(one)
+	w.requests = all
 	w.place = policy.Place{Priority: *template.Spec.Priority, Namespace: namespace, Name: spec.Name}
 	refusals := rules.AcceptsWork(path.Child("queue"), w.queue, namespace, false, view)
+	// As admission judges them: each pod alone against the capability, a gang whole.
+	within := pod
 	if w.gang {
-		refusals = append(refusals, rules.FitsCapability(path.Child("template", "spec", "containers"), w.requests, w.queue, view)...)
+		within = w.requests
 	}
+	refusals = append(refusals, rules.FitsCapability(path.Child("template", "spec", "containers"), within, w.queue, view)...)
 	if len(refusals) > 0 {
 		details := make([]string, len(refusals))
 		for i, e := range refusals {

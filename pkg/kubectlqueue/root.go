@@ -61,7 +61,7 @@ and the work in them, and open, close, suspend or resume them.`,
 }
 
 // configFlagSet holds kubectl's connection flags (--kubeconfig, --context, --namespace/-n…), as
-// kubectl spells them. `operate` shadows --namespace with one of no shorthand (operateNamespace):
+// kubectl spells them. `operate` shadows --namespace with one of no shorthand (newOperateCommand):
 // its -n names the queue, as vcctl's does.
 func configFlagSet(flags *genericclioptions.ConfigFlags) *pflag.FlagSet {
 	all := pflag.NewFlagSet("config", pflag.ContinueOnError)

@@ -201,13 +201,22 @@ func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList) 
 // NeverFits says which capability of queue req exceeds on its own, or nil: work that asks for more
 // than its queue may ever hold waits until the capability is raised, whatever leaves the queue.
 func NeverFits(queue string, capability, req v1.ResourceList) *Refusal {
+	over := Exceeding(capability, req)
+	if len(over) == 0 {
+		return nil
+	}
+	return &Refusal{AtCapability: true, ExceedsCapability: true, Message: ExceedsMessage(queue, over[0], req[over[0]], capability[over[0]])}
+}
+
+// Exceeding names, in order, the resources whose request in req exceeds its capability.
+func Exceeding(capability, req v1.ResourceList) []v1.ResourceName {
+	var over []v1.ResourceName
 	for _, name := range slices.Sorted(maps.Keys(capability)) {
-		limit := capability[name]
-		if r, asked := req[name]; asked && r.Cmp(limit) > 0 {
-			return &Refusal{AtCapability: true, ExceedsCapability: true, Message: ExceedsMessage(queue, name, r, limit)}
+		if r, asked := req[name]; asked && r.Cmp(capability[name]) > 0 {
+			over = append(over, name)
 		}
 	}
-	return nil
+	return over
 }
 
 // ExceedsMessage says that a request of name exceeds queue's capability of it, with the numbers.

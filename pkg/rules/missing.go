@@ -15,26 +15,12 @@ import (
 const maxAccepting = 8
 
 // queueNotFound refuses work that names a queue that does not exist, and says where it could go
-// instead: the closest name, and the queues that would take work from namespace.
+// instead: the queues that would take work from namespace, its team's first, and the closest name
+// among them. Only those are named: a tenant learns no queue it could not submit to.
 func queueNotFound(path *field.Path, queue, namespace string, view View) *field.Error {
-	names := view.QueueNames()
-	slices.Sort(names)
-	// The queues that select the namespace by its labels are its team's: they come before the
-	// queues open to every namespace.
-	var selecting, open []string
-	for _, name := range names {
-		q, ok := view.Queue(name)
-		switch {
-		case !ok || !takesWorkFrom(q, namespace, view):
-		case selectsEvery(q.Spec.NamespaceSelector):
-			open = append(open, name)
-		default:
-			selecting = append(selecting, name)
-		}
-	}
-	accepting := append(selecting, open...)
+	accepting := acceptingQueues(namespace, view)
 	detail := "no queue of that name exists"
-	if closest := closestName(queue, names); closest != "" {
+	if closest := closestName(queue, accepting); closest != "" {
 		detail += fmt.Sprintf("; did you mean %q?", closest)
 	}
 	switch {
@@ -46,8 +32,26 @@ func queueNotFound(path *field.Path, queue, namespace string, view View) *field.
 	default:
 		detail += fmt.Sprintf("; queues that take work from namespace %q: %s", namespace, strings.Join(accepting, ", "))
 	}
-	return &field.Error{Type: field.ErrorTypeNotFound, Field: path.String(), BadValue: queue,
-		Detail: detail + " (kubectl queue list)"}
+	return &field.Error{Type: field.ErrorTypeNotFound, Field: path.String(), BadValue: queue, Detail: detail}
+}
+
+// acceptingQueues names the queues that take work from namespace now: those that select it by its
+// labels (its team's) by name, then those open to every namespace by name.
+func acceptingQueues(namespace string, view View) []string {
+	names := view.QueueNames()
+	slices.Sort(names)
+	var selecting, open []string
+	for _, name := range names {
+		q, ok := view.Queue(name)
+		switch {
+		case !ok || !takesWorkFrom(q, namespace, view):
+		case selectsEvery(q.Spec.NamespaceSelector):
+			open = append(open, name)
+		default:
+			selecting = append(selecting, name)
+		}
+	}
+	return append(selecting, open...)
 }
 
 // takesWorkFrom says whether q is a leaf that would take new work from namespace now.
@@ -56,8 +60,8 @@ func takesWorkFrom(q *schedulingv1beta1.Queue, namespace string, view View) bool
 		TreeFaultOf(q, view).Reason == "" && len(view.Children(q.Name)) == 0 && view.NamespaceRefusal(q, namespace) == ""
 }
 
-// closestName is the name among names (sorted) nearest to name by edit distance, when it is near enough to
-// be a slip (at most a third of its length, at least one edit), or "".
+// closestName is the name among names nearest to name by edit distance, the first of equals, when
+// it is near enough to be a slip (at most a third of its length, at least one edit), or "".
 func closestName(name string, names []string) string {
 	best, bestDistance := "", max(1, len(name)/3)+1
 	for _, n := range names {

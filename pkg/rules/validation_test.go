@@ -345,11 +345,13 @@ func TestMissingQueueSaysWhereToGo(t *testing.T) {
 	}{
 		{name: "a slip", queue: "team-aa", namespace: "a-ns",
 			want: `spec.queue: Not found: "team-aa": no queue of that name exists; did you mean "team-a"?; ` +
-				`queues that take work from namespace "a-ns": team-a, default, ml (kubectl queue list)`},
+				`queues that take work from namespace "a-ns": team-a, default, ml`},
 		{name: "nothing near", queue: "analytics", namespace: "a-ns",
-			want: `spec.queue: Not found: "analytics": no queue of that name exists; queues that take work from namespace "a-ns": team-a, default, ml (kubectl queue list)`},
-		{name: "another team's namespace", queue: "tema-b", namespace: "c-ns",
-			want: `did you mean "team-b"?; queues that take work from namespace "c-ns": default, ml`},
+			want: `spec.queue: Not found: "analytics": no queue of that name exists; queues that take work from namespace "a-ns": team-a, default, ml`},
+		{name: "another team's queue is never named", queue: "tema-b", namespace: "c-ns",
+			want: `spec.queue: Not found: "tema-b": no queue of that name exists; queues that take work from namespace "c-ns": default, ml`},
+		{name: "a closed queue is never suggested", queue: "shutt", namespace: "a-ns",
+			want: `spec.queue: Not found: "shutt": no queue of that name exists; queues that take work from namespace "a-ns": team-a, default, ml`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			wantErrors(t, AcceptsWork(path, tt.queue, tt.namespace, false, view), tt.want)
@@ -361,7 +363,7 @@ func TestMissingQueueSaysWhereToGo(t *testing.T) {
 
 func TestClosestName(t *testing.T) {
 	names := []string{"default", "team-a", "team-b"}
-	for query, want := range map[string]string{"team-aa": "team-a", "teama": "team-a", "defualt": "default", "tm": "", "xyz": "", "team-c": "team-a"} {
+	for query, want := range map[string]string{"team-aa": "team-a", "teama": "team-a", "default1": "default", "tm": "", "xyz": "", "team-c": "team-a"} {
 		if got := closestName(query, names); got != want {
 			t.Errorf("closestName(%q) = %q, want %q", query, got, want)
 		}

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -54,11 +52,9 @@ func FitsCapability(path *field.Path, request corev1.ResourceList, queue string,
 		if !ok {
 			break
 		}
-		for _, res := range slices.Sorted(maps.Keys(request)) {
+		for _, res := range policy.Exceeding(q.Spec.Capability, request) {
 			want := request[res]
-			if limit, ok := q.Spec.Capability[res]; ok && want.Cmp(limit) > 0 {
-				errs = append(errs, field.Invalid(path.Key(string(res)), want.String(), policy.ExceedsMessage(q.Name, res, want, limit)))
-			}
+			errs = append(errs, field.Invalid(path.Key(string(res)), want.String(), policy.ExceedsMessage(q.Name, res, want, q.Spec.Capability[res])))
 		}
 		name = q.Spec.Parent
 	}

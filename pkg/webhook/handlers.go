@@ -254,14 +254,27 @@ func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequ
 		return decision{}, err
 	}
 	job.Namespace = req.Namespace
-	if !s.schedulesTemplate(ctx, job) {
-		return decision{}, nil
-	}
 	pod := &v1.Pod{ObjectMeta: *job.Spec.Template.ObjectMeta.DeepCopy(), Spec: job.Spec.Template.Spec}
 	pod.Namespace = job.Namespace
 	pod.OwnerReferences = append(slices.Clone(job.OwnerReferences), metav1.OwnerReference{
 		APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job", Name: job.Name, Controller: ptr.To(true)})
-	return s.judgeNewPod(ctx, pod, field.NewPath("spec", "template"))
+	if !s.schedulesTemplate(ctx, job) {
+		if namedWork(pod) == "" {
+			return decision{}, nil
+		}
+		return decision{warnings: []string{fmt.Sprintf(
+			"the Job's pods name %s but spec.template.spec.schedulerName %q: queue-scheduler does not schedule them and no queue counts them; set spec.template.spec.schedulerName: %s",
+			namedWork(pod), job.Spec.Template.Spec.SchedulerName, schedulingv1beta1.SchedulerName)}}, nil
+	}
+	d, err := s.judgeNewPod(ctx, pod, field.NewPath("spec", "template"))
+	if err == nil && len(d.errs) > 0 && ptr.Deref(job.Spec.Suspend, false) && s.acct.UnitOf(pod) == nil {
+		// A suspended Job is how a job waits for its QueueUnit, which may come a moment later
+		// (kubectl apply of one file) and decide another queue: its pods are judged when they are
+		// created, once the unit has dequeued it.
+		d = decision{warnings: []string{"a QueueUnit created for this suspended Job decides its queue; without one its pods would be refused: " +
+			d.errs.ToAggregate().Error()}}
+	}
+	return d, err
 }
 
 // schedulesTemplate says whether the pods of job will be queue-scheduler's: its template names

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
@@ -86,6 +87,13 @@ func TestUnknownQueueRefusalSaysWhereToGo(t *testing.T) {
 	if _, err := cluster.Kube.BatchV1().Jobs(ns).Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Errorf("a Job of another scheduler is not queue-scheduler's to judge: %v", err)
 	}
+	// Another team's queue is never suggested to this namespace.
+	createQueue(t, util.MakeQueue("uq-team-b").Namespaces(map[string]string{"uq-team": "b"}).Obj())
+	_, err = cluster.Kube.BatchV1().Jobs(ns).Create(ctx, jobOf(ns, "other-team", "uq-team-bb", "1"), metav1.CreateOptions{})
+	wantRefused(t, "a Job naming a missing queue near another team's", err, `Not found: "uq-team-bb": no queue of that name exists; did you mean "uq-team-a"?`)
+	if err != nil && strings.Contains(err.Error(), `"uq-team-b"`) {
+		t.Errorf("the refusal names another team's queue: %v", err)
+	}
 }
 
 // A leaf queue created without a namespace selector, and a Job naming a PodGroup not created yet,
@@ -110,6 +118,25 @@ func TestAdmittedWithAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := `PodGroup ` + ns + `/later does not exist (yet): the pods wait, as PodGroupMissing`; !strings.Contains(seen.all(), want) {
+		t.Errorf("warnings %q, want one containing %q", seen.all(), want)
+	}
+	// A Job whose pods name a queue but another scheduler: nobody queues them.
+	other := jobOf(ns, "other-scheduler", "default", "1")
+	other.Spec.Template.Spec.SchedulerName = v1.DefaultSchedulerName
+	if _, err := kube.BatchV1().Jobs(ns).Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `the Job's pods name queue "default" but spec.template.spec.schedulerName "default-scheduler": queue-scheduler does not schedule them`; !strings.Contains(seen.all(), want) {
+		t.Errorf("warnings %q, want one containing %q", seen.all(), want)
+	}
+	// A suspended Job waits for the QueueUnit that decides its queue, which may come after it.
+	suspended := jobOf(ns, "before-its-unit", "no-such-queue", "1")
+	suspended.Spec.Suspend = ptr.To(true)
+	if _, err := kube.BatchV1().Jobs(ns).Create(ctx, suspended, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a suspended Job created before its QueueUnit: %v", err)
+	}
+	if want := `a QueueUnit created for this suspended Job decides its queue; without one its pods would be refused: ` +
+		`spec.template.metadata.labels[scheduling.queue-scheduler.io/queue]: Not found: "no-such-queue"`; !strings.Contains(seen.all(), want) {
 		t.Errorf("warnings %q, want one containing %q", seen.all(), want)
 	}
 }

@@ -102,10 +102,10 @@ func extract(page string, src []byte) ([]command, map[string]string) {
 var fileIntro = regexp.MustCompile("^A file `([\\w.-]+)`.*:$")
 
 // shownFailing says whether shown output is a failure's: a line `error: …`, as kubectl and
-// kubectl queue print one before exiting 1.
+// kubectl queue print one before exiting 1, or kubectl's `Error from server …`.
 func shownFailing(shown []string) bool {
 	for _, l := range shown {
-		if strings.HasPrefix(l, "error:") {
+		if strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "Error from server") {
 			return true
 		}
 	}

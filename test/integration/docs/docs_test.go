@@ -54,6 +54,10 @@ var placeholders = map[string][]string{
 	},
 }
 
+// leastCommands is how many commands each page had when this test was written: fewer means blocks
+// are no longer found, and would silently go unchecked.
+var leastCommands = map[string]int{"README.md": 9, "docs/getting-started.md": 17, "docs/troubleshooting.md": 10, "docs/visibility.md": 6}
+
 // reads are the commands that only read: one whose output the page shows after a change is read
 // again until it matches (a Job's pods appear, the live view catches up), within retryFor.
 var reads = regexp.MustCompile(`^\s*kubectl (get|describe|queue (list|ls|get|jobs|describe|eta|what-if))\b`)
@@ -102,6 +106,10 @@ func TestDocsCommands(t *testing.T) {
 			}
 		}
 		t.Logf("%s: ran %d commands", page, ran)
+		if ran < leastCommands[page] {
+			t.Errorf("%s: ran %d commands, want at least %d: did a block's fence change so that its commands are no longer found?",
+				page, ran, leastCommands[page])
+		}
 	}
 	for key := range notRun {
 		if !seen[key] {
