@@ -5,11 +5,13 @@ package textout
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Lines writes formatted text to W and keeps the first error in Err; after an error it writes
@@ -29,20 +31,7 @@ func (l *Lines) Printf(format string, args ...any) {
 // Resources prints a resource list as Kubernetes prints quantities, sorted by name:
 // "cpu=8,memory=16Gi"; "<none>" when empty.
 func Resources(list v1.ResourceList) string {
-	if len(list) == 0 {
-		return "<none>"
-	}
-	names := make([]string, 0, len(list))
-	for name := range list {
-		names = append(names, string(name))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		q := list[v1.ResourceName(name)]
-		parts = append(parts, name+"="+q.String())
-	}
-	return strings.Join(parts, ",")
+	return eachByName(list, ",", func(name v1.ResourceName, q resource.Quantity) string { return string(name) + "=" + q.String() })
 }
 
 // ResourceHours prints amounts held over time, given in resource-seconds (a core held for a second is
@@ -50,20 +39,22 @@ func Resources(list v1.ResourceList) string {
 // a reader knows, sorted by name: "cpu 275.7 core-h, memory 295.9 GiB-h, nvidia.com/gpu 12.0 gpu-h";
 // "<none>" when empty.
 func ResourceHours(list v1.ResourceList) string {
+	return eachByName(list, ", ", func(name v1.ResourceName, q resource.Quantity) string {
+		return string(name) + " " + resourceHours(name, q.AsApproximateFloat64()/3600)
+	})
+}
+
+// eachByName prints each resource of list with write, sorted by name and joined by sep; "<none>"
+// when empty.
+func eachByName(list v1.ResourceList, sep string, write func(v1.ResourceName, resource.Quantity) string) string {
 	if len(list) == 0 {
 		return "<none>"
 	}
-	names := make([]string, 0, len(list))
-	for name := range list {
-		names = append(names, string(name))
+	parts := make([]string, 0, len(list))
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		parts = append(parts, write(name, list[name]))
 	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		q := list[v1.ResourceName(name)]
-		parts = append(parts, name+" "+resourceHours(v1.ResourceName(name), q.AsApproximateFloat64()/3600))
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }
 
 // binaryUnits are the units of a byte, each 1024 times the last.

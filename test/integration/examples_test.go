@@ -96,7 +96,7 @@ var exampleSteps = []exampleStep{
 // the benchmarks play), applied in order as the user its header names, on an API server that
 // authorizes with RBAC and the shipped roles: each job runs, or waits with the reason the docs say.
 func TestExamples(t *testing.T) {
-	runJobController(t)
+	util.RunJobController(t, cluster.Kube)
 	applier := newApplier(t)
 	var files []string
 	for _, step := range exampleSteps {

@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/kubernetes/pkg/controller/job"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
@@ -67,20 +65,6 @@ func enqueuedWith(text string) func(*schedulingv1beta1.QueueUnit) bool {
 	return func(u *schedulingv1beta1.QueueUnit) bool {
 		return u.Status.Phase == schedulingv1beta1.QueueUnitEnqueued && strings.Contains(u.Status.Message, text)
 	}
-}
-
-// runJobController runs the upstream Job controller in this process until the test ends.
-func runJobController(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	factory := informers.NewSharedInformerFactory(cluster.Kube, 0)
-	jc, err := job.NewController(ctx, cluster.Kube, factory.Core().V1().Pods(), factory.Batch().V1().Jobs(), nil, nil)
-	if err != nil {
-		t.Fatalf("Job controller: %v", err)
-	}
-	factory.Start(ctx.Done())
-	go jc.Run(ctx, 2)
 }
 
 // jobPods lists the pods the Job controller made for a Job.
@@ -173,7 +157,7 @@ func TestQueueUnitsDequeueByPriority(t *testing.T) {
 // of a second Job, created running while its unit waits for room, are held and never bind until the
 // first Job finishes and the second unit dequeues.
 func TestQueueUnitHoldsAndReleasesJobPods(t *testing.T) {
-	runJobController(t)
+	util.RunJobController(t, cluster.Kube)
 	ns := newNamespace(t, "", nil)
 	queue := "units-jobs"
 	createQueue(t, util.MakeQueue(queue).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj())

@@ -41,7 +41,7 @@ var spaces = regexp.MustCompile(`[ \t]+`)
 // nothing of the other tenant's namespace the queue also selects, and no Forbidden; it is refused
 // the other namespace when it names it. The administrator sees both.
 func TestTenantListsItsQueueWork(t *testing.T) {
-	runJobController(t)
+	util.RunJobController(t, cluster.Kube)
 	const q = "ten-cli"
 	team := map[string]string{"team": q}
 	mine := newLabelledNamespace(t, "mine", team, nil)

@@ -19,7 +19,7 @@ import (
 // words: the events of her namespace are hers to read. The Job was created while the webhook was
 // away (a Job's own admission lets Jobs through then); its pods come once it is back.
 func TestTenantSeesHerRefusedJob(t *testing.T) {
-	runJobController(t)
+	util.RunJobController(t, cluster.Kube)
 	const q, typo = "ten-typo", "ten-typo-x"
 	team := map[string]string{"team": q}
 	mine := newLabelledNamespace(t, "typo", team, nil)

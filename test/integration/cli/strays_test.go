@@ -12,28 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/storage/names"
-	"k8s.io/client-go/informers"
-	"k8s.io/kubernetes/pkg/controller/job"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
-
-// runJobController runs kube-controller-manager's Job controller in the test until it ends: no
-// kube-controller-manager runs here, and a Job's refused pods are what it reports.
-func runJobController(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	factory := informers.NewSharedInformerFactory(cluster.Kube, 0)
-	jc, err := job.NewController(ctx, cluster.Kube, factory.Core().V1().Pods(), factory.Batch().V1().Jobs(), nil, nil)
-	if err != nil {
-		t.Fatalf("Job controller: %v", err)
-	}
-	factory.Start(ctx.Done())
-	go jc.Run(ctx, 2)
-}
 
 // waitAdmission waits until the webhook admits (or refuses) a pod of queue in namespace, tried
 // with a server dry run: its caches see a change of the queues and namespaces a moment after it.
@@ -90,7 +73,7 @@ func waitRow(t *testing.T, queue, prefix string, words ...string) string {
 // in the webhook's words; the third under the queue that takes the namespace, with the pods'
 // reason, which the live view's pendingworkloads also lists. The Job controller runs in the test.
 func TestJobsShowRefusedAndPodGroupMissingJobs(t *testing.T) {
-	runJobController(t)
+	util.RunJobController(t, cluster.Kube)
 	ctx := context.Background()
 	// A namespace of its own each run: no namespace controller deletes one.
 	ns := names.SimpleNameGenerator.GenerateName("cli-strays-")
