@@ -311,7 +311,7 @@ func TestQueueTableShowsPodsAndZeros(t *testing.T) {
 		got[fmt.Sprintf("%s/%d", c.Name, c.Priority)] = fmt.Sprint(table.Rows[0].Cells[i])
 	}
 	want := map[string]string{
-		"State/0": "Open", "Pods/0": "3", "Pending Pods/0": "0", "Pending/0": "0", "Running/0": "0",
+		"State/0": "Open", "Running Pods/0": "3", "Pending Pods/0": "0", "Pending/0": "0", "Running/0": "0",
 		"Inqueue/1": "0", "Enqueued/1": "0", "Dequeued/1": "0",
 	}
 	for column, value := range want {
