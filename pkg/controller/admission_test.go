@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// A Pending PodGroup whose minResources exceed its queue's capability on their own (lowered after
+// it was created) is refused with the reason ExceedsCapability and the numbers; one that only does
+// not fit beside what the queue holds is NotAdmitted: it may be once the holder leaves.
+func TestPodGroupAboveTheCapabilityIsRefusedForGood(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	capped := util.MakeQueue("capped").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	holder := util.MakePod("a", "holder").UID("holder").Label(schedulingv1beta1.QueueLabel, "capped").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj()
+	holder.Spec.NodeName = "n"
+	acct := startAccounting(t, ctx, fake.NewSimpleClientset(capped), kubefake.NewClientset(util.MakeNode("n", "16", "64Gi"), holder))
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.PodCount("capped") == 1 && acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never counted the holder")
+	}
+	c := &Controller{acct: acct}
+	for _, tt := range []struct {
+		name, cpu, reason, message string
+	}{
+		{name: "above the capability alone", cpu: "8", reason: ReasonExceedsCapability,
+			message: `minResources do not fit: the request exceeds the capability of queue "capped": cpu 8 requested > 4`},
+		{name: "above it beside what the queue holds", cpu: "2", reason: ReasonNotAdmitted,
+			message: `minResources do not fit: queue "capped" would exceed its capability of cpu: 3 allocated + 2 requested > 4`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pg := util.MakePodGroup("a", "g-"+tt.cpu).Queue("capped").MinMember(1).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: tt.cpu}).Obj()
+			a := c.admitPodGroup(pg)
+			if a.admitted || a.reason != tt.reason || !strings.HasPrefix(a.refusal, tt.message) {
+				t.Errorf("admission %+v; want refused with reason %q and a refusal beginning %q", a, tt.reason, tt.message)
+			}
+		})
+	}
+}
