@@ -170,7 +170,7 @@ func podsAndJobs(w *work, queue string, consumers map[owner]bool) []job {
 			continue
 		}
 		if len(pods) == 0 {
-			namesQueue := j.Spec.Template.Labels[schedulingv1beta1.QueueLabel] == queue && len(schedulingv1beta1.GangRefs(templatePod(j))) == 0
+			namesQueue := j.Spec.Template.Labels[schedulingv1beta1.QueueLabel] == queue && len(schedulingv1beta1.GangRefs(schedulingv1beta1.JobTemplatePod(j))) == 0
 			switch {
 			case s != nil && s.here:
 				pods = s.held

@@ -58,7 +58,7 @@ type refusal struct {
 func (o *Options) findStrays(ctx context.Context, w *work, queue, scope string, namespaces *namespaceQueues) error {
 	var live []*batchv1.Job
 	for i := range w.jobs {
-		if j := &w.jobs[i]; jobRuns(j) && schedulesJob(j, namespaces.labels(ctx, j.Namespace)) {
+		if j := &w.jobs[i]; jobRuns(j) && schedulingv1beta1.SchedulesJobPods(j, namespaces.labels(ctx, j.Namespace)) {
 			live = append(live, j)
 		}
 	}
@@ -207,28 +207,9 @@ func jobRuns(j *batchv1.Job) bool {
 	return phase != string(batchv1.JobComplete) && phase != string(batchv1.JobFailed) && phase != "Suspended"
 }
 
-// schedulesJob says whether a Job's pods are queue-scheduler's: its template names queue-scheduler,
-// or no scheduler in a namespace opted in to it, whose pods the webhook gives to queue-scheduler.
-func schedulesJob(j *batchv1.Job, namespaceLabels map[string]string) bool {
-	switch j.Spec.Template.Spec.SchedulerName {
-	case schedulingv1beta1.SchedulerName:
-		return true
-	case "", v1.DefaultSchedulerName:
-		return namespaceLabels[schedulingv1beta1.ManagedLabel] == "true"
-	}
-	return false
-}
-
-// templatePod is the pod a Job's template makes, in the Job's namespace.
-func templatePod(j *batchv1.Job) *v1.Pod {
-	pod := &v1.Pod{ObjectMeta: *j.Spec.Template.ObjectMeta.DeepCopy(), Spec: j.Spec.Template.Spec}
-	pod.Namespace = j.Namespace
-	return pod
-}
-
 // missingGang says whether the Job's pods name a PodGroup that is not among groups.
 func missingGang(j *batchv1.Job, groups map[types.NamespacedName]bool) bool {
-	name, ok := schedulingv1beta1.GangOf(templatePod(j), func(schedulingv1beta1.GangSource) bool { return true })
+	name, ok := schedulingv1beta1.GangOf(schedulingv1beta1.JobTemplatePod(j), func(schedulingv1beta1.GangSource) bool { return true })
 	return ok && !groups[types.NamespacedName{Namespace: j.Namespace, Name: name}]
 }
 
@@ -236,7 +217,7 @@ func missingGang(j *batchv1.Job, groups map[types.NamespacedName]bool) bool {
 // gang, its PodGroup's queue, not known ("") while the PodGroup does not exist; else its
 // namespace's queue.
 func namedQueue(ctx context.Context, j *batchv1.Job, groups []schedulingv1beta1.PodGroup, namespaces *namespaceQueues) string {
-	pod := templatePod(j)
+	pod := schedulingv1beta1.JobTemplatePod(j)
 	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
 		return q
 	}

@@ -254,11 +254,14 @@ func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequ
 		return decision{}, err
 	}
 	job.Namespace = req.Namespace
-	pod := &v1.Pod{ObjectMeta: *job.Spec.Template.ObjectMeta.DeepCopy(), Spec: job.Spec.Template.Spec}
-	pod.Namespace = job.Namespace
+	pod := schedulingv1beta1.JobTemplatePod(job)
 	pod.OwnerReferences = append(slices.Clone(job.OwnerReferences), metav1.OwnerReference{
 		APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job", Name: job.Name, Controller: ptr.To(true)})
-	if !s.schedulesTemplate(ctx, job) {
+	var nsLabels map[string]string
+	if ns := s.namespaceOf(ctx, job.Namespace); ns != nil {
+		nsLabels = ns.Labels
+	}
+	if !schedulingv1beta1.SchedulesJobPods(job, nsLabels) {
 		if namedWork(pod) == "" {
 			return decision{}, nil
 		}
@@ -275,19 +278,6 @@ func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequ
 			d.errs.ToAggregate().Error()}}
 	}
 	return d, err
-}
-
-// schedulesTemplate says whether the pods of job will be queue-scheduler's: its template names
-// queue-scheduler, or names no other scheduler in a namespace opted in to it.
-func (s *Server) schedulesTemplate(ctx context.Context, job *batchv1.Job) bool {
-	switch job.Spec.Template.Spec.SchedulerName {
-	case schedulingv1beta1.SchedulerName:
-		return true
-	case "", v1.DefaultSchedulerName:
-		ns := s.namespaceOf(ctx, job.Namespace)
-		return ns != nil && ns.Labels[schedulingv1beta1.ManagedLabel] == "true"
-	}
-	return false
 }
 
 // judgeNewPod admits a new pod (or a Job's pod template, under root) only into a queue that takes
