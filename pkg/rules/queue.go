@@ -38,12 +38,18 @@ type View interface {
 	NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string) string
 }
 
-var specPath = field.NewPath("spec")
+var (
+	specPath      = field.NewPath("spec")
+	guaranteePath = specPath.Child("guarantee")
+)
+
+// maxGuaranteed bounds the resources a guarantee names, as the CRD bounds capability's.
+const maxGuaranteed = 16
 
 // ValidateQueue checks a created (old == nil) or updated queue against its tree: its own parent, and
 // the children and descendants that a change of its capability, guarantee or place affects.
 func ValidateQueue(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
-	errs := validateGuaranteeWithinCapability(q)
+	errs := validateGuarantee(q)
 	errs = append(errs, metav1validation.ValidateLabelSelector(q.Spec.NamespaceSelector,
 		metav1validation.LabelSelectorValidationOptions{}, specPath.Child("namespaceSelector"))...)
 	moved := old == nil || old.Spec.Parent != q.Spec.Parent
@@ -60,11 +66,16 @@ func ValidateQueue(q, old *schedulingv1beta1.Queue, view View) field.ErrorList {
 	return errs
 }
 
-func validateGuaranteeWithinCapability(q *schedulingv1beta1.Queue) field.ErrorList {
-	var errs field.ErrorList
+// validateGuarantee checks the guarantee as written (the CRD schema cannot see the entries of its
+// flat form) and keeps it within the queue's capability.
+func validateGuarantee(q *schedulingv1beta1.Queue) field.ErrorList {
+	errs := q.Spec.Guarantee.RejectedEntries(guaranteePath)
+	if n := len(q.Spec.Guarantee.Resource) + len(errs); n > maxGuaranteed {
+		errs = append(errs, field.TooMany(guaranteePath, n, maxGuaranteed))
+	}
 	for name, g := range q.Spec.Guarantee.Resource {
 		if c, limited := q.Spec.Capability[name]; limited && g.Cmp(c) > 0 {
-			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), g.String(),
+			errs = append(errs, field.Invalid(q.Spec.Guarantee.Path(guaranteePath, name), g.String(),
 				fmt.Sprintf("must not exceed spec.capability[%s] (%s)", name, c.String())))
 		}
 	}
@@ -178,7 +189,7 @@ func validateChildrenWithin(q, old *schedulingv1beta1.Queue, view View) field.Er
 			sum.Add(c.Spec.Guarantee.Resource[name])
 		}
 		if sum.Cmp(limit) > 0 {
-			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), limit.String(), fmt.Sprintf(
+			errs = append(errs, field.Invalid(q.Spec.Guarantee.Path(guaranteePath, name), limit.String(), fmt.Sprintf(
 				"is below the sum of the children's guarantees (%s): lower the children's guarantees first", sum.String())))
 		}
 	}
@@ -214,7 +225,7 @@ func validateSiblingGuarantees(q, parent *schedulingv1beta1.Queue, view View) fi
 			}
 		}
 		if sum.Cmp(limit) > 0 {
-			errs = append(errs, field.Invalid(specPath.Child("guarantee", "resource").Key(string(name)), own.String(),
+			errs = append(errs, field.Invalid(q.Spec.Guarantee.Path(guaranteePath, name), own.String(),
 				fmt.Sprintf("the guarantees of parent queue %q's children would sum to %s, above its own guarantee %s", parent.Name, sum.String(), limit.String())))
 		}
 	}

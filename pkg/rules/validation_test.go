@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,6 +112,14 @@ func TestValidateQueueTree(t *testing.T) {
 			old: view.queues["p"], want: []string{"spec.guarantee.resource[cpu]: Invalid value: \"3\": is below the sum of the children's guarantees (4)"}},
 		{name: "unchanged capability is not judged again", queue: util.MakeQueue("p").Capability(cpu("10")).Guarantee(cpu("6")).State("Suspended").Obj(),
 			old: view.queues["p"]},
+		{name: "flat guarantee above capability", queue: flatGuarantee(t, util.MakeQueue("c").Capability(cpu("1")).Obj(), `{"cpu":"2"}`),
+			want: []string{`spec.guarantee[cpu]: Invalid value: "2": must not exceed spec.capability[cpu] (1)`}},
+		{name: "flat guarantees over parent", queue: flatGuarantee(t, util.MakeQueue("c").Parent("p").Capability(cpu("5")).Obj(), `{"cpu":"3"}`),
+			want: []string{`spec.guarantee[cpu]: Invalid value: "3": the guarantees of parent queue "p"'s children would sum to 7`}},
+		{name: "flat guarantee that is no quantity", queue: flatGuarantee(t, util.MakeQueue("c").Obj(), `{"cpu":"lots"}`),
+			want: []string{`spec.guarantee[cpu]: Invalid value: "\"lots\"": must be a quantity of at least 0`}},
+		{name: "guarantee of too many resources", queue: flatGuarantee(t, util.MakeQueue("c").Obj(), manyResources(17)),
+			want: []string{"spec.guarantee: Too many: 17: must have at most 16 items"}},
 		{name: "invalid namespace selector", queue: invalidSelector(util.MakeQueue("c").Obj()),
 			want: []string{"spec.namespaceSelector.matchExpressions[0].operator: Invalid value"}},
 	}
@@ -139,6 +148,23 @@ func TestValidateDepth(t *testing.T) {
 	wantErrors(t, ValidateQueue(util.MakeQueue("s1").Parent("e").Obj(), util.MakeQueue("s1").Obj(), view))
 	wantErrors(t, ValidateQueue(util.MakeQueue("s1").Parent("f").Obj(), util.MakeQueue("s1").Obj(), view),
 		"spec.parent: Invalid value: \"f\": puts the deepest queue of its subtree 9 levels below the root; at most 8 are allowed")
+}
+
+// flatGuarantee gives q the guarantee decoded from text, as the API server sends it.
+func flatGuarantee(t *testing.T, q *schedulingv1beta1.Queue, text string) *schedulingv1beta1.Queue {
+	t.Helper()
+	if err := json.Unmarshal([]byte(text), &q.Spec.Guarantee); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func manyResources(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(`"example.com/r%d":"1"`, i)
+	}
+	return "{" + strings.Join(entries, ",") + "}"
 }
 
 func invalidSelector(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue {

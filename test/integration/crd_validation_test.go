@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -43,6 +44,13 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 			want: []string{"spec.capability", `"-1" is not a quantity of at least 0 for cpu (examples: 8, 500m, 16Gi)`}},
 		{name: "negative guarantee", resource: "queues", object: queue("neg-guar", map[string]any{"guarantee": map[string]any{"resource": map[string]any{"memory": "-1Gi"}}}),
 			want: []string{"spec.guarantee.resource", `"-1Gi" is not a quantity of at least 0 for memory`}},
+		{name: "flat guarantee, negative", resource: "queues", object: queue("neg-flat", map[string]any{"guarantee": map[string]any{"memory": "-1Gi"}}),
+			want: []string{`spec.guarantee[memory]: Invalid value: "\"-1Gi\"": must be a quantity of at least 0 (examples: 8, 500m, 16Gi)`}},
+		{name: "flat guarantee, no quantity", resource: "queues", object: queue("lots-flat", map[string]any{"guarantee": map[string]any{"cpu": "lots"}}),
+			want: []string{`spec.guarantee[cpu]: Invalid value: "\"lots\"": must be a quantity of at least 0`}},
+		{name: "guarantee in both forms", resource: "queues", object: queue("mixed", map[string]any{"guarantee": map[string]any{
+			"resource": map[string]any{"cpu": "2"}, "memory": "1Gi"}}),
+			want: []string{`spec.guarantee[memory]`, "write the guarantee in one form"}},
 		{name: "bad quantity", resource: "queues", object: queue("eight", map[string]any{"capability": map[string]any{"cpu": "eight"}}),
 			want: []string{"spec.capability", `"eight" is not a quantity of at least 0 for cpu (examples: 8, 500m, 16Gi)`}, wantNot: "should match"},
 		{name: "own parent", resource: "queues", object: queue("selfish", map[string]any{"parent": "selfish"}),
@@ -90,6 +98,53 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 				t.Errorf("rejected object was stored: get returned %v", err)
 			}
 		})
+	}
+}
+
+// A guarantee is taken in capability's form too, with strict field validation as kubectl sends it,
+// read as one value, kept in its owner's form by a typed update, and judged by the tree's rules.
+func TestQueueGuaranteeFlatForm(t *testing.T) {
+	ctx := context.Background()
+	api := dynamic.NewForConfigOrDie(cluster.Config).Resource(schedulingv1beta1.SchemeGroupVersion.WithResource("queues"))
+	strict := metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}
+	parent := &unstructured.Unstructured{Object: queue("flat-parent", map[string]any{
+		"capability": map[string]any{"cpu": "16"}, "guarantee": map[string]any{"cpu": "8", "memory": "16Gi"}})}
+	if _, err := api.Create(ctx, parent, strict); err != nil {
+		t.Fatalf("create a queue with a flat guarantee: %v", err)
+	}
+	t.Cleanup(func() { _ = api.Delete(ctx, "flat-parent", metav1.DeleteOptions{}) })
+	typed := cluster.Queues.SchedulingV1beta1().Queues()
+	q, err := typed.Get(ctx, "flat-parent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := q.Spec.Guarantee.Resource[v1.ResourceCPU]; cpu.String() != "8" || !q.Spec.Guarantee.Flat() {
+		t.Fatalf("read back: guarantee %v, flat %t; want cpu 8, flat", q.Spec.Guarantee.Resource, q.Spec.Guarantee.Flat())
+	}
+	// The controller writes the status beside this update: take the latest on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		q, err := typed.Get(ctx, "flat-parent", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		q.Spec.Weight = 2
+		_, err = typed.Update(ctx, q, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := api.Get(ctx, "flat-parent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu, _, _ := unstructured.NestedString(stored.Object, "spec", "guarantee", "cpu"); cpu != "8" {
+		t.Errorf("after a typed update the guarantee reads %v, want the flat form its owner wrote", stored.Object["spec"])
+	}
+	child := &unstructured.Unstructured{Object: queue("flat-child", map[string]any{
+		"parent": "flat-parent", "capability": map[string]any{"cpu": "16"}, "guarantee": map[string]any{"cpu": "9"}})}
+	_, err = api.Create(ctx, child, strict)
+	if want := `spec.guarantee[cpu]: Invalid value: "9": the guarantees of parent queue "flat-parent"'s children would sum to 9, above its own guarantee 8`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a child above its parent's flat guarantee: got %v, want %q", err, want)
 	}
 }
 

@@ -24,13 +24,19 @@ const (
 	QueueStateUnknown QueueState = "Unknown"
 )
 
-// Guarantee is the part of the cluster reserved for a queue.
+// Guarantee is the part of the cluster reserved for a queue. It is written either as capability is,
+// a quantity per resource (guarantee: {cpu: 8}), or nested under resource, as Volcano's Queue writes
+// it (guarantee: {resource: {cpu: 8}}); one guarantee takes one form. A missing resource is 0.
+// +kubebuilder:pruning:PreserveUnknownFields
 type Guarantee struct {
-	// resource is the minimum reserved for the queue, per resource; a missing resource is 0.
+	// resource is the minimum reserved for the queue, per resource, in the nested form; a missing
+	// resource is 0.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	Resource corev1.ResourceList `json:"resource,omitempty"`
+
+	form guaranteeForm `json:"-"`
 }
 
 // QueueSpec is what a queue's owner asks for.
@@ -48,7 +54,8 @@ type QueueSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	Capability corev1.ResourceList `json:"capability,omitempty"`
 
-	// guarantee is the minimum reserved for the queue.
+	// guarantee is the minimum reserved for the queue: a quantity per resource, as capability, or
+	// nested under resource.
 	// +optional
 	Guarantee Guarantee `json:"guarantee,omitempty"`
 

@@ -37,6 +37,7 @@ func (in *Guarantee) DeepCopyInto(out *Guarantee) {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
+	out.form = in.form
 	return
 }
 
