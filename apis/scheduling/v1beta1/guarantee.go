@@ -18,15 +18,16 @@ import (
 // guaranteeNested is the key of the nested form.
 const guaranteeNested = "resource"
 
-// guaranteeForm is how a guarantee was written.
-type guaranteeForm struct {
-	// flat: written as a quantity per resource.
-	flat bool
-	// rejected is, as a JSON object, every entry that was not taken: in the flat form an entry that
+// GuaranteeForm is how a guarantee was written. It is no field of the API: UnmarshalJSON sets it,
+// MarshalJSON reads it.
+type GuaranteeForm struct {
+	// Flat: written as a quantity per resource.
+	Flat bool
+	// Rejected is, as a JSON object, every entry that was not taken: in the flat form an entry that
 	// is not a quantity of at least 0, in the nested form any key beside resource. The admission
 	// webhook refuses them (RejectedEntries); a Queue that came past it keeps them as written, and
 	// nothing is guaranteed for them.
-	rejected string
+	Rejected string
 }
 
 // UnmarshalJSON decodes either form.
@@ -44,7 +45,7 @@ func (g *Guarantee) UnmarshalJSON(data []byte) error {
 		delete(entries, guaranteeNested)
 		rejected = entries
 	} else {
-		g.form.flat = len(entries) > 0
+		g.Form.Flat = len(entries) > 0
 		for name, raw := range entries {
 			var q resource.Quantity
 			if json.Unmarshal(raw, &q) != nil || q.Sign() < 0 {
@@ -62,7 +63,7 @@ func (g *Guarantee) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return err
 		}
-		g.form.rejected = string(text)
+		g.Form.Rejected = string(text)
 	}
 	return nil
 }
@@ -74,7 +75,7 @@ func (g Guarantee) MarshalJSON() ([]byte, error) {
 	if out == nil {
 		out = map[string]json.RawMessage{}
 	}
-	if !g.form.flat {
+	if !g.Form.Flat {
 		if len(g.Resource) > 0 {
 			nested, err := json.Marshal(g.Resource)
 			if err != nil {
@@ -95,23 +96,23 @@ func (g Guarantee) MarshalJSON() ([]byte, error) {
 }
 
 func (g Guarantee) rejectedEntries() map[string]json.RawMessage {
-	if g.form.rejected == "" {
+	if g.Form.Rejected == "" {
 		return nil
 	}
 	var entries map[string]json.RawMessage
-	if json.Unmarshal([]byte(g.form.rejected), &entries) != nil {
+	if json.Unmarshal([]byte(g.Form.Rejected), &entries) != nil {
 		return nil
 	}
 	return entries
 }
 
 // Flat says whether the guarantee was written as a quantity per resource.
-func (g Guarantee) Flat() bool { return g.form.flat }
+func (g Guarantee) Flat() bool { return g.Form.Flat }
 
 // Path is the field path of the guarantee of one resource, in the form it was written: base is the
 // guarantee's own path (spec.guarantee).
 func (g Guarantee) Path(base *field.Path, name corev1.ResourceName) *field.Path {
-	if g.form.flat {
+	if g.Form.Flat {
 		return base.Key(string(name))
 	}
 	return base.Child(guaranteeNested).Key(string(name))
@@ -128,7 +129,7 @@ func (g Guarantee) RejectedEntries(base *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, name := range names {
 		value := string(entries[name])
-		if g.form.flat {
+		if g.Form.Flat {
 			errs = append(errs, field.Invalid(base.Key(name), value,
 				"must be a quantity of at least 0 (examples: 8, 500m, 16Gi)"))
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -120,3 +121,21 @@ func TestGuaranteeEncodedForm(t *testing.T) {
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// Queues are compared with apimachinery's semantic equality, which reads every field of a type: a
+// guarantee's form is one it can read, and two forms of one guarantee differ.
+func TestGuaranteeSemanticEquality(t *testing.T) {
+	var flat, nested Guarantee
+	if err := json.Unmarshal([]byte(`{"cpu":"8"}`), &flat); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"resource":{"cpu":"8"}}`), &nested); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(Queue{Spec: QueueSpec{Guarantee: flat}}, Queue{Spec: QueueSpec{Guarantee: *flat.DeepCopy()}}) {
+		t.Error("a queue and its copy differ")
+	}
+	if equality.Semantic.DeepEqual(flat, nested) {
+		t.Error("the flat and nested forms of one guarantee, which encode differently, compare equal")
+	}
+}

@@ -36,7 +36,9 @@ type Guarantee struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && !quantity(string(self[k])).isLessThan(quantity('0')))",messageExpression="'\"' + string(self[self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0]]) + '\" is not a quantity of at least 0 for ' + self.filter(k, !isQuantity(string(self[k])) || quantity(string(self[k])).isLessThan(quantity('0')))[0] + ' (examples: 8, 500m, 16Gi)'"
 	Resource corev1.ResourceList `json:"resource,omitempty"`
 
-	form guaranteeForm `json:"-"`
+	// Form is how the guarantee was written, so that it is encoded back in its owner's form; it is
+	// no field of the API.
+	Form GuaranteeForm `json:"-"`
 }
 
 // QueueSpec is what a queue's owner asks for.
