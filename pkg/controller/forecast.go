@@ -342,7 +342,7 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 	in := &forecastIn{queues: c.acct.AllQueues()}
 	waiting := c.acct.WaitingPods()
 	for _, q := range in.queues {
-		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name])...)
+		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name], false)...)
 	}
 	nodes, _ := c.acct.Nodes()
 	dims := timeline.Dims(append(requestedNames(in.pending), onSomeNode(more, nodes)...))

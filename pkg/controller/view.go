@@ -239,7 +239,7 @@ func sortedKeys(set map[string]bool) []string {
 // pendingIn numbers a queue's pending work (pendingWorkIn) and adds when each piece is expected to
 // start.
 func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
-	work := c.pendingWorkIn(queue, waiting)
+	work := c.pendingWorkIn(queue, waiting, true)
 	starts := c.expectedStarts()
 	out := make([]visibilityv1beta1.PendingWorkload, len(work))
 	for i, w := range work {
@@ -254,8 +254,8 @@ func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []
 // queue has not admitted yet, in the order they are admitted.
 //
 // A queue that holds all of its work back (Suspended, Unknown) is why each piece waits, whatever its
-// last attempt said.
-func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod) []*pendingWork {
+// last attempt said; with refusalsNow, so is a queue that refuses a piece now (queueRefusalsNow).
+func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod, refusalsNow bool) []*pendingWork {
 	// The informer lists pods in no fixed order: by name, a gang's first member is always the same.
 	waiting = slices.Clone(waiting)
 	slices.SortFunc(waiting, func(a, b accounting.WaitingPod) int {
@@ -265,6 +265,9 @@ func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod
 	later := c.unadmittedWork(queue, waiting)
 	q, _ := c.acct.Queue(queue)
 	hold := c.acct.QueueHold(queue, q)
+	if hold.Message == "" && refusalsNow {
+		c.queueRefusalsNow(queue, admitted)
+	}
 	out := make([]*pendingWork, 0, len(admitted)+len(later))
 	for _, part := range [][]*pendingWork{admitted, later} {
 		sort.SliceStable(part, func(i, j int) bool { return policy.Ahead(part[i].place, part[j].place) })
@@ -277,6 +280,40 @@ func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod
 		}
 	}
 	return out
+}
+
+// queueRefusalsNow gives each admitted piece of work that its queue refuses now the queue's reason
+// as it stands: the numbers of the snapshot the scheduler's next attempt reads, which the queue's
+// summary reads too, rather than those of the piece's last attempt (a pod held at the gate is not
+// tried again until its hold may end, so its condition keeps the numbers it was held on). A piece
+// the queue takes now keeps what its last attempt said: the nodes, or its gang. A refusal that only
+// waits for fresh shares, or for older work of the queue, is a moment's and says nothing new.
+func (c *Controller) queueRefusalsNow(queue string, admitted []*pendingWork) {
+	snap := c.acct.Snapshot()
+	for _, w := range admitted {
+		if len(w.pods) == 0 {
+			continue
+		}
+		switch w.item.Reason {
+		case "", v1.PodReasonUnschedulable, holdreport.QueueCapability, ReasonExceedsCapability:
+		default:
+			continue // held for something else first: its gang, its unit
+		}
+		pod := w.pods[0]
+		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		refusal := c.acct.AdmitPod(snap, pod, queue, req)
+		if refusal == nil || refusal.WaitsForShares || refusal.Behind {
+			continue
+		}
+		reason := w.item.Reason
+		switch {
+		case refusal.ExceedsCapability:
+			reason = ReasonExceedsCapability
+		case reason == "" || reason == ReasonExceedsCapability:
+			reason = v1.PodReasonUnschedulable
+		}
+		w.item.Reason, w.item.Message = reason, refusal.Message
+	}
 }
 
 // pendingWork is a pending workload, its place in its queue, and its pods that wait; unit is the

@@ -28,6 +28,8 @@ type job struct {
 	pods []string
 	// position is the job's place in its queue's order, from the live view; 0 when not known.
 	position int32
+	// reserved: waiting says when the job's reservation starts.
+	reserved bool
 }
 
 func newJobsCommand(o *Options) *cobra.Command {
@@ -43,7 +45,9 @@ while the PodGroup is missing, under each queue that takes work from the Job's n
 work of every namespace is listed; a user who may not list every namespace's work sees the
 namespace of the current context, or the one --namespace names.
 POSITION is where pending work stands in the order the scheduler takes the queue's work (1 is
-next), read from the scheduler's live view when the cluster serves it.`,
+next), read from the scheduler's live view when the cluster serves it; WAITING then comes from it
+too, computed at the request from the state the queue's row is read from, rather than from the
+last attempt's condition.`,
 		Example: `  kubectl queue jobs team-a
   kubectl queue jobs team-a --namespace team-a-dev --watch`,
 		Args:              cobra.ExactArgs(1),
@@ -103,9 +107,9 @@ func (o *Options) jobsOf(ctx context.Context, queue string) ([]job, error) {
 	}
 	out = append(out, podsAndJobs(w, queue, consumers)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].before(&out[j]) })
-	if positions := o.positions(ctx, queue, scope); positions != nil {
+	if work := o.liveWorkOf(ctx, queue, scope); work != nil {
 		for i := range out {
-			out[i].position = out[i].positionOf(positions)
+			out[i].fromLiveView(work)
 		}
 	}
 	return out, nil
@@ -263,9 +267,10 @@ func podGroupJob(pg *schedulingv1beta1.PodGroup) job {
 	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable); c != nil && c.Status == metav1.ConditionTrue {
 		waiting = c.Message
 	}
+	reserved := false
 	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupReserved); c != nil && c.Status == metav1.ConditionTrue {
 		// When it starts says more than why it could not start yet.
-		waiting = c.Message
+		waiting, reserved = c.Message, true
 	}
 	kind := "PodGroup"
 	if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
@@ -273,7 +278,8 @@ func podGroupJob(pg *schedulingv1beta1.PodGroup) job {
 		kind += " (" + source + ")"
 	}
 	return job{kind: kind, namespace: pg.Namespace, name: pg.Name, phase: phase,
-		members: fmt.Sprintf("%d/%d", pg.Status.Running, pg.MinMemberOrOne()), waiting: waiting, created: pg.CreationTimestamp}
+		members: fmt.Sprintf("%d/%d", pg.Status.Running, pg.MinMemberOrOne()), waiting: waiting, created: pg.CreationTimestamp,
+		reserved: reserved}
 }
 
 func queueUnitJob(u *schedulingv1beta1.QueueUnit) job {

@@ -41,10 +41,17 @@ func (o *Options) withLiveStatus(ctx context.Context, queues []*schedulingv1beta
 	}
 }
 
-// positions are the places of a queue's pending work in its queue, by "Kind/namespace/name", from the
-// live view: of every namespace for a user who may read the queue's pending work, else of scope,
-// the namespace the user's listing is narrowed to. Nil when the view is not served or not readable.
-func (o *Options) positions(ctx context.Context, queue, scope string) map[string]int32 {
+// liveWork is a piece of pending work as the live view has it: its place in its queue, and why it
+// waits, computed at the request from the state the queue's summary is read from.
+type liveWork struct {
+	position int32
+	waiting  string
+}
+
+// liveWorkOf is a queue's pending work from the live view, by "Kind/namespace/name": of every
+// namespace for a user who may read the queue's pending work, else of scope, the namespace the
+// user's listing is narrowed to. Nil when the view is not served or not readable.
+func (o *Options) liveWorkOf(ctx context.Context, queue, scope string) map[string]liveWork {
 	var items []visibilityv1beta1.PendingWorkload
 	if scope == metav1.NamespaceAll {
 		list, err := o.queues.VisibilityV1beta1().QueueSummaries().GetPendingWorkloads(ctx, queue, metav1.GetOptions{})
@@ -59,29 +66,33 @@ func (o *Options) positions(ctx context.Context, queue, scope string) map[string
 		}
 		items = list.Items
 	}
-	out := make(map[string]int32, len(items))
+	out := make(map[string]liveWork, len(items))
 	for _, w := range items {
 		if w.Queue == queue {
-			out[positionKey(string(w.Workload.Kind), w.Namespace, w.Workload.Name)] = w.PositionInQueue
+			out[liveKey(string(w.Workload.Kind), w.Namespace, w.Workload.Name)] = liveWork{position: w.PositionInQueue, waiting: w.Message}
 		}
 	}
 	return out
 }
 
-func positionKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+func liveKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-// positionOf is a job's place in its queue: its own, or for a Job its first waiting pod's; 0 when
-// it waits for nothing the view numbers.
-func (j *job) positionOf(positions map[string]int32) int32 {
+// fromLiveView takes a job's place in its queue and why it waits from the live view: its own
+// piece of work, or for a Job its first waiting pod's. A PodGroup's reservation keeps saying when it
+// starts, which says more than why it could not start yet.
+func (j *job) fromLiveView(work map[string]liveWork) {
 	kind, _, _ := strings.Cut(j.kind, " ")
-	if p, ok := positions[positionKey(kind, j.namespace, j.name)]; ok {
-		return p
-	}
-	first := int32(0)
+	w, ok := work[liveKey(kind, j.namespace, j.name)]
 	for _, pod := range j.pods {
-		if p, ok := positions[positionKey(string(visibilityv1beta1.WorkloadPod), j.namespace, pod)]; ok && (first == 0 || p < first) {
-			first = p
+		if p, found := work[liveKey(string(visibilityv1beta1.WorkloadPod), j.namespace, pod)]; found && (!ok || p.position < w.position) {
+			w, ok = p, true
 		}
 	}
-	return first
+	if !ok {
+		return
+	}
+	j.position = w.position
+	if w.waiting != "" && !j.reserved {
+		j.waiting = w.waiting
+	}
 }

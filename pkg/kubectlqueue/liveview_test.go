@@ -41,25 +41,31 @@ func TestTablesReadTheLiveView(t *testing.T) {
 	}
 }
 
-// A Job stands where its first waiting pod stands; a PodGroup, QueueUnit or pod where the view
-// numbers it; work the view does not number has no place.
-func TestPositionsOfJobs(t *testing.T) {
-	positions := map[string]int32{
-		positionKey("Pod", "ns", "sweep-1"): 4, positionKey("Pod", "ns", "sweep-2"): 2,
-		positionKey("PodGroup", "ns", "gang"): 1, positionKey("Pod", "ns", "lone"): 3,
+// A Job stands where its first waiting pod stands, and waits for what the view says of that pod; a
+// PodGroup, QueueUnit or pod where the view numbers it; work the view does not number has no place
+// and keeps why its objects say it waits; a reservation keeps saying when it starts.
+func TestJobsFromLiveView(t *testing.T) {
+	work := map[string]liveWork{
+		liveKey("Pod", "ns", "sweep-1"): {4, "later"}, liveKey("Pod", "ns", "sweep-2"): {2, "at its share now"},
+		liveKey("PodGroup", "ns", "gang"): {1, "gang now"}, liveKey("Pod", "ns", "lone"): {3, ""},
+		liveKey("PodGroup", "ns", "reserved"): {5, "gang now"},
 	}
 	for _, tt := range []struct {
-		job  job
-		want int32
+		job         job
+		want        int32
+		wantWaiting string
 	}{
-		{job{kind: "Job", namespace: "ns", name: "sweep", pods: []string{"sweep-0", "sweep-1", "sweep-2"}}, 2},
-		{job{kind: "PodGroup (volcano)", namespace: "ns", name: "gang"}, 1},
-		{job{kind: "Pod", namespace: "ns", name: "lone"}, 3},
-		{job{kind: "Pod", namespace: "other", name: "lone"}, 0},
-		{job{kind: "QueueUnit", namespace: "ns", name: "sweep"}, 0},
+		{job{kind: "Job", namespace: "ns", name: "sweep", pods: []string{"sweep-0", "sweep-1", "sweep-2"}, waiting: "then"}, 2, "at its share now"},
+		{job{kind: "PodGroup (volcano)", namespace: "ns", name: "gang", waiting: "then"}, 1, "gang now"},
+		{job{kind: "PodGroup", namespace: "ns", name: "reserved", waiting: "starts in 5m", reserved: true}, 5, "starts in 5m"},
+		{job{kind: "Pod", namespace: "ns", name: "lone", waiting: "then"}, 3, "then"},
+		{job{kind: "Pod", namespace: "other", name: "lone", waiting: "then"}, 0, "then"},
+		{job{kind: "QueueUnit", namespace: "ns", name: "sweep"}, 0, ""},
 	} {
-		if got := tt.job.positionOf(positions); got != tt.want {
-			t.Errorf("%s %s/%s: position %d, want %d", tt.job.kind, tt.job.namespace, tt.job.name, got, tt.want)
+		j := tt.job
+		j.fromLiveView(work)
+		if j.position != tt.want || j.waiting != tt.wantWaiting {
+			t.Errorf("%s %s/%s: position %d, waiting %q; want %d, %q", j.kind, j.namespace, j.name, j.position, j.waiting, tt.want, tt.wantWaiting)
 		}
 	}
 }

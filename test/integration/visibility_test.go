@@ -397,3 +397,38 @@ func kubectlQueueAs(t *testing.T, user string, args ...string) (string, error) {
 	err := cmd.ExecuteContext(context.Background())
 	return out.String(), err
 }
+
+// The live view says why a piece of work waits with the numbers of the queue's row, as they stand at
+// the request: a pod held at the gate is not tried again until its hold may end, so its condition
+// keeps the numbers it was held on while its queue's allocation moves.
+func TestLiveViewHoldMessageAgreesWithTheRow(t *testing.T) {
+	admin := waitViewServed(t)
+	const queue = "view-numbers"
+	createQueue(t, util.MakeQueue(queue).Capability(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj())
+	ns := newNamespace(t, "", nil)
+	waitBound(t, ns, createPods(t, ns, "running", 1, queuePod(ns, queue)))
+	big := createPods(t, ns, "big", 1, func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Label(schedulingv1beta1.QueueLabel, queue).Obj()
+	})
+	const then = `queue "view-numbers" would exceed its capability of cpu: 1 allocated + 4 requested > 4`
+	waitReason(t, ns, big, holdreport.QueueCapability)
+	waitHeld(t, ns, big, then)
+	// A pod placed by hand (as another scheduler or a restore would) takes more of the queue.
+	createPods(t, ns, "placed", 2, func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Label(schedulingv1beta1.QueueLabel, queue).Node("node-0").Obj()
+	})
+	wantSummary(t, admin, queue, "with the placed pods", func(s *visibilityv1beta1.QueueSummary) bool {
+		return cpu(s.Allocated) == 3000
+	})
+	const now = `queue "view-numbers" would exceed its capability of cpu: 3 allocated + 4 requested > 4`
+	waitPendingList(t, admin, queue, "the held pod's message with 3 allocated", func(items []visibilityv1beta1.PendingWorkload) bool {
+		return len(items) == 1 && items[0].Reason == holdreport.QueueCapability && items[0].Message == now
+	})
+	if out, err := util.KubectlQueue(context.Background(), cluster.Kubeconfig, "jobs", queue); err != nil || !strings.Contains(out, now) {
+		t.Errorf("kubectl queue jobs: %v\n%s\nwant WAITING %q", err, out, now)
+	}
+	// What the view says is not a newer attempt's: the pod's condition still has the old numbers.
+	if got := getPod(t, ns, big[0]); !util.HasUnschedulableMessage(then)(got) {
+		t.Errorf("the held pod's condition changed: %v; the view's message must be its own", got.Status.Conditions)
+	}
+}
