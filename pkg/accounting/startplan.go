@@ -13,6 +13,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
@@ -100,7 +101,8 @@ func roundRobin(gangs []WaitingGang, limit int) []WaitingGang {
 
 // waitingGang reads the gang of PodGroup key, if it waits for room. The members planned are those
 // placed and waiting at Permit, then the largest of those that hold no room (by cpu, then memory,
-// then name), so that the plan keeps room enough whichever of them run; its priority is its
+// then name) that make the gang whole (gangs.Fill: those of the tasks it lacks first), so that the
+// plan keeps room enough whichever of them run; its priority is its
 // members' highest, as the scheduler's queue sort reads it. A member with scheduling gates waits
 // for whoever set them, not for room: it is not counted.
 func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
@@ -112,14 +114,22 @@ func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 		return WaitingGang{}, false
 	}
 	placing, pending, bound := a.holdOf(a.GangMembers(key))
-	short := int(pg.Spec.MinMember) - bound - len(placing)
-	if short <= 0 || len(pending) < short {
+	placed := gangs.Count(append(slices.Clone(bound), placing...), func(*v1.Pod) bool { return true })
+	if gangs.Short(pg, placed) == 0 {
 		return WaitingGang{}, false
 	}
 	slices.SortFunc(pending, largestFirst)
+	candidates, requests := make([]*v1.Pod, len(pending)), make(map[*v1.Pod]v1.ResourceList, len(pending))
+	for i, p := range pending {
+		candidates[i], requests[p.pod] = p.pod, p.requests
+	}
+	picked, whole := gangs.Fill(pg, placed, candidates)
+	if !whole {
+		return WaitingGang{}, false
+	}
 	planned, asked, priority := slices.Clone(placing), v1.ResourceList{}, int32(math.MinInt32)
-	for _, p := range pending[:short] {
-		planned, asked = append(planned, p.pod), quota.Add(asked, p.requests)
+	for _, p := range picked {
+		planned, asked = append(planned, p), quota.Add(asked, requests[p])
 	}
 	for _, p := range planned {
 		priority = max(priority, corev1helpers.PodPriority(p))
@@ -155,7 +165,7 @@ func largestFirst(x, y pendingMember) int {
 // as the informer shows them; pending, holding none, with what each asks for (as counted, or for a
 // pod not counted yet, its requests), a member let go at Unreserve included; and how many the
 // informer shows on a node. A gated member is none of them.
-func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pendingMember, bound int) {
+func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pendingMember, bound []*v1.Pod) {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
 	for _, pod := range members {
@@ -164,8 +174,8 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 		case len(pod.Spec.SchedulingGates) > 0:
 		case !counted:
 			pending = append(pending, pendingMember{pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})})
-		case p.onNode:
-			bound++
+		case p.bound:
+			bound = append(bound, pod)
 		case p.assumed:
 			placing = append(placing, pod)
 		default:

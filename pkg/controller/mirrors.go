@@ -31,12 +31,12 @@ func (c *Controller) onGangSource(source gangsource.Source, obj metav1.Object) {
 	c.enqueueGang(gangKey(source.Name(), obj.GetNamespace(), obj.GetName()))
 }
 
-func gangs(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.gangs }
+func gangQueue(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.gangs }
 
-func (c *Controller) enqueueGang(key string) { c.enqueue(gangs, key) }
+func (c *Controller) enqueueGang(key string) { c.enqueue(gangQueue, key) }
 
 func (c *Controller) enqueueGangAfter(key string, after time.Duration) {
-	c.enqueueAfter(gangs, key, after)
+	c.enqueueAfter(gangQueue, key, after)
 }
 
 // syncGang keeps the mirror of a source's PodGroup — queue-scheduler's PodGroup of the same name,

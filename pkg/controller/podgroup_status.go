@@ -12,12 +12,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
 
-// memberCounts is how a PodGroup's members stand.
+// memberCounts is how a PodGroup's members stand: each member is counted once, by the first of
+// succeeded, failed, being deleted (not counted), running, bound and pending that it is. running,
+// succeeded and scheduled (bound, running or finished) are counted per task too, for the gang rule.
 type memberCounts struct {
-	pending, bound, running, succeeded, failed int32
+	pending, bound, running, succeeded, failed         int32
+	runningMembers, succeededMembers, scheduledMembers gangs.Members
 }
 
 func countMembers(pods []*v1.Pod) memberCounts {
@@ -26,14 +30,20 @@ func countMembers(pods []*v1.Pod) memberCounts {
 		switch {
 		case pod.Status.Phase == v1.PodSucceeded:
 			m.succeeded++
+			m.succeededMembers.Add(pod)
+			m.scheduledMembers.Add(pod)
 		case pod.Status.Phase == v1.PodFailed:
 			m.failed++
+			m.scheduledMembers.Add(pod)
 		case pod.DeletionTimestamp != nil:
 		case pod.Status.Phase == v1.PodRunning:
 			m.running++
 			m.bound++
+			m.runningMembers.Add(pod)
+			m.scheduledMembers.Add(pod)
 		case pod.Spec.NodeName != "":
 			m.bound++
+			m.scheduledMembers.Add(pod)
 		default:
 			m.pending++
 		}
@@ -42,17 +52,16 @@ func countMembers(pods []*v1.Pod) memberCounts {
 }
 
 // podGroupPhase moves a PodGroup along Pending → Inqueue → Running → Completed, to Unknown when
-// running members fall below minMember after it ran. admitted says whether a Pending group may enter
-// its queue now.
+// running members no longer make the gang whole after it ran (gangs.Complete: minMember, and the
+// tasks' minimums where they apply). admitted says whether a Pending group may enter its queue now.
 func podGroupPhase(pg *schedulingv1beta1.PodGroup, m memberCounts, admitted bool) schedulingv1beta1.PodGroupPhase {
-	minMember := pg.MinMemberOrOne()
 	previous := pg.Status.Phase
 	switch {
 	case previous == schedulingv1beta1.PodGroupCompleted:
 		return schedulingv1beta1.PodGroupCompleted
-	case m.succeeded+m.failed > 0 && m.pending+m.bound == 0 && m.succeeded >= minMember:
+	case m.succeeded+m.failed > 0 && m.pending+m.bound == 0 && gangs.Complete(pg, m.succeededMembers):
 		return schedulingv1beta1.PodGroupCompleted
-	case m.running >= minMember:
+	case gangs.Complete(pg, m.runningMembers):
 		return schedulingv1beta1.PodGroupRunning
 	case previous == schedulingv1beta1.PodGroupRunning || previous == schedulingv1beta1.PodGroupUnknown:
 		return schedulingv1beta1.PodGroupUnknown
@@ -191,7 +200,7 @@ func setPodGroupConditions(pg *schedulingv1beta1.PodGroup, status *schedulingv1b
 		})
 	}
 	scheduled := m.bound + m.succeeded + m.failed
-	if scheduled < pg.MinMemberOrOne() {
+	if !gangs.Complete(pg, m.scheduledMembers) {
 		return
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{

@@ -10,6 +10,7 @@ import (
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -148,6 +149,17 @@ func member(phase v1.PodPhase, node string) *v1.Pod {
 	return pod
 }
 
+// withTasks asks pg for one member of task ps.
+func withTasks(pg *schedulingv1beta1.PodGroup) *schedulingv1beta1.PodGroup {
+	pg.Spec.MinTaskMember = map[string]int32{"ps": 1}
+	return pg
+}
+
+func task(pod *v1.Pod, name string) *v1.Pod {
+	pod.Labels = map[string]string{schedulingv1beta1.TaskLabel: name}
+	return pod
+}
+
 func TestPodGroupPhase(t *testing.T) {
 	withPhase := func(p schedulingv1beta1.PodGroupPhase) *schedulingv1beta1.PodGroup {
 		pg := util.MakePodGroup("ns", "pg").MinMember(2).Obj()
@@ -172,6 +184,13 @@ func TestPodGroupPhase(t *testing.T) {
 			members: []*v1.Pod{member(v1.PodPending, "")}, want: schedulingv1beta1.PodGroupCompleted},
 		{name: "all succeeded is completed", group: withPhase(schedulingv1beta1.PodGroupRunning),
 			members: []*v1.Pod{member(v1.PodSucceeded, "n"), member(v1.PodSucceeded, "n")}, want: schedulingv1beta1.PodGroupCompleted},
+		// The gang rule (gangs.Complete): a task's minimum counts as minMember does.
+		{name: "min members running, a task's missing", group: withTasks(withPhase(schedulingv1beta1.PodGroupInqueue)),
+			members: []*v1.Pod{task(member(v1.PodRunning, "n"), "worker"), task(member(v1.PodRunning, "n"), "worker")},
+			want:    schedulingv1beta1.PodGroupInqueue},
+		{name: "min members running, every task's made", group: withTasks(withPhase(schedulingv1beta1.PodGroupInqueue)),
+			members: []*v1.Pod{task(member(v1.PodRunning, "n"), "ps"), task(member(v1.PodRunning, "n"), "worker")},
+			want:    schedulingv1beta1.PodGroupRunning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,7 +208,8 @@ func TestCountMembers(t *testing.T) {
 		member(v1.PodPending, ""), member(v1.PodPending, "n"), member(v1.PodRunning, "n"),
 		member(v1.PodSucceeded, "n"), member(v1.PodFailed, "n"), deleting,
 	})
-	want := memberCounts{pending: 1, bound: 2, running: 1, succeeded: 1, failed: 1}
+	want := memberCounts{pending: 1, bound: 2, running: 1, succeeded: 1, failed: 1,
+		runningMembers: gangs.Members{All: 1}, succeededMembers: gangs.Members{All: 1}, scheduledMembers: gangs.Members{All: 4}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(memberCounts{})); diff != "" {
 		t.Errorf("counts (-want,+got):\n%s", diff)
 	}

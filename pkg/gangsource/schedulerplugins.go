@@ -16,6 +16,7 @@ import (
 	spinformers "sigs.k8s.io/scheduler-plugins/pkg/generated/informers/externalversions"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // schedulerPlugins is the coscheduling PodGroup of sigs.k8s.io/scheduler-plugins.
@@ -76,16 +77,20 @@ func schedulerPluginsStatus(pg *spv1alpha1.PodGroup, m Mirror, now time.Time) sp
 	if len(m.Members) > 0 {
 		status.OccupiedBy = occupiedBy(m.Members[0])
 	}
-	minMember := max(pg.Spec.MinMember, 1)
+	// The phases of scheduler-plugins, on the one gang rule (package gangs) applied to the group.
+	group := &schedulingv1beta1.PodGroup{Spec: (&schedulerPlugins{}).Mirror(pg)}
+	whole := func(in ...corev1.PodPhase) bool {
+		return gangs.Complete(group, gangs.Count(m.Members, func(p *corev1.Pod) bool { return slices.Contains(in, p.Status.Phase) }))
+	}
 	admitted := m.PodGroup != nil && m.PodGroup.Status.Phase != "" && m.PodGroup.Status.Phase != schedulingv1beta1.PodGroupPending
 	switch {
-	case !admitted || int32(len(m.Members)) < minMember:
+	case !admitted || !gangs.Complete(group, gangs.Count(m.Members, func(*corev1.Pod) bool { return true })):
 		status.Phase = spv1alpha1.PodGroupPending
-	case c.succeeded >= minMember:
+	case whole(corev1.PodSucceeded):
 		status.Phase = spv1alpha1.PodGroupFinished
-	case c.failed > 0 && c.failed+c.running+c.succeeded >= minMember:
+	case c.failed > 0 && whole(corev1.PodFailed, corev1.PodRunning, corev1.PodSucceeded):
 		status.Phase = spv1alpha1.PodGroupFailed
-	case c.running+c.succeeded >= minMember:
+	case whole(corev1.PodRunning, corev1.PodSucceeded):
 		status.Phase = spv1alpha1.PodGroupRunning
 	default:
 		status.Phase = spv1alpha1.PodGroupScheduling

@@ -12,6 +12,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // QueueLabelKey is the label that carries a simulated pod's queue, so the recorder need not resolve
@@ -47,12 +48,12 @@ type recorder struct {
 
 // gangRecord is one PodGroup's fate.
 type gangRecord struct {
-	queue     string
-	created   time.Duration
-	minMember int32
-	bound     int32
-	running   bool
-	// started is when minMember members were bound, once running.
+	queue   string
+	created time.Duration
+	group   *schedulingv1beta1.PodGroup
+	bound   gangs.Members
+	running bool
+	// started is when its bound members made it whole (gangs.Complete), once running.
 	started   time.Duration
 	completed bool
 	timedOut  bool
@@ -113,14 +114,15 @@ func (r *recorder) onPod(obj any) {
 	}
 }
 
-// memberBound counts a bound member of its PodGroup; the gang's wait ends when minMember are bound.
+// memberBound counts a bound member of its PodGroup; the gang's wait ends when its bound members
+// make it whole.
 func (r *recorder) memberBound(pod *v1.Pod) {
 	g := r.gangs[schedulingv1beta1.PodGroupKey(pod)]
 	if g == nil || g.running {
 		return
 	}
-	g.bound++
-	if g.bound >= max(g.minMember, 1) {
+	g.bound.Add(pod)
+	if gangs.Complete(g.group, g.bound) {
 		g.running, g.started = true, r.clock.now()
 		r.gangWaits[g.queue] = append(r.gangWaits[g.queue], r.clock.now()-g.created)
 	}
@@ -162,7 +164,7 @@ func (r *recorder) onPodGroup(obj any) {
 	key := pg.Namespace + "/" + pg.Name
 	g := r.gangs[key]
 	if g == nil {
-		g = &gangRecord{queue: pg.Spec.Queue, created: r.clock.now(), minMember: pg.Spec.MinMember}
+		g = &gangRecord{queue: pg.Spec.Queue, created: r.clock.now(), group: pg}
 		r.gangs[key] = g
 	}
 	g.completed = g.completed || pg.Status.Phase == schedulingv1beta1.PodGroupCompleted

@@ -127,15 +127,15 @@ func TestMembersCountAndDenial(t *testing.T) {
 	queues := int64(1)
 	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, clock.RealClock{})
 	m.reserve(types.UID("reserved"))
-	if c := m.count("ns/g"); c.live != 3 || c.assigned != 2 {
+	if c := m.count("ns/g"); c.live.All != 3 || c.assigned.All != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
 	}
 	m.rejectedBySibling("reserved")
 	if bySibling, _ := m.release("reserved"); !bySibling {
 		t.Error("release of a member rejected for a sibling: want bySibling")
 	}
-	if c := m.count("ns/g"); c.assigned != 1 {
-		t.Errorf("after release: %d assigned, want 1", c.assigned)
+	if c := m.count("ns/g"); c.assigned.All != 1 {
+		t.Errorf("after release: %d assigned, want 1", c.assigned.All)
 	}
 	m.deny("ns/g", time.Minute)
 	m.deny("ns/other", time.Minute)

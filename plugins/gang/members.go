@@ -1,7 +1,6 @@
 package gang
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // members counts a gang's pods from the scheduler's own pod informer, whose store is current before
@@ -46,64 +46,18 @@ type denial struct {
 	queues int64
 }
 
-// gangCount is how a gang's live members stand, in all and per task.
+// gangCount is how a gang's live members stand: those not finished and not being deleted, and of
+// them those bound or reserved on a node.
 type gangCount struct {
-	// live counts members not finished and not being deleted.
-	live int32
-	// assigned counts live members bound or reserved on a node.
-	assigned int32
-	// liveTasks and assignedTasks count the same per task, for the members that name one; nil
-	// when none does.
-	liveTasks, assignedTasks map[string]int32
-}
-
-// tasksHold says whether pg's minTaskMember applies: it names tasks, and their minimums add up to no
-// more than minMember.
-func tasksHold(pg *schedulingv1beta1.PodGroup) bool {
-	if len(pg.Spec.MinTaskMember) == 0 {
-		return false
-	}
-	var total int64
-	for _, n := range pg.Spec.MinTaskMember {
-		total += int64(n)
-	}
-	return total <= int64(pg.MinMemberOrOne())
-}
-
-// isGang says whether pg's members wait for each other: it asks for more than one member, or for
-// members of some task.
-func isGang(pg *schedulingv1beta1.PodGroup) bool {
-	return pg.MinMemberOrOne() > 1 || tasksHold(pg)
+	live, assigned gangs.Members
 }
 
 // liveLack says what the live members lack to make the gang whole, "" when nothing.
-func (c gangCount) liveLack(pg *schedulingv1beta1.PodGroup) string {
-	return lacking(pg, c.live, c.liveTasks)
-}
+func (c gangCount) liveLack(pg *schedulingv1beta1.PodGroup) string { return gangs.Lacking(pg, c.live) }
 
 // assignedLack says what the assigned members lack to make the gang whole, "" when nothing.
 func (c gangCount) assignedLack(pg *schedulingv1beta1.PodGroup) string {
-	return lacking(pg, c.assigned, c.assignedTasks)
-}
-
-// lacking says which of pg's minimums n members, tasks of them per task, miss: "" when they make
-// minMember and every task's minTaskMember; else the first missed, minMember first, then the tasks
-// in name order, as "2 of its minMember 3 pods". As in Volcano, the task minimums hold only when
-// they add up to no more than minMember (a Volcano job whose tasks' minAvailable default to their
-// replicas asks for minMember pods of any task).
-func lacking(pg *schedulingv1beta1.PodGroup, n int32, tasks map[string]int32) string {
-	if want := pg.MinMemberOrOne(); n < want {
-		return fmt.Sprintf("%d of its minMember %d pods", n, want)
-	}
-	if !tasksHold(pg) {
-		return ""
-	}
-	for _, task := range slices.Sorted(maps.Keys(pg.Spec.MinTaskMember)) {
-		if have, want := tasks[task], pg.Spec.MinTaskMember[task]; have < want {
-			return fmt.Sprintf("%d of its minTaskMember %d pods of task %q", have, want, task)
-		}
-	}
-	return ""
+	return gangs.Lacking(pg, c.assigned)
 }
 
 func newMembers(pods func(key string) []*v1.Pod, queues func() int64, clk clock.PassiveClock) *members {
@@ -162,22 +116,11 @@ func (m *members) count(key string) gangCount {
 	pods := m.pods(key)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := gangCount{live: int32(len(pods))}
+	var c gangCount
 	for _, pod := range pods {
-		assigned := pod.Spec.NodeName != "" || m.reserved[pod.UID]
-		if assigned {
-			c.assigned++
-		}
-		task := schedulingv1beta1.TaskOf(pod)
-		if task == "" {
-			continue
-		}
-		if c.liveTasks == nil {
-			c.liveTasks, c.assignedTasks = map[string]int32{}, map[string]int32{}
-		}
-		c.liveTasks[task]++
-		if assigned {
-			c.assignedTasks[task]++
+		c.live.Add(pod)
+		if pod.Spec.NodeName != "" || m.reserved[pod.UID] {
+			c.assigned.Add(pod)
 		}
 	}
 	return c

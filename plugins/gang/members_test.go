@@ -10,44 +10,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// A gang is whole when its members make minMember and, where minTaskMember's minimums add up to no
-// more than minMember (Volcano's rule), each task's minimum; the first minimum missed is named.
-func TestLacking(t *testing.T) {
-	withTasks := func(minMember int32, tasks map[string]int32) *schedulingv1beta1.PodGroup {
-		pg := util.MakePodGroup("ns", "g").MinMember(minMember).Obj()
-		pg.Spec.MinTaskMember = tasks
-		return pg
-	}
-	tests := []struct {
-		name  string
-		pg    *schedulingv1beta1.PodGroup
-		n     int32
-		tasks map[string]int32
-		want  string
-	}{
-		{"short of minMember", withTasks(3, nil), 2, nil, "2 of its minMember 3 pods"},
-		{"minMember made", withTasks(3, nil), 3, nil, ""},
-		{"minMember before tasks", withTasks(3, map[string]int32{"ps": 1}), 2, nil, "2 of its minMember 3 pods"},
-		{"a task missing", withTasks(3, map[string]int32{"ps": 1, "worker": 2}), 3, map[string]int32{"worker": 3},
-			`0 of its minTaskMember 1 pods of task "ps"`},
-		{"tasks named in order", withTasks(4, map[string]int32{"b": 2, "a": 2}), 4, map[string]int32{"c": 4},
-			`0 of its minTaskMember 2 pods of task "a"`},
-		{"every task made", withTasks(3, map[string]int32{"ps": 1, "worker": 2}), 3, map[string]int32{"ps": 1, "worker": 2}, ""},
-		{"a zero minimum", withTasks(2, map[string]int32{"ps": 0}), 2, nil, ""},
-		// A Volcano job whose tasks' minAvailable default to their replicas: minMember 1 of any task.
-		{"tasks above minMember do not hold", withTasks(1, map[string]int32{"worker": 4}), 1, map[string]int32{"worker": 1}, ""},
-	}
-	for _, tt := range tests {
-		if got := lacking(tt.pg, tt.n, tt.tasks); got != tt.want {
-			t.Errorf("%s: lacking = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-	// A gang of one member that asks for a task's member waits at Permit like any gang.
-	if !isGang(withTasks(1, map[string]int32{"ps": 1})) || isGang(withTasks(1, nil)) || isGang(withTasks(1, map[string]int32{"w": 2})) {
-		t.Error("isGang: minMember 1 is a gang only with task minimums that hold")
-	}
-}
-
 // count reads each member's task from queue-scheduler's label or Volcano's annotation.
 func TestCountByTask(t *testing.T) {
 	pods := []*v1.Pod{
@@ -61,10 +23,10 @@ func TestCountByTask(t *testing.T) {
 	m := newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})
 	m.reserve("w1")
 	c := m.count("ns/g")
-	if c.live != 4 || c.assigned != 2 {
-		t.Errorf("live %d assigned %d, want 4 and 2", c.live, c.assigned)
+	if c.live.All != 4 || c.assigned.All != 2 {
+		t.Errorf("live %d assigned %d, want 4 and 2", c.live.All, c.assigned.All)
 	}
-	if c.liveTasks["ps"] != 1 || c.liveTasks["worker"] != 2 || c.assignedTasks["ps"] != 1 || c.assignedTasks["worker"] != 1 {
-		t.Errorf("per task: live %v assigned %v", c.liveTasks, c.assignedTasks)
+	if c.live.Tasks["ps"] != 1 || c.live.Tasks["worker"] != 2 || c.assigned.Tasks["ps"] != 1 || c.assigned.Tasks["worker"] != 1 {
+		t.Errorf("per task: live %v assigned %v", c.live.Tasks, c.assigned.Tasks)
 	}
 }

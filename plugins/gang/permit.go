@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
@@ -93,7 +94,7 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		return
 	}
 	pg := g.podGroup(pod)
-	if bySibling || pg == nil || !isGang(pg) {
+	if bySibling || pg == nil || !gangs.IsGang(pg) {
 		return
 	}
 	reason, cause := fmt.Sprintf("member %s was not bound", pod.Name), "MemberNotBound"
@@ -117,7 +118,7 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 // its waiting siblings go too; until then it waits, at most the gang's schedule timeout.
 func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
 	pg := g.podGroup(pod)
-	if pg == nil || !isGang(pg) || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
+	if pg == nil || !gangs.IsGang(pg) || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
 		return nil, 0
 	}
 	key := g.acct.GangKey(pod)
@@ -176,7 +177,7 @@ func withRefusal(reason string, state cycle.Reader) string {
 // it is.
 func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, waitsForShares bool) *fwk.Status {
 	pg := g.podGroup(pod)
-	if pg == nil || !isGang(pg) {
+	if pg == nil || !gangs.IsGang(pg) {
 		return fwk.NewStatus(fwk.Unschedulable)
 	}
 	key := g.acct.GangKey(pod)
@@ -240,7 +241,7 @@ func (g *Gang) reportFailure(pg *schedulingv1beta1.PodGroup, key, reason string)
 
 func (g *Gang) failureMessage(key, reason string) string {
 	c := g.members.count(key)
-	return fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live-c.assigned, c.live, reason)
+	return fmt.Sprintf("%d/%d tasks in gang unschedulable: %s", c.live.All-c.assigned.All, c.live.All, reason)
 }
 
 // fitSummary condenses the per-node reasons a member did not fit, as "0/N nodes are available: ...",

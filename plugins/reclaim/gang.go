@@ -16,10 +16,11 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
-// gangPreemptor is a gang that misses members to reach minMember, taken as one preemptor: the
+// gangPreemptor is a gang short of members, taken as one preemptor: the
 // members it misses are placed together on one copy of the snapshot, and their victims are chosen
 // together.
 type gangPreemptor struct {
@@ -31,33 +32,39 @@ type gangPreemptor struct {
 	req v1.ResourceList
 }
 
-// gangOf returns the gang of pod when it misses members to reach minMember, else nil: a gang that
-// has its minimum bound or reserved lets its further members preempt one by one.
+// gangOf returns the gang of pod when it is short of members (gangs.Short), else nil: a gang whose
+// placed members make it whole lets its further members preempt one by one. The missing members
+// are the pod and the fewest others, by name, that make the gang whole (gangs.Fill): those of the
+// tasks it lacks first. A gang that its pods cannot make whole is not one preemptor.
 func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
 	key := r.acct.GangKey(pod)
 	if key == "" {
 		return nil
 	}
 	pg, ok := r.acct.PodGroupByKey(key)
-	if !ok || pg.MinMemberOrOne() <= 1 {
+	if !ok || !gangs.IsGang(pg) {
 		return nil
 	}
-	var placed int32
+	var placed gangs.Members
 	var others []*v1.Pod
 	for _, m := range r.acct.GangMembers(key) {
 		switch {
 		case r.acct.Holds(m):
-			placed++
+			placed.Add(m)
 		case m.UID != pod.UID && len(m.Spec.SchedulingGates) == 0:
 			others = append(others, m)
 		}
 	}
-	need := int(pg.MinMemberOrOne() - placed)
-	if need <= 0 || need > len(others)+1 {
+	if gangs.Short(pg, placed) == 0 {
 		return nil
 	}
 	sort.Slice(others, func(i, j int) bool { return others[i].Name < others[j].Name })
-	g := &gangPreemptor{key: key, pg: pg, missing: append([]*v1.Pod{pod}, others[:need-1]...), req: v1.ResourceList{}}
+	placed.Add(pod)
+	rest, whole := gangs.Fill(pg, placed, others)
+	if !whole {
+		return nil
+	}
+	g := &gangPreemptor{key: key, pg: pg, missing: append([]*v1.Pod{pod}, rest...), req: v1.ResourceList{}}
 	for _, m := range g.missing {
 		g.req = quota.Add(g.req, resourcehelper.PodRequests(m, resourcehelper.PodResourcesOptions{}))
 	}

@@ -6,6 +6,8 @@ import (
 
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
 // OrderedScoreFuncs chooses among the candidate nodes of a single pod: first the node whose victims
@@ -78,21 +80,24 @@ func (r *Reclaim) rememberedOfVictims() func(*extenderv1.Victims) int64 {
 	}
 }
 
-// wholeGangs counts the gangs of which the victims take more members than the gang has above its
-// minMember: those taken whole.
+// wholeGangs counts the gangs that the victims leave short of their minimums (gangs.Complete):
+// those taken whole.
 func (r *Reclaim) wholeGangs(v *extenderv1.Victims) int {
 	if v == nil {
 		return 0
 	}
-	taken := map[string]int{}
+	taken := map[string]*gangs.Members{}
 	for _, p := range v.Pods {
 		if key := r.acct.GangKey(p); key != "" {
-			taken[key]++
+			if taken[key] == nil {
+				taken[key] = &gangs.Members{}
+			}
+			taken[key].Add(p)
 		}
 	}
 	whole := 0
-	for key, n := range taken {
-		if n > r.gangSlack(key) {
+	for key, t := range taken {
+		if pg, bound, ok := r.gangBound(key); !ok || !gangs.Complete(pg, bound.Without(*t)) {
 			whole++
 		}
 	}

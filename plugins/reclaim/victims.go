@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
@@ -98,7 +99,7 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 			out = append(out, v)
 			continue
 		}
-		if v.slack = r.gangSlack(v.gang) - p.gangsEvicting[v.gang]; v.slack > 0 {
+		if v.slack = r.gangSlack(v.gang, schedulingv1beta1.TaskOf(pod)) - p.gangsEvicting[v.gang]; v.slack > 0 {
 			out = append(out, v)
 		}
 		whole := gangs[v.gang]
@@ -139,19 +140,21 @@ func startOf(pod *v1.Pod) int64 {
 	return pod.CreationTimestamp.UnixNano()
 }
 
-// gangSlack is how many bound members a gang has above its minMember.
-func (r *Reclaim) gangSlack(key string) int {
-	pg, ok := r.acct.PodGroupByKey(key)
+// gangBound is a gang's PodGroup and its bound members; ok is false when the PodGroup is gone.
+func (r *Reclaim) gangBound(key string) (pg *schedulingv1beta1.PodGroup, bound gangs.Members, ok bool) {
+	if pg, ok = r.acct.PodGroupByKey(key); !ok {
+		return nil, gangs.Members{}, false
+	}
+	return pg, gangs.Count(r.acct.GangMembers(key), func(m *v1.Pod) bool { return m.Spec.NodeName != "" }), true
+}
+
+// gangSlack is how many bound members of task a gang may lose and stay whole (gangs.Slack).
+func (r *Reclaim) gangSlack(key, task string) int {
+	pg, bound, ok := r.gangBound(key)
 	if !ok {
 		return 0
 	}
-	bound := 0
-	for _, m := range r.acct.GangMembers(key) {
-		if m.Spec.NodeName != "" {
-			bound++
-		}
-	}
-	return bound - int(pg.MinMemberOrOne())
+	return int(gangs.Slack(pg, bound, task))
 }
 
 // gangMembersElsewhere are a gang's bound members on other nodes than node.
