@@ -147,7 +147,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		members:         podInformer.Lister(),
 	}
 	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer, c.clock)
-	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource)
+	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource, c.clock)
 	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.PodGroupIndex}); err != nil {
 		return nil, err

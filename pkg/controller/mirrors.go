@@ -86,7 +86,7 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 		// nothing before it that it would not say a moment later.
 		return nil
 	}
-	m := gangsource.Mirror{PodGroup: mirror, Refusal: refusal}
+	m := gangsource.Mirror{PodGroup: mirror, Refusal: refusal, Now: c.clock.Now()}
 	if mirror != nil {
 		m.Members, m.Queue = c.membersOf(mirror), c.acct.QueueOfPodGroup(mirror)
 	}

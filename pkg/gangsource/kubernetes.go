@@ -68,7 +68,7 @@ func (k *kubernetesSource) WriteStatus(ctx context.Context, obj metav1.Object, m
 		return nil
 	}
 	condition := metav1apply.Condition().WithType(want.Type).WithStatus(want.Status).WithReason(want.Reason).
-		WithMessage(want.Message).WithLastTransitionTime(metav1.Now()).WithObservedGeneration(pg.Generation)
+		WithMessage(want.Message).WithLastTransitionTime(metav1.NewTime(m.Now)).WithObservedGeneration(pg.Generation)
 	apply := schedulingapply.PodGroup(pg.Name, pg.Namespace).WithStatus(schedulingapply.PodGroupStatus().WithConditions(condition))
 	_, err := k.client.SchedulingV1beta1().PodGroups(pg.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	return err

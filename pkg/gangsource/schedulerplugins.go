@@ -56,7 +56,7 @@ func (*schedulerPlugins) Eager(metav1.Object) bool { return true }
 // more rule: a group its queue has not admitted stays Pending.
 func (s *schedulerPlugins) WriteStatus(ctx context.Context, obj metav1.Object, m Mirror) error {
 	pg := obj.(*spv1alpha1.PodGroup)
-	status := schedulerPluginsStatus(pg, m, time.Now())
+	status := schedulerPluginsStatus(pg, m)
 	if apiequality.Semantic.DeepEqual(status, pg.Status) {
 		return nil
 	}
@@ -67,7 +67,7 @@ func (s *schedulerPlugins) WriteStatus(ctx context.Context, obj metav1.Object, m
 }
 
 // schedulerPluginsStatus is the status scheduler-plugins' controller would write, given the mirror.
-func schedulerPluginsStatus(pg *spv1alpha1.PodGroup, m Mirror, now time.Time) spv1alpha1.PodGroupStatus {
+func schedulerPluginsStatus(pg *spv1alpha1.PodGroup, m Mirror) spv1alpha1.PodGroupStatus {
 	status := *pg.Status.DeepCopy()
 	if status.Phase == spv1alpha1.PodGroupFinished || status.Phase == spv1alpha1.PodGroupFailed {
 		return status
@@ -96,7 +96,7 @@ func schedulerPluginsStatus(pg *spv1alpha1.PodGroup, m Mirror, now time.Time) sp
 		status.Phase = spv1alpha1.PodGroupScheduling
 	}
 	if status.Phase == spv1alpha1.PodGroupScheduling && pg.Status.Phase != spv1alpha1.PodGroupScheduling {
-		status.ScheduleStartTime = metav1.NewTime(now.Truncate(time.Second))
+		status.ScheduleStartTime = metav1.NewTime(m.Now.Truncate(time.Second))
 	}
 	return status
 }

@@ -7,6 +7,7 @@ package gangsource
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +49,9 @@ type Mirror struct {
 	Members []*corev1.Pod
 	// Refusal says why no mirror stands for the source's PodGroup ("" when one does).
 	Refusal string
+	// Now is the time on the scheduler's clock the status is written at: the time of a condition's
+	// transition, of a schedule's start.
+	Now time.Time
 }
 
 // OwnerReference is the controller reference a mirror of obj carries.

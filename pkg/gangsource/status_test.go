@@ -49,7 +49,7 @@ func TestSchedulerPluginsStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pg := &spv1alpha1.PodGroup{Spec: spv1alpha1.PodGroupSpec{MinMember: 3}, Status: spv1alpha1.PodGroupStatus{Phase: tt.was}}
-		got := schedulerPluginsStatus(pg, Mirror{PodGroup: tt.mirror, Members: tt.members}, now)
+		got := schedulerPluginsStatus(pg, Mirror{PodGroup: tt.mirror, Members: tt.members, Now: now})
 		if got.Phase != tt.want {
 			t.Errorf("%s: phase %q, want %q", tt.name, got.Phase, tt.want)
 		}
@@ -68,16 +68,18 @@ func TestVolcanoStatus(t *testing.T) {
 	mirror.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupUnschedulable, Status: metav1.ConditionTrue,
 		Reason: "NotEnoughResources", Message: "2/3 tasks in gang unschedulable: 0/2 nodes are available"}}
 	pg := &vcv1beta1.PodGroup{Status: vcv1beta1.PodGroupStatus{Phase: vcv1beta1.PodGroupPending}}
-	got := volcanoStatus(pg, Mirror{PodGroup: mirror})
+	// The conditions' times are the scheduler's clock's, handed over with the mirror.
+	now := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	got := volcanoStatus(pg, Mirror{PodGroup: mirror, Now: now})
 	if got.Phase != vcv1beta1.PodGroupInqueue || got.Running != 1 || len(got.Conditions) != 1 {
 		t.Fatalf("got %+v", got)
 	}
 	if c := got.Conditions[0]; c.Type != vcv1beta1.PodGroupUnschedulableType || c.Status != corev1.ConditionTrue || c.Reason != "NotEnoughResources" ||
-		c.Message != mirror.Status.Conditions[0].Message || c.LastTransitionTime.IsZero() {
+		c.Message != mirror.Status.Conditions[0].Message || !c.LastTransitionTime.Time.Equal(now) {
 		t.Errorf("condition %+v", c)
 	}
 	pg.Status = got
-	if again := volcanoStatus(pg, Mirror{PodGroup: mirror}); again.Conditions[0].LastTransitionTime != got.Conditions[0].LastTransitionTime {
+	if again := volcanoStatus(pg, Mirror{PodGroup: mirror, Now: now.Add(time.Minute)}); again.Conditions[0].LastTransitionTime != got.Conditions[0].LastTransitionTime {
 		t.Errorf("an unchanged condition moved its transition time")
 	}
 	refused := volcanoStatus(&vcv1beta1.PodGroup{}, Mirror{Refusal: `queue "q" does not take namespace "ns"`})

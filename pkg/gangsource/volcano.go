@@ -3,6 +3,7 @@ package gangsource
 import (
 	"context"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -77,7 +78,7 @@ func volcanoStatus(pg *vcv1beta1.PodGroup, m Mirror) vcv1beta1.PodGroupStatus {
 	if m.Refusal != "" {
 		status.Phase = vcv1beta1.PodGroupPending
 		setVolcanoCondition(&status, metav1.Condition{Type: string(vcv1beta1.PodGroupUnschedulableType), Status: metav1.ConditionTrue,
-			Reason: "NotAdmitted", Message: m.Refusal})
+			Reason: "NotAdmitted", Message: m.Refusal}, m.Now)
 		return status
 	}
 	if m.PodGroup == nil {
@@ -89,14 +90,14 @@ func volcanoStatus(pg *vcv1beta1.PodGroup, m Mirror) vcv1beta1.PodGroupStatus {
 	}
 	status.Running, status.Succeeded, status.Failed = m.PodGroup.Status.Running, m.PodGroup.Status.Succeeded, m.PodGroup.Status.Failed
 	for _, c := range m.PodGroup.Status.Conditions {
-		setVolcanoCondition(&status, c)
+		setVolcanoCondition(&status, c, m.Now)
 	}
 	return status
 }
 
 // setVolcanoCondition sets a condition of queue-scheduler's in Volcano's form, keeping the time of
-// the last transition when its status did not change.
-func setVolcanoCondition(status *vcv1beta1.PodGroupStatus, c metav1.Condition) {
+// the last transition when its status did not change, else taking the condition's, or now.
+func setVolcanoCondition(status *vcv1beta1.PodGroupStatus, c metav1.Condition, now time.Time) {
 	want := vcv1beta1.PodGroupCondition{Type: vcv1beta1.PodGroupConditionType(c.Type), Status: corev1.ConditionStatus(c.Status),
 		LastTransitionTime: c.LastTransitionTime, Reason: c.Reason, Message: c.Message}
 	for i := range status.Conditions {
@@ -110,7 +111,7 @@ func setVolcanoCondition(status *vcv1beta1.PodGroupStatus, c metav1.Condition) {
 		return
 	}
 	if want.LastTransitionTime.IsZero() {
-		want.LastTransitionTime = metav1.Now()
+		want.LastTransitionTime = metav1.NewTime(now)
 	}
 	status.Conditions = append(status.Conditions, want)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -31,15 +32,19 @@ type Sources struct {
 	crds     cache.SharedIndexInformer
 	onChange func(Source, metav1.Object)
 	recheck  chan struct{}
+	// clock paces the rechecks of the built-in API.
+	clock clock.WithTicker
 
 	mu      sync.RWMutex
 	watched map[schedulingv1beta1.GangSource]cache.SharedIndexInformer
 }
 
 // NewSources watches the sources taken; onChange hears of every change to one of their PodGroups.
-// CustomResourceDefinitions are watched by their metadata only.
-func NewSources(taken []Source, disc discovery.DiscoveryInterface, meta metadata.Interface, onChange func(Source, metav1.Object)) *Sources {
-	s := &Sources{taken: taken, disc: disc, onChange: onChange, recheck: make(chan struct{}, 1),
+// CustomResourceDefinitions are watched by their metadata only; the built-in API is asked again
+// every recheckEvery on clk.
+func NewSources(taken []Source, disc discovery.DiscoveryInterface, meta metadata.Interface, onChange func(Source, metav1.Object),
+	clk clock.WithTicker) *Sources {
+	s := &Sources{taken: taken, disc: disc, onChange: onChange, recheck: make(chan struct{}, 1), clock: clk,
 		watched: map[schedulingv1beta1.GangSource]cache.SharedIndexInformer{}}
 	if len(taken) > 0 {
 		s.crds = metadatainformer.NewFilteredMetadataInformer(meta, crdResource, "", 0, cache.Indexers{}, nil).Informer()
@@ -58,14 +63,14 @@ func (s *Sources) Start(stop <-chan struct{}) {
 	}
 	go s.crds.Run(stop)
 	go func() {
-		tick := time.NewTicker(recheckEvery)
+		tick := s.clock.NewTicker(recheckEvery)
 		defer tick.Stop()
 		for {
 			s.watchServed(stop)
 			select {
 			case <-stop:
 				return
-			case <-tick.C:
+			case <-tick.C():
 			case <-s.recheck:
 			}
 		}

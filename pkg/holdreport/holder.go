@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 )
@@ -22,13 +23,13 @@ type Holder struct {
 	Activator func(logger klog.Logger, pods map[string]*v1.Pod)
 }
 
-// NewHolder builds the holder of a plugin on the scheduler handle, starts its reporter until ctx
-// ends, and forgets pods once they are bound or gone.
-func NewHolder(ctx context.Context, h fwk.Handle) (*Holder, error) {
+// NewHolder builds the holder of a plugin on the scheduler handle, whose reports' delays run on clk,
+// starts its reporter until ctx ends, and forgets pods once they are bound or gone.
+func NewHolder(ctx context.Context, h fwk.Handle, clk clock.WithTicker) (*Holder, error) {
 	pods := h.SharedInformerFactory().Core().V1().Pods()
 	x := &Holder{
 		Held:      podindex.New(),
-		Reporter:  New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		Reporter:  New(h.ClientSet(), pods.Lister(), h.EventRecorder(), clk),
 		Activator: h.Activate,
 	}
 	if err := OnPodDone(pods.Informer(), x.Release); err != nil {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+	"k8s.io/utils/clock"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
 )
@@ -95,8 +96,8 @@ type hold struct {
 	Why
 }
 
-// New returns a reporter; Run starts its worker.
-func New(client kubernetes.Interface, pods corelisters.PodLister, recorder events.EventRecorderLogger) *Reporter {
+// New returns a reporter whose delays run on clk; Run starts its worker.
+func New(client kubernetes.Interface, pods corelisters.PodLister, recorder events.EventRecorderLogger, clk clock.WithTicker) *Reporter {
 	return &Reporter{
 		client:   client,
 		pods:     pods,
@@ -105,7 +106,7 @@ func New(client kubernetes.Interface, pods corelisters.PodLister, recorder event
 		delay:    ReportDelay,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports"},
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "held-pod-reports", Clock: clk},
 		),
 		pending:  map[types.NamespacedName]hold{},
 		reported: map[types.UID]Why{},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 )
 
 type fixture struct {
@@ -39,7 +40,7 @@ func newFixture(t *testing.T, pods ...*v1.Pod) *fixture {
 	factory.WaitForCacheSync(ctx.Done())
 	client.ClearActions()
 	recorder := events.NewFakeRecorder(len(objs) + 10)
-	reporter := New(client, lister, recorder)
+	reporter := New(client, lister, recorder, clock.RealClock{})
 	reporter.delay = 0
 	return &fixture{reporter: reporter, client: client, recorder: recorder}
 }

@@ -75,11 +75,11 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, acct.Clock()),
 		clock:    acct.Clock(),
 		held:     podindex.New(),
-		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder()),
+		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder(), acct.Clock()),
 		pods:     pods.Lister(),
-		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups()),
+		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups(), acct.Clock()),
 
-		unnominate: newUnnominateQueue(),
+		unnominate: newUnnominateQueue(acct.Clock()),
 	}
 	g.podGroupCreated = func(group types.NamespacedName) (time.Time, bool) {
 		if pg, err := acct.PodGroups().PodGroups(group.Namespace).Get(group.Name); err == nil {

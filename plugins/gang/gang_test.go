@@ -187,7 +187,7 @@ func TestDenialRestsOnTheSharesOfItsAttempt(t *testing.T) {
 func TestFailureReportLeavesNoGoroutineWhenStopped(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := newFailureReport(ctx, fake.NewSimpleClientset(), kubefake.NewClientset().CoreV1(), nil)
+	r := newFailureReport(ctx, fake.NewSimpleClientset(), kubefake.NewClientset().CoreV1(), nil, clock.RealClock{})
 	done := make(chan struct{})
 	go func() { r.run(ctx); close(done) }()
 	cancel()

@@ -45,7 +45,7 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
 	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(),
 		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, clock.RealClock{}),
-		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10)),
+		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10), clock.RealClock{}),
 		pods:     factory.Core().V1().Pods().Lister()}
 	if err := g.watch(factory.Core().V1().Pods().Informer()); err != nil {
 		t.Fatal(err)

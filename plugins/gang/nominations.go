@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // A member waiting at Permit is nominated to its node in the API (so that autoscalers see it
@@ -56,7 +57,7 @@ func (g *Gang) clearNomination(ctx context.Context, key types.NamespacedName) {
 	g.unnominate.Forget(key)
 }
 
-func newUnnominateQueue() workqueue.TypedRateLimitingInterface[types.NamespacedName] {
+func newUnnominateQueue(clk clock.WithTicker) workqueue.TypedRateLimitingInterface[types.NamespacedName] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "gang-nominations"})
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "gang-nominations", Clock: clk})
 }

@@ -44,7 +44,7 @@ func TestPodGroupPostFilter(t *testing.T) {
 	}
 	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args,
 		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
-		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups())}
+		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups(), acct.Clock())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
 

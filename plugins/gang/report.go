@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
@@ -42,7 +43,8 @@ type failureReport struct {
 }
 
 // newFailureReport builds the report; its event broadcaster stops with ctx.
-func newFailureReport(ctx context.Context, client versioned.Interface, events typedcorev1.EventsGetter, podGroups listers.PodGroupLister) *failureReport {
+func newFailureReport(ctx context.Context, client versioned.Interface, events typedcorev1.EventsGetter, podGroups listers.PodGroupLister,
+	clk clock.WithTicker) *failureReport {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
 	return &failureReport{
@@ -50,7 +52,7 @@ func newFailureReport(ctx context.Context, client versioned.Interface, events ty
 		podGroups: podGroups,
 		recorder:  broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: schedulingv1beta1.SchedulerName}),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "gang-failures"}),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "gang-failures", Clock: clk}),
 		latest:  map[types.NamespacedName]string{},
 		written: map[types.NamespacedName]string{},
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -104,7 +105,7 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 func newTestPlugin(acct *accounting.Accounting, handle *activations) *Proportion {
 	return &Proportion{acct: acct, Holder: &holdreport.Holder{
 		Held:      podindex.New(),
-		Reporter:  holdreport.New(kubefake.NewClientset(), nil, nil),
+		Reporter:  holdreport.New(kubefake.NewClientset(), nil, nil, clock.RealClock{}),
 		Activator: handle.Activate,
 	}, line: newLine(), clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))}
 }

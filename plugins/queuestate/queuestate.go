@@ -53,7 +53,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	if _, err := config.Decode(obj, config.DefaultNamespace()); err != nil {
 		return nil, err
 	}
-	holder, err := holdreport.NewHolder(ctx, h)
+	holder, err := holdreport.NewHolder(ctx, h, acct.Clock())
 	if err != nil {
 		return nil, err
 	}

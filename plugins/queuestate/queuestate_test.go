@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
@@ -34,7 +35,7 @@ func newTestPlugin(t *testing.T, namespaces []runtime.Object, objs ...runtime.Ob
 	kube := kubefake.NewClientset(namespaces...)
 	acct, factory := accountingtest.Start(ctx, t, kube, objs...)
 	pods := factory.Core().V1().Pods().Lister()
-	p := &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
+	p := &QueueState{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{}, clock.RealClock{})}}
 	return p
 }
 

@@ -34,7 +34,7 @@ var (
 // New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
 // hands it, and starts its held-pod reporter.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	holder, err := holdreport.NewHolder(ctx, h)
+	holder, err := holdreport.NewHolder(ctx, h, acct.Clock())
 	if err != nil {
 		return nil, err
 	}

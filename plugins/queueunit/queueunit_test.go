@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -31,7 +32,7 @@ func newTestPlugin(t *testing.T, objs ...runtime.Object) *QueueUnit {
 	kube := kubefake.NewClientset()
 	acct, factory := accountingtest.Start(ctx, t, kube, objs...)
 	pods := factory.Core().V1().Pods().Lister()
-	return &QueueUnit{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{})}}
+	return &QueueUnit{acct: acct, Holder: &holdreport.Holder{Held: podindex.New(), Reporter: holdreport.New(kube, pods, &events.FakeRecorder{}, clock.RealClock{})}}
 }
 
 func jobPod(name, job string) *v1.Pod {
