@@ -47,9 +47,11 @@ type podUsage struct {
 	unit string
 	// group is the key of the pod's PodGroup, or "".
 	group string
-	// bound: the informer shows the pod on a node. The scheduler's copy assumed at Reserve, which
-	// carries the node, never sets it: that is assumed.
+	// bound: the pod counts as on a node: the informer shows it there, or the scheduler's copy
+	// assumed at Reserve says so (which stands until the pod's next update, Forget or not).
 	bound bool
+	// onNode: the informer shows the pod on a node.
+	onNode bool
 	// assumed: the scheduler reserved a node for the pod (Reserve) and the informer does not show it
 	// bound yet. It counts as bound until the binding arrives, Unreserve forgets it, or the pod is
 	// deleted, whatever other updates of the pod arrive meanwhile (the scheduler itself patches
@@ -418,6 +420,7 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 		settled:     old.settled,
 		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 		bound:       pod.Spec.NodeName != "",
+		onNode:      pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
 		group:       u.acct.GangKey(pod),
@@ -602,6 +605,11 @@ func (u *usage) assume(pod *v1.Pod) {
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
 	if existed && old.holds() {
+		if !old.assumed && !old.onNode {
+			// Let go at Unreserve and still counted until its next update: placed again.
+			old.assumed = true
+			u.put(pod.UID, old)
+		}
 		u.mu.Unlock()
 		return
 	}
@@ -610,8 +618,8 @@ func (u *usage) assume(pod *v1.Pod) {
 		entry.informed = old.informed
 	}
 	// Assumed on a node, the pod keeps the queue it was scheduled for. The scheduler hands over its
-	// copy with the node set: bound stays the informer's word, so that Forget lets go of it.
-	entry.assumed, entry.settled, entry.bound = true, true, false
+	// copy with the node set: onNode stays the informer's word.
+	entry.assumed, entry.settled, entry.onNode = true, true, existed && old.onNode
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)

@@ -26,6 +26,10 @@ type Refusal struct {
 	// Behind is set when the queue would take the work but older work of the queue goes first: no
 	// eviction is due for it.
 	Behind bool
+	// Suspended is set when the snapshot has the work's queue Suspended: the work came past its
+	// queue's gate a moment before the queue was suspended, or while the snapshot was behind a change
+	// of the queue.
+	Suspended bool
 }
 
 // SuspendedMessage says why the work of a suspended queue waits.
@@ -100,7 +104,7 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 	}
 	if q.Suspended {
 		// Work that passed its queue's hold a moment before the queue was suspended.
-		return refuse("%s", SuspendedMessage(queue))
+		return &Refusal{Message: SuspendedMessage(queue), Suspended: true}
 	}
 	if r := withinCapability(s, queue, req, quota.Add(w.Reserved, w.HeldBack)); r != nil {
 		return r

@@ -58,6 +58,12 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 			return holdreport.Why{}
 		}
 		return holdreport.Why{Message: refusal.Message}
+	case refusal.Suspended:
+		// QueueState's gate let the pod in on the queue's state in its informer's store, which the
+		// snapshot does not hold yet: the change that opened the queue recomputes the shares, which
+		// lets the pod in again (or the queue was suspended a moment after, and the gate holds it).
+		p.Held.Add(pod, staleBucket)
+		return holdreport.Why{Message: refusal.Message}
 	case refusal.ExceedsCapability:
 		return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: refusal.Message}
 	case refusal.AtCapability && !p.mayPreemptWithin(pod, queue):

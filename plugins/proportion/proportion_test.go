@@ -29,6 +29,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -270,5 +271,31 @@ func TestGroupWaitsForShares(t *testing.T) {
 	}
 	if cycle.GroupWaitsForShares(framework.NewCycleState()) {
 		t.Error("a group none of whose members waited for the shares is marked")
+	}
+}
+
+// A pod that came past QueueState's gate while the snapshot still has its queue Suspended (the gate
+// reads the queue's informer store, which is updated before the accounting hears of the change) is
+// held, not sent on to be refused by PreFilter, and let in again by the computation of the shares
+// that the queue's change brings.
+func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
+	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "paused").Obj()
+	acct := newTestAccountingWith(t, []runtime.Object{pod}, util.MakeQueue("root").Obj(),
+		util.MakeQueue("paused").State(schedulingv1beta1.QueueStateSuspended).Obj())
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		q := acct.Snapshot().Queue("paused")
+		return q != nil && q.Suspended, nil
+	}); err != nil {
+		t.Fatal("the snapshot never held the queue")
+	}
+	handle := &activations{}
+	p := newTestPlugin(acct, handle)
+	why := p.hold(pod, "paused")
+	if why.Message != policy.SuspendedMessage("paused") {
+		t.Fatalf("hold: %+v; want the pod held with its queue's suspension", why)
+	}
+	p.letInStale()
+	if got := handle.names(); !slices.Equal(got, []string{"p"}) {
+		t.Errorf("the computation of the shares let in %v; want the held pod", got)
 	}
 }
