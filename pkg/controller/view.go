@@ -301,18 +301,32 @@ func (c *Controller) queueRefusalsNow(queue string, admitted []*pendingWork) {
 		}
 		pod := w.pods[0]
 		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-		refusal := c.acct.AdmitPod(snap, pod, queue, req)
-		if refusal == nil || refusal.WaitsForShares || refusal.Behind {
-			continue
+		if reason, message, ok := queueReasonNow(queue, w.item.Reason, c.acct.AdmitPod(snap, pod, queue, req)); ok {
+			w.item.Reason, w.item.Message = reason, message
 		}
-		reason := w.item.Reason
-		switch {
-		case refusal.ExceedsCapability:
-			reason = ReasonExceedsCapability
-		case reason == "" || reason == ReasonExceedsCapability:
-			reason = v1.PodReasonUnschedulable
+	}
+}
+
+// queueReasonNow is why a piece of work that last waited for was waits now, given its queue's
+// refusal now (nil: the queue takes it), with the reason the scheduler gives that refusal; ok is
+// false when what its last attempt said stands: the queue takes it and it waited for something else
+// (the nodes), or the refusal is a moment's (fresh shares, older work of the queue, a change of the
+// queue on its way).
+func queueReasonNow(queue, was string, refusal *policy.Refusal) (reason, message string, ok bool) {
+	switch {
+	case refusal == nil:
+		if was != holdreport.QueueCapability && was != ReasonExceedsCapability {
+			return "", "", false
 		}
-		w.item.Reason, w.item.Message = reason, refusal.Message
+		return v1.PodReasonUnschedulable, fmt.Sprintf("queue %q takes it now: it waits for its next scheduling attempt", queue), true
+	case refusal.WaitsForShares || refusal.Behind || refusal.Suspended:
+		return "", "", false
+	case refusal.ExceedsCapability:
+		return ReasonExceedsCapability, refusal.Message, true
+	case refusal.AtCapability:
+		return holdreport.QueueCapability, refusal.Message, true
+	default:
+		return v1.PodReasonUnschedulable, refusal.Message, true
 	}
 }
 

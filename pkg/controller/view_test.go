@@ -18,6 +18,7 @@ import (
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -154,5 +155,33 @@ func TestPendingPodsWithoutTheirPodGroup(t *testing.T) {
 		return len(got) == 2 && got[0].Name == "podgroup.trian" && got[1].Name == "pod.elsewhere", nil
 	}); err != nil {
 		t.Errorf("once PodGroup trian exists, namespace a's pending work %v, want the gang, then the pod of the missing gang", got)
+	}
+}
+
+// The live view gives a piece of work its queue's reason now, with the reason the scheduler gives
+// that refusal; a moment's refusal, or a queue that takes work that waited for the nodes, leaves what
+// the last attempt said; work the queue held back and takes now says so.
+func TestQueueReasonNow(t *testing.T) {
+	for _, tt := range []struct {
+		name, was       string
+		refusal         *policy.Refusal
+		reason, message string
+		ok              bool
+	}{
+		{"takes it now, held at capability before", holdreport.QueueCapability, nil,
+			v1.PodReasonUnschedulable, `queue "q" takes it now: it waits for its next scheduling attempt`, true},
+		{"takes it now, waited for the nodes", v1.PodReasonUnschedulable, nil, "", "", false},
+		{"exceeds its capability now", v1.PodReasonUnschedulable, &policy.Refusal{Message: "m", AtCapability: true, ExceedsCapability: true},
+			ReasonExceedsCapability, "m", true},
+		{"at its capability now", ReasonExceedsCapability, &policy.Refusal{Message: "m", AtCapability: true}, holdreport.QueueCapability, "m", true},
+		{"at its share now", holdreport.QueueCapability, &policy.Refusal{Message: "m"}, v1.PodReasonUnschedulable, "m", true},
+		{"waits for fresh shares", holdreport.QueueCapability, &policy.Refusal{Message: "m", WaitsForShares: true}, "", "", false},
+		{"older work first", "", &policy.Refusal{Message: "m", Behind: true}, "", "", false},
+		{"a suspension on its way", "", &policy.Refusal{Message: "m", Suspended: true}, "", "", false},
+	} {
+		reason, message, ok := queueReasonNow("q", tt.was, tt.refusal)
+		if reason != tt.reason || message != tt.message || ok != tt.ok {
+			t.Errorf("%s: got %q, %q, %t; want %q, %q, %t", tt.name, reason, message, ok, tt.reason, tt.message, tt.ok)
+		}
 	}
 }

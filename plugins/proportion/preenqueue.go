@@ -2,6 +2,7 @@ package proportion
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
@@ -59,11 +61,14 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 		}
 		return holdreport.Why{Message: refusal.Message}
 	case refusal.Suspended:
-		// QueueState's gate let the pod in on the queue's state in its informer's store, which the
-		// snapshot does not hold yet: the change that opened the queue recomputes the shares, which
-		// lets the pod in again (or the queue was suspended a moment after, and the gate holds it).
+		if q, ok := p.acct.Queue(queue); !ok || p.acct.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
+			return holdreport.Why{} // QueueState holds the pods of a Suspended queue
+		}
+		// The queue's informer store has it schedule, the snapshot does not yet: the change reached
+		// the store (and QueueState's gate, which let the pod in) before the accounting, whose
+		// computation of the shares on it lets the pod in again.
 		p.Held.Add(pod, staleBucket)
-		return holdreport.Why{Message: refusal.Message}
+		return holdreport.Why{Message: fmt.Sprintf("waiting for the fair shares: queue %q changed a moment ago", queue)}
 	case refusal.ExceedsCapability:
 		return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: refusal.Message}
 	case refusal.AtCapability && !p.mayPreemptWithin(pod, queue):

@@ -29,7 +29,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
-	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -274,10 +273,11 @@ func TestGroupWaitsForShares(t *testing.T) {
 	}
 }
 
-// A pod that came past QueueState's gate while the snapshot still has its queue Suspended (the gate
-// reads the queue's informer store, which is updated before the accounting hears of the change) is
-// held, not sent on to be refused by PreFilter, and let in again by the computation of the shares
-// that the queue's change brings.
+// The pods of a Suspended queue are QueueState's to hold. A pod that came past QueueState's gate
+// while the snapshot still has its queue Suspended (the gate reads the queue's informer store, which
+// is updated before the accounting hears of the change) is held, not sent on to be refused by
+// PreFilter on the snapshot's older state, and let in again by the computation of the shares that
+// the queue's change brings.
 func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "paused").Obj()
 	acct := newTestAccountingWith(t, []runtime.Object{pod}, util.MakeQueue("root").Obj(),
@@ -290,9 +290,21 @@ func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	}
 	handle := &activations{}
 	p := newTestPlugin(acct, handle)
-	why := p.hold(pod, "paused")
-	if why.Message != policy.SuspendedMessage("paused") {
-		t.Fatalf("hold: %+v; want the pod held with its queue's suspension", why)
+	if why := p.hold(pod, "paused"); why.Message != "" {
+		t.Fatalf("hold of a pod of a Suspended queue: %+v; want it left to QueueState", why)
+	}
+	// The queue opens in the informer's store; the accounting has not heard of it.
+	store := acct.Informers.Scheduling().V1beta1().Queues().Informer().GetIndexer()
+	opened := util.MakeQueue("paused").Obj()
+	opened.Spec.State = schedulingv1beta1.QueueStateOpen
+	if err := store.Update(opened); err != nil {
+		t.Fatal(err)
+	}
+	if !acct.Snapshot().Queue("paused").Suspended {
+		t.Fatal("the snapshot took in a change the accounting did not hear of")
+	}
+	if why := p.hold(pod, "paused"); why.Message == "" {
+		t.Fatalf("hold: %+v; want the pod held until the snapshot takes in the change", why)
 	}
 	p.letInStale()
 	if got := handle.names(); !slices.Equal(got, []string{"p"}) {
