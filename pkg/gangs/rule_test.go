@@ -1,6 +1,7 @@
 package gangs_test
 
 import (
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -98,25 +99,13 @@ func TestGangRule(t *testing.T) {
 		for _, p := range picked {
 			names = append(names, p.Name)
 		}
-		if ok != tt.fillOK || (tt.fill != nil && !equal(names, tt.fill)) || (tt.fill == nil && len(names) > 0) {
+		if ok != tt.fillOK || (tt.fill != nil && !slices.Equal(names, tt.fill)) || (tt.fill == nil && len(names) > 0) {
 			t.Errorf("%s, %d members: Fill = %v, %t; want %v, %t", tt.group, len(tt.have), names, ok, tt.fill, tt.fillOK)
 		}
 		if got := gangs.IsGang(pg); got != tt.isGang {
 			t.Errorf("%s: IsGang = %t, want %t", tt.group, got, tt.isGang)
 		}
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The task minimums are named in order, minMember first; a zero minimum asks for nothing, and a
