@@ -117,7 +117,7 @@ func TestValidateQueueTree(t *testing.T) {
 		{name: "flat guarantees over parent", queue: flatGuarantee(t, util.MakeQueue("c").Parent("p").Capability(cpu("5")).Obj(), `{"cpu":"3"}`),
 			want: []string{`spec.guarantee[cpu]: Invalid value: "3": the guarantees of parent queue "p"'s children would sum to 7`}},
 		{name: "flat guarantee that is no quantity", queue: flatGuarantee(t, util.MakeQueue("c").Obj(), `{"cpu":"lots"}`),
-			want: []string{`spec.guarantee[cpu]: Invalid value: "\"lots\"": must be a quantity of at least 0`}},
+			want: []string{`spec.guarantee[cpu]: Invalid value: "lots": must be a quantity of at least 0`}},
 		{name: "guarantee of too many resources", queue: flatGuarantee(t, util.MakeQueue("c").Obj(), manyResources(17)),
 			want: []string{"spec.guarantee: Too many: 17: must have at most 16 items"}},
 		{name: "invalid namespace selector", queue: invalidSelector(util.MakeQueue("c").Obj()),

@@ -45,9 +45,9 @@ func TestCRDsRejectBadObjects(t *testing.T) {
 		{name: "negative guarantee", resource: "queues", object: queue("neg-guar", map[string]any{"guarantee": map[string]any{"resource": map[string]any{"memory": "-1Gi"}}}),
 			want: []string{"spec.guarantee.resource", `"-1Gi" is not a quantity of at least 0 for memory`}},
 		{name: "flat guarantee, negative", resource: "queues", object: queue("neg-flat", map[string]any{"guarantee": map[string]any{"memory": "-1Gi"}}),
-			want: []string{`spec.guarantee[memory]: Invalid value: "\"-1Gi\"": must be a quantity of at least 0 (examples: 8, 500m, 16Gi)`}},
+			want: []string{`spec.guarantee[memory]: Invalid value: "-1Gi": must be a quantity of at least 0 (examples: 8, 500m, 16Gi)`}},
 		{name: "flat guarantee, no quantity", resource: "queues", object: queue("lots-flat", map[string]any{"guarantee": map[string]any{"cpu": "lots"}}),
-			want: []string{`spec.guarantee[cpu]: Invalid value: "\"lots\"": must be a quantity of at least 0`}},
+			want: []string{`spec.guarantee[cpu]: Invalid value: "lots": must be a quantity of at least 0`}},
 		{name: "guarantee in both forms", resource: "queues", object: queue("mixed", map[string]any{"guarantee": map[string]any{
 			"resource": map[string]any{"cpu": "2"}, "memory": "1Gi"}}),
 			want: []string{`spec.guarantee[memory]`, "write the guarantee in one form"}},

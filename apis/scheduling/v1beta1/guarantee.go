@@ -129,6 +129,10 @@ func (g Guarantee) RejectedEntries(base *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, name := range names {
 		value := string(entries[name])
+		var text string
+		if json.Unmarshal(entries[name], &text) == nil {
+			value = text // a string is shown as it was written, without JSON's quotes
+		}
 		if g.Form.Flat {
 			errs = append(errs, field.Invalid(base.Key(name), value,
 				"must be a quantity of at least 0 (examples: 8, 500m, 16Gi)"))

@@ -30,11 +30,11 @@ func TestGuaranteeForms(t *testing.T) {
 		{name: "flat, not quantities", in: `{"cpu":"lots","memory":"-1Gi","gpu":{"a":1}}`, wantFlat: true,
 			wantRejected: []string{
 				`spec.guarantee[gpu]: Invalid value: "{\"a\":1}": must be a quantity of at least 0`,
-				`spec.guarantee[memory]: Invalid value: "\"-1Gi\"": must be a quantity of at least 0`,
-				`spec.guarantee[cpu]: Invalid value: "\"lots\"": must be a quantity of at least 0`,
+				`spec.guarantee[memory]: Invalid value: "-1Gi": must be a quantity of at least 0`,
+				`spec.guarantee[cpu]: Invalid value: "lots": must be a quantity of at least 0`,
 			}, wantPath: "spec.guarantee[cpu]"},
 		{name: "mixed", in: `{"resource":{"cpu":"2"},"memory":"1Gi"}`, wantCPU: "2",
-			wantRejected: []string{`spec.guarantee[memory]: Invalid value: "\"1Gi\"": write the guarantee in one form`},
+			wantRejected: []string{`spec.guarantee[memory]: Invalid value: "1Gi": write the guarantee in one form`},
 			wantPath:     "spec.guarantee.resource[cpu]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
