@@ -118,8 +118,8 @@ func TestQueueGuaranteeFlatForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu := q.Spec.Guarantee.Resource[v1.ResourceCPU]; cpu.String() != "8" || !q.Spec.Guarantee.Flat() {
-		t.Fatalf("read back: guarantee %v, flat %t; want cpu 8, flat", q.Spec.Guarantee.Resource, q.Spec.Guarantee.Flat())
+	if cpu := q.Spec.Guarantee.Resource[v1.ResourceCPU]; cpu.String() != "8" || !q.Spec.Guarantee.Form.Flat {
+		t.Fatalf("read back: guarantee %v, flat %t; want cpu 8, flat", q.Spec.Guarantee.Resource, q.Spec.Guarantee.Form.Flat)
 	}
 	// The controller writes the status beside this update: take the latest on a conflict.
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {

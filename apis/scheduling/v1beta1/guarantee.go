@@ -106,9 +106,6 @@ func (g Guarantee) rejectedEntries() map[string]json.RawMessage {
 	return entries
 }
 
-// Flat says whether the guarantee was written as a quantity per resource.
-func (g Guarantee) Flat() bool { return g.Form.Flat }
-
 // Path is the field path of the guarantee of one resource, in the form it was written: base is the
 // guarantee's own path (spec.guarantee).
 func (g Guarantee) Path(base *field.Path, name corev1.ResourceName) *field.Path {

@@ -45,8 +45,8 @@ func TestGuaranteeForms(t *testing.T) {
 			if cpu, ok := g.Resource[corev1.ResourceCPU]; ok != (tt.wantCPU != "") || (ok && cpu.String() != tt.wantCPU) {
 				t.Errorf("cpu: got %v (%t), want %q", cpu.String(), ok, tt.wantCPU)
 			}
-			if g.Flat() != tt.wantFlat {
-				t.Errorf("flat: got %t, want %t", g.Flat(), tt.wantFlat)
+			if g.Form.Flat != tt.wantFlat {
+				t.Errorf("flat: got %t, want %t", g.Form.Flat, tt.wantFlat)
 			}
 			if got := g.Path(base, corev1.ResourceCPU).String(); got != tt.wantPath {
 				t.Errorf("path: got %s, want %s", got, tt.wantPath)
