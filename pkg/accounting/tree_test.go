@@ -11,8 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -107,7 +112,26 @@ func TestQueueSpecsVersionTellsEveryChange(t *testing.T) {
 	ctx := context.Background()
 	a := util.MakeQueue("a").Obj()
 	a.UID, a.Generation = "uid-a", 1
-	acct := newTestAccounting(t, []runtime.Object{a})
+	// The fake client's watch sees only the changes made after it starts: the steps wait for it, or
+	// a change made before is never seen.
+	client := fake.NewSimpleClientset(a)
+	watching := make(chan struct{})
+	client.PrependWatchReactor("queues", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		close(watching)
+		return true, w, err
+	})
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	acct, err := Start(ctx, client, informers.NewSharedInformerFactory(kubefake.NewClientset(), 0), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-watching:
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("the queues were never watched")
+	}
 	seen := map[int64]string{acct.QueueSpecsVersion(): "queue a at generation 1"}
 	b := util.MakeQueue("b").Obj()
 	b.UID, b.Generation = "uid-b", 1
