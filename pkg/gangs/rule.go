@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 )
@@ -151,4 +152,33 @@ func Slack(pg *schedulingv1beta1.PodGroup, m Members, task string) int32 {
 		slack = min(slack, m.Tasks[task]-want)
 	}
 	return slack
+}
+
+// Least is, for each resource of names, the least that members of pods making pg whole request
+// together (requests gives a pod's): the smallest of each task's minimum, then the smallest of the
+// rest, resource by resource, so that no set of members that makes pg whole asks for less of any.
+// ok is false when pods cannot make pg whole.
+func Least(pg *schedulingv1beta1.PodGroup, pods []*v1.Pod, requests func(*v1.Pod) v1.ResourceList, names []v1.ResourceName) (v1.ResourceList, bool) {
+	asked := make(map[*v1.Pod]v1.ResourceList, len(pods))
+	for _, pod := range pods {
+		asked[pod] = requests(pod)
+	}
+	least := v1.ResourceList{}
+	sorted := slices.Clone(pods)
+	for _, name := range names {
+		slices.SortStableFunc(sorted, func(a, b *v1.Pod) int {
+			qa, qb := asked[a][name], asked[b][name]
+			return qa.Cmp(qb)
+		})
+		picked, ok := Fill(pg, Members{}, sorted)
+		if !ok {
+			return nil, false
+		}
+		var sum resource.Quantity
+		for _, pod := range picked {
+			sum.Add(asked[pod][name])
+		}
+		least[name] = sum
+	}
+	return least, true
 }

@@ -171,3 +171,29 @@ func TestSlack(t *testing.T) {
 		t.Error("a gang that loses its only ps is whole")
 	}
 }
+
+// The least a gang's members ask for together is counted resource by resource over the members that
+// make it whole: the smallest of each task's minimum first, then the smallest of the rest.
+func TestLeast(t *testing.T) {
+	sized := func(name, task, cpu, memory string) *v1.Pod {
+		p := member(name, task)
+		p.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: cpu, v1.ResourceMemory: memory})}}}
+		return p
+	}
+	pods := []*v1.Pod{sized("ps0", "ps", "4", "1Gi"), sized("ps1", "ps", "1", "8Gi"),
+		sized("w0", "worker", "3", "2Gi"), sized("w1", "worker", "2", "4Gi"), sized("w2", "worker", "1", "3Gi")}
+	requests := func(p *v1.Pod) v1.ResourceList { return p.Spec.Containers[0].Resources.Requests }
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory}
+	pg := util.MakePodGroup("ns", "g").MinMember(4).Obj()
+	pg.Spec.MinTaskMember = map[string]int32{"ps": 1, "worker": 2}
+	least, ok := gangs.Least(pg, pods, requests, names)
+	// cpu: ps1 1, w2 1 and w1 2, then the smallest left, w0 3: 7. memory: ps0 1Gi, w0 2Gi and w2
+	// 3Gi, then w1 4Gi: 10Gi.
+	if cpu, memory := least[v1.ResourceCPU], least[v1.ResourceMemory]; !ok || cpu.String() != "7" || memory.String() != "10Gi" {
+		t.Errorf("least: %v %v (whole %t), want cpu 7, memory 10Gi", cpu.String(), memory.String(), ok)
+	}
+	if _, ok := gangs.Least(util.MakePodGroup("ns", "g").MinMember(6).Obj(), pods, requests, names); ok {
+		t.Error("5 pods for minMember 6: want not whole")
+	}
+}

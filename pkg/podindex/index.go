@@ -3,6 +3,8 @@
 package podindex
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -69,6 +71,13 @@ func (x *Index) Pods(key string) map[string]*v1.Pod {
 		out[name.String()] = pod
 	}
 	return out
+}
+
+// Keys returns the keys some pod waits for.
+func (x *Index) Keys() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Collect(maps.Keys(x.byKey))
 }
 
 // Names returns the names of the pods waiting for key.

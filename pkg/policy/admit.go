@@ -188,18 +188,39 @@ func fitsBeside(req, capacity v1.ResourceList, taken ...v1.ResourceList) bool {
 // queue's admitted work reserves added to what they hold. A request that exceeds a capability on its
 // own is named first, wherever it stands in the ancestry: it is the one that no wait can end.
 func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList) *Refusal {
-	var refusal *Refusal
-	s.Ancestry(queue, func(q *Queue) {
-		if refusal == nil {
-			refusal = NeverFits(q.Name, q.Capability, req)
-		}
-	})
+	refusal := NeverFitsIn(s, queue, req)
 	s.Ancestry(queue, func(q *Queue) {
 		if refusal == nil && len(q.Capability) > 0 {
 			refusal = exceeds(q, reserved, req)
 		}
 	})
 	return refusal
+}
+
+// NeverFitsIn says which capability of queue or of an ancestor req exceeds on its own, the nearest
+// first, or nil.
+func NeverFitsIn(s *Snapshot, queue string, req v1.ResourceList) *Refusal {
+	var refusal *Refusal
+	s.Ancestry(queue, func(q *Queue) {
+		if refusal == nil {
+			refusal = NeverFits(q.Name, q.Capability, req)
+		}
+	})
+	return refusal
+}
+
+// Capped names, in order, the resources that queue or an ancestor has a capability of.
+func Capped(s *Snapshot, queue string) []v1.ResourceName {
+	var names []v1.ResourceName
+	s.Ancestry(queue, func(q *Queue) {
+		for name := range q.Capability {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	})
+	slices.Sort(names)
+	return names
 }
 
 // NeverFits says which capability of queue req exceeds on its own, or nil: work that asks for more

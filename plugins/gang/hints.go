@@ -2,6 +2,7 @@ package gang
 
 import (
 	"context"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,6 +74,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 			if pod, ok := obj.(*v1.Pod); ok {
 				g.forget(pod)
 				if pod.Spec.NodeName != "" {
+					g.freed.podGone(pod)
 					g.retryDenied()
 				}
 			}
@@ -81,7 +83,12 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 		return err
 	}
 	if _, err := g.handle.SharedInformerFactory().Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { g.retryDenied() },
+		AddFunc: func(obj any) {
+			if node, ok := obj.(*v1.Node); ok {
+				g.freed.nodeAdded(node)
+			}
+			g.retryDenied()
+		},
 	}); err != nil {
 		return err
 	}
@@ -121,6 +128,16 @@ func (g *Gang) retryDenied() {
 	for _, key := range g.members.roomFreed() {
 		if pods := g.held.Pods(deniedBucket(key)); len(pods) > 0 {
 			g.handle.Activate(klog.Background(), pods)
+		}
+	}
+}
+
+// recheckHeld lets in the held gangs that shares computed anew may let in: a capability raised (the
+// snapshot's, which the gate reads) lets a gang whose members asked together for more than it run.
+func (g *Gang) recheckHeld() {
+	for _, key := range g.held.Keys() {
+		if !strings.HasPrefix(key, deniedBucket("")) {
+			g.activateIfReady(key)
 		}
 	}
 }

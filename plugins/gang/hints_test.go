@@ -43,7 +43,7 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 		t.Fatal(err)
 	}
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
-	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(),
+	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(), freed: newFreedRoom(clock.RealClock{}),
 		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, clock.RealClock{}),
 		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10), clock.RealClock{}),
 		pods:     factory.Core().V1().Pods().Lister()}

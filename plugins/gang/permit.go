@@ -173,7 +173,8 @@ func withRefusal(reason string, state cycle.Reader) string {
 // rejectGang turns away the gang of pod, a member that could not be placed: the siblings waiting at
 // Permit are rejected, the gang is denied until room is freed, and why() it failed is counted and
 // reported. A gang that has minMember assigned, is denied already (the failure that denied it is
-// reported), or whose member waits only for fresh shares (it is back as soon as they are) is left as
+// reported), whose member waits only for fresh shares (it is back as soon as they are), or whose
+// member's snapshot lacks room the informers saw freed (the cache's event brings it back) is left as
 // it is.
 func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, waitsForShares bool) *fwk.Status {
 	pg := g.podGroup(pod)
@@ -188,7 +189,7 @@ func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, w
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
 	}
 	reason := why()
-	if waitsForShares {
+	if waitsForShares || g.freed.unseenBy(g.handle.SnapshotSharedLister().NodeInfos()) {
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))

@@ -15,6 +15,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -26,13 +27,25 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// noWaitingPods is a framework handle with no pod waiting at Permit.
-type noWaitingPods struct{ fwk.Handle }
+// noWaitingPods is a framework handle with no pod waiting at Permit, whose scheduling snapshot is
+// snapshot (an empty one when nil).
+type noWaitingPods struct {
+	fwk.Handle
+	snapshot *schedcache.Snapshot
+}
+
+func (h noWaitingPods) SnapshotSharedLister() fwk.SharedLister {
+	if h.snapshot == nil {
+		return schedcache.NewSnapshot(nil, nil)
+	}
+	return h.snapshot
+}
 
 func (noWaitingPods) IterateOverWaitingPods(func(fwk.WaitingPod)) {}
 
 // A native gang the pod-group cycle could not place is denied and reported; one whose member only
-// waited for fresh shares is left to come back when they are.
+// waited for fresh shares, or whose cycle's snapshot still holds a pod the informer saw leave, is
+// left to come back when they are, or when the scheduler's cache hears of the pod.
 func TestPodGroupPostFilter(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -42,7 +55,9 @@ func TestPodGroupPostFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gang{handle: noWaitingPods{}, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args,
+	gone := member("other", "gone", 0, "n")
+	handle := &noWaitingPods{snapshot: schedcache.NewSnapshot([]*v1.Pod{gone}, []*v1.Node{util.MakeNode("n", "4", "8Gi")})}
+	g := &Gang{handle: handle, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args, freed: newFreedRoom(clock.RealClock{}),
 		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups(), acct.Clock())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
@@ -55,6 +70,12 @@ func TestPodGroupPostFilter(t *testing.T) {
 		t.Errorf("a group waiting for the shares: status %v %q, denied %t; want Unschedulable with the reason, not denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))
 	}
 
+	g.freed.podGone(gone)
+	if _, s := g.PodGroupPostFilter(ctx, framework.NewCycleState(), info, nil); s.IsSuccess() || g.members.isDenied("ns/g") {
+		t.Errorf("a group whose snapshot still holds a pod gone: status %v %q, denied %t; want Unschedulable, not denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))
+	}
+
+	handle.snapshot = schedcache.NewSnapshot(nil, []*v1.Node{util.MakeNode("n", "4", "8Gi")})
 	_, s := g.PodGroupPostFilter(ctx, framework.NewCycleState(), info, nil)
 	if s.IsSuccess() || !g.members.isDenied("ns/g") {
 		t.Fatalf("a group the cycle could not place: status %v %q, denied %t; want Unschedulable and denied", s.Code(), s.Message(), g.members.isDenied("ns/g"))

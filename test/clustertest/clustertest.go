@@ -20,6 +20,7 @@ import (
 func RunWithCluster(m *testing.M, opts localcluster.Options, setUp func(context.Context, *localcluster.Cluster) error) int {
 	flag.Parse()
 	SetUpLogs()
+	defer startWatchdog()()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, err := localcluster.Start(ctx, opts)

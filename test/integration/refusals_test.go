@@ -172,3 +172,33 @@ func TestLoweredCapabilityHoldsWithExceedsCapability(t *testing.T) {
 	capability("6")
 	waitBound(t, ns, names)
 }
+
+// A gang without minResources whose members each fit their queue's capability but whose minMember
+// ask together for more is held, every member with the reason ExceedsCapability and the gang's
+// numbers, rather than reserving members that can never be joined by the rest; a capability raised
+// lets it run whole.
+func TestGangAboveItsCapabilityHoldsWithExceedsCapability(t *testing.T) {
+	createQueue(t, util.MakeQueue("gang-cap").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj())
+	ns := newNamespace(t, "", nil)
+	ctx := context.Background()
+	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Create(ctx,
+		util.MakePodGroup(ns, "trio").Queue("gang-cap").MinMember(3).Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names := createPods(t, ns, "trio", 3, func(name string) *v1.Pod {
+		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "trio").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	})
+	want := `podgroup ` + ns + `/trio cannot run its 3 members together: the request exceeds the capability of queue "gang-cap": cpu 6 requested > 5; it cannot run until the capability is raised`
+	err := util.WaitForPods(ctx, cluster.Kube, ns, names, settle, "held with ExceedsCapability", func(pod *v1.Pod) bool {
+		c := util.PodScheduledCondition(pod)
+		return pod.Spec.NodeName == "" && c != nil && c.Reason == holdreport.ExceedsCapability && c.Message == want
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := `{"spec":{"capability":{"cpu":"6"}}}`
+	if _, err := queues().Patch(ctx, "gang-cap", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, ns, names)
+}

@@ -1,0 +1,51 @@
+package gang
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/clock"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
+	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// An admitted gang whose members, however picked, ask together for more than a capability of its
+// queue or of an ancestor is held with ExceedsCapability and the numbers, each pod fitting on its
+// own; one that fits, or whose queue caps nothing it asks for, is let in.
+func TestGateHoldsAGangThatNeverFitsItsQueue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(),
+		util.MakeQueue("org").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj(),
+		util.MakeQueue("team").Parent("org").Capability(map[v1.ResourceName]string{v1.ResourceMemory: "64Gi"}).Obj(),
+		util.MakeQueue("roomy").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
+		util.MakeQueue("uncapped").Obj())
+	sized := func(name, cpu string) *v1.Pod {
+		p := member("g", name, 0, "")
+		p.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: cpu})}}}
+		return p
+	}
+	// Any 3 of the 4 ask for at least 1+2+3 = 6 cpu.
+	pods := map[string][]*v1.Pod{"ns/g": {sized("g-0", "3"), sized("g-1", "1"), sized("g-2", "4"), sized("g-3", "2")}}
+	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
+	admitted := func(queue string) *schedulingv1beta1.PodGroup {
+		p := util.MakePodGroup("ns", "g").Queue(queue).MinMember(3).Obj()
+		p.Status.Phase = schedulingv1beta1.PodGroupInqueue
+		return p
+	}
+	why := g.gate(admitted("team"), "ns/g")
+	want := `podgroup ns/g cannot run its 3 members together: the request exceeds the capability of queue "org": cpu 6 requested > 5; it cannot run until the capability is raised`
+	if why.Reason != holdreport.ExceedsCapability || why.Message != want {
+		t.Errorf("a gang above its parent's capability: got %s %q, want %s %q", why.Reason, why.Message, holdreport.ExceedsCapability, want)
+	}
+	for _, queue := range []string{"roomy", "uncapped"} {
+		if why := g.gate(admitted(queue), "ns/g"); why.Message != "" {
+			t.Errorf("a gang in queue %s: held %s %q, want let in", queue, why.Reason, why.Message)
+		}
+	}
+}
