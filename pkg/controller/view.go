@@ -299,12 +299,29 @@ func (c *Controller) queueRefusalsNow(queue string, admitted []*pendingWork) {
 		default:
 			continue // held for something else first: its gang, its unit
 		}
+		if refusal := c.gangNeverFits(snap, w); refusal != nil {
+			w.item.Reason, w.item.Message = ReasonExceedsCapability, refusal.Message
+			continue
+		}
 		pod := w.pods[0]
 		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 		if reason, message, ok := queueReasonNow(queue, w.item.Reason, c.acct.AdmitPod(snap, pod, queue, req)); ok {
 			w.item.Reason, w.item.Message = reason, message
 		}
 	}
+}
+
+// gangNeverFits is, for a gang's work, the capability its members ask together for more than (as
+// Gang holds it), else nil: each member on its own may fit.
+func (c *Controller) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *policy.Refusal {
+	if w.item.Workload.Kind != visibilityv1beta1.WorkloadPodGroup {
+		return nil
+	}
+	pg, ok := c.acct.PodGroupByKey(w.item.Namespace + "/" + w.item.Workload.Name)
+	if !ok {
+		return nil
+	}
+	return c.acct.GangNeverFits(snap, pg)
 }
 
 // queueReasonNow is why a piece of work that last waited for was waits now, given its queue's

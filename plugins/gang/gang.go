@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
@@ -23,7 +22,6 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -160,37 +158,19 @@ func (g *Gang) gate(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
 			return holdreport.Why{Reason: holdreport.GangIncomplete, Message: fmt.Sprintf(
 				"podgroup %s has %s: waiting for the rest of the gang", key, lack)}
 		}
-		return g.neverWhole(pg, key)
+		return g.neverWhole(pg)
 	}
 	// A gang that ran already takes its replacement members as they come.
 	return holdreport.Why{}
 }
 
 // neverWhole holds a gang whose members, however picked, ask together for more than a capability of
-// its queue or of an ancestor: it cannot run until the capability is raised. A gang's pods are
-// admitted one by one, each within the capability, and a PodGroup without minResources says nothing
-// of its size at admission.
-func (g *Gang) neverWhole(pg *schedulingv1beta1.PodGroup, key string) holdreport.Why {
-	snap, queue := g.acct.Snapshot(), g.acct.QueueOfPodGroup(pg)
-	capped := policy.Capped(snap, queue)
-	if len(capped) == 0 {
-		return holdreport.Why{}
+// its queue or of an ancestor: it cannot run until the capability is raised.
+func (g *Gang) neverWhole(pg *schedulingv1beta1.PodGroup) holdreport.Why {
+	if refusal := g.acct.GangNeverFits(g.acct.Snapshot(), pg); refusal != nil {
+		return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: refusal.Message}
 	}
-	least, ok := gangs.Least(pg, g.members.pods(key), podRequests, capped)
-	if !ok {
-		return holdreport.Why{}
-	}
-	refusal := policy.NeverFitsIn(snap, queue, least)
-	if refusal == nil {
-		return holdreport.Why{}
-	}
-	return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: fmt.Sprintf(
-		"podgroup %s cannot run its %d members together: %s", key, pg.MinMemberOrOne(), refusal.Message)}
-}
-
-// podRequests is what pod asks for, as kube-scheduler counts it.
-func podRequests(pod *v1.Pod) v1.ResourceList {
-	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	return holdreport.Why{}
 }
 
 // Less orders pods by priority, then keeps a gang's members together, ordered by their PodGroup's

@@ -20,19 +20,18 @@ import (
 func TestGateHoldsAGangThatNeverFitsItsQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(),
-		util.MakeQueue("org").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj(),
-		util.MakeQueue("team").Parent("org").Capability(map[v1.ResourceName]string{v1.ResourceMemory: "64Gi"}).Obj(),
-		util.MakeQueue("roomy").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
-		util.MakeQueue("uncapped").Obj())
 	sized := func(name, cpu string) *v1.Pod {
 		p := member("g", name, 0, "")
 		p.Spec.Containers = []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: cpu})}}}
 		return p
 	}
 	// Any 3 of the 4 ask for at least 1+2+3 = 6 cpu.
-	pods := map[string][]*v1.Pod{"ns/g": {sized("g-0", "3"), sized("g-1", "1"), sized("g-2", "4"), sized("g-3", "2")}}
-	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(sized("g-0", "3"), sized("g-1", "1"), sized("g-2", "4"), sized("g-3", "2")),
+		util.MakeQueue("org").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "5"}).Obj(),
+		util.MakeQueue("team").Parent("org").Capability(map[v1.ResourceName]string{v1.ResourceMemory: "64Gi"}).Obj(),
+		util.MakeQueue("roomy").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
+		util.MakeQueue("uncapped").Obj())
+	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(acct.GangMembers, func() int64 { return 0 }, clock.RealClock{})}
 	admitted := func(queue string) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").Queue(queue).MinMember(3).Obj()
 		p.Status.Phase = schedulingv1beta1.PodGroupInqueue

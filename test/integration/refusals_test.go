@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -195,6 +196,13 @@ func TestGangAboveItsCapabilityHoldsWithExceedsCapability(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The live view and eta say so for the gang, whose members each fit on their own.
+	waitPendingList(t, waitViewServed(t), "gang-cap", "the gang with its ExceedsCapability", func(items []visibilityv1beta1.PendingWorkload) bool {
+		return len(items) == 1 && items[0].Workload.Kind == visibilityv1beta1.WorkloadPodGroup && items[0].Reason == holdreport.ExceedsCapability && items[0].Message == want
+	})
+	if out, err := util.KubectlQueue(ctx, cluster.Kubeconfig, "eta", "--queue", "gang-cap"); err != nil || !strings.Contains(out, "never") {
+		t.Errorf("kubectl queue eta: %v\n%s\nwant never", err, out)
 	}
 	patch := `{"spec":{"capability":{"cpu":"6"}}}`
 	if _, err := queues().Patch(ctx, "gang-cap", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
