@@ -119,6 +119,9 @@ func (a *Accounting) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
 	return nil
 }
 
+// Jobs reads the batch/v1 Jobs from the cache; nil when the accounting follows no Jobs.
+func (a *Accounting) Jobs() batchlisters.JobLister { return a.units.jobs }
+
 // ownerJob is the batch/v1 Job of namespace that ref names, or nil when ref names none or the Job
 // is not in the cache.
 func (a *Accounting) ownerJob(namespace string, ref metav1.OwnerReference) *batchv1.Job {

@@ -166,7 +166,8 @@ func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.P
 
 // PendingInNamespace is the pending work of one namespace (of all when namespace is ""), queue by
 // queue, each in its queue's order with its position among all of that queue's work; then the pods
-// that wait for their PodGroup, in no queue yet (waitingForPodGroup).
+// that wait for their PodGroup, in no queue yet (waitingForPodGroup), and the Jobs whose pods
+// admission refuses (refusedJobs).
 func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
 	waiting := c.acct.WaitingPods()
 	queues := map[string]bool{}
@@ -201,7 +202,7 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 			}
 		}
 	}
-	return append(out, c.waitingForPodGroup(namespace)...)
+	return append(append(out, c.waitingForPodGroup(namespace)...), c.refusedJobs(namespace)...)
 }
 
 // waitingForPodGroup is the pending work of namespace ("" for all) that no queue holds: the pods of

@@ -179,6 +179,13 @@ func (o *Options) workOf(ctx context.Context, r runner, items []visibilityv1beta
 			pods, err := runnerPods()
 			return gangNames(pods), err
 		},
+		// A Job whose pods admission refuses stands for itself.
+		visibilityv1beta1.WorkloadJob: func() (sets.Set[string], error) {
+			if r.kind == "" || r.batchJob() {
+				return sets.New(r.name), nil
+			}
+			return sets.New[string](), nil
+		},
 	}
 	names := map[visibilityv1beta1.WorkloadKind]sets.Set[string]{}
 	var out []visibilityv1beta1.PendingWorkload
@@ -325,6 +332,8 @@ func (o *Options) writeETA(items []visibilityv1beta1.PendingWorkload) error {
 		switch s := item.ExpectedStart; {
 		case item.Reason == exceedsCapability:
 			p50, basis = "never", "its request exceeds its queue's capability: it starts only once the capability is raised"
+		case item.Reason == podsRefused:
+			p50, basis = "never", "admission refuses its pods: it starts only once they are admitted"
 		case s != nil:
 			p50, p90 = o.fromNow(s.P50), o.fromNow(s.P90)
 			if s.P50 != nil {
@@ -355,6 +364,9 @@ func (o *Options) fromNow(t *metav1.Time) string {
 // exceedsCapability is the reason of work whose request alone exceeds its queue's capability
 // (holdreport.ExceedsCapability): no run's end lets it in.
 const exceedsCapability = "ExceedsCapability"
+
+// podsRefused is the reason of a Job whose pods admission refuses (controller.ReasonPodsRefused).
+const podsRefused = "PodsRefused"
 
 // fewRuns is the fewest finished runs a learned runtime is read from that eta does not call few:
 // the 90th percentile of fewer runs is their longest.

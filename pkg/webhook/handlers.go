@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
@@ -280,59 +280,21 @@ func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequ
 	return d, err
 }
 
-// judgeNewPod admits a new pod (or a Job's pod template, under root) only into a queue that takes
-// it, with a request within the capabilities of the queue and its ancestors. A pod that names a
-// PodGroup not created yet is admitted with a warning: the scheduler holds it until the group
-// exists. A pod of a job queued by a QueueUnit is admitted while its queue closes, as a PodGroup's
-// members are.
+// judgeNewPod judges a new pod (or a Job's pod template, under root) by rules.JudgeNewPod, on the
+// caches and, to confirm a refusal, on what the API server holds.
 func (s *Server) judgeNewPod(ctx context.Context, pod *v1.Pod, root *field.Path) (decision, error) {
-	if errs := rules.ValidateOneGang(pod); len(errs) > 0 {
-		return decision{errs: errs}, nil
-	}
-	labels := root.Child("metadata", "labels")
-	requests := root.Child("spec", "containers[*]", "resources", "requests")
-	request := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	if group := pod.Labels[schedulingv1beta1.PodGroupLabel]; group != "" {
-		pg, err := s.podGroupReader(ctx)(pod.Namespace, group)
-		if err != nil {
-			return decision{warnings: []string{fmt.Sprintf(
-				"PodGroup %s/%s does not exist (yet): the pods wait, as PodGroupMissing, until it is created", pod.Namespace, group)}}, nil
-		}
-		queue := s.acct.QueueOfPodGroup(pg)
-		if named := pod.Labels[schedulingv1beta1.QueueLabel]; named != "" && named != queue {
-			return decision{errs: field.ErrorList{field.Invalid(labels.Key(schedulingv1beta1.QueueLabel), named,
-				fmt.Sprintf("contradicts the queue %q of the pod's PodGroup %q", queue, group))}}, nil
-		}
-		return s.judgeDecision(ctx, func(v rules.View) field.ErrorList {
-			if errs := rules.AcceptsWork(labels.Key(schedulingv1beta1.PodGroupLabel), queue, pod.Namespace, true, v); len(errs) > 0 {
-				return errs
-			}
-			return rules.FitsCapability(requests, request, queue, v)
-		})
-	}
-	queue, err := s.acct.QueueOf(pod)
-	if err != nil {
+	var verdict rules.PodVerdict
+	var judged error
+	errs, err := s.judge(ctx, func(v rules.View) field.ErrorList {
+		verdict, judged = rules.JudgeNewPod(pod, root, s.podGroupReader(ctx), s.acct, v)
+		return verdict.Errs
+	})
+	if err = cmp.Or(err, judged); err != nil {
 		return decision{}, err
 	}
-	named := pod.Labels[schedulingv1beta1.QueueLabel]
-	path, joining := labels.Key(schedulingv1beta1.QueueLabel), false
-	if unit := s.acct.UnitOf(pod); unit != nil {
-		// A pod of a queued job joins work its queue accepted already.
-		joining = true
-		if unitQueue := s.acct.QueueOfQueueUnit(unit); named != "" && named != unitQueue {
-			return decision{errs: field.ErrorList{field.Invalid(path, named,
-				fmt.Sprintf("contradicts the queue %q of QueueUnit %q, which queues the pod's job", unitQueue, unit.Name))}}, nil
-		}
-		if named == "" {
-			path = root.Child("metadata", "ownerReferences")
-		}
-	} else if named == "" {
-		path = field.NewPath("metadata", "namespace")
+	d := decision{errs: errs}
+	if verdict.Warning != "" {
+		d.warnings = []string{verdict.Warning}
 	}
-	return s.judgeDecision(ctx, func(v rules.View) field.ErrorList {
-		if errs := rules.AcceptsWork(path, queue, pod.Namespace, joining, v); len(errs) > 0 {
-			return errs
-		}
-		return rules.FitsCapability(requests, request, queue, v)
-	})
+	return d, nil
 }

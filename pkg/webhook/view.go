@@ -34,12 +34,6 @@ func (s *Server) judge(ctx context.Context, rule func(rules.View) field.ErrorLis
 	return rule(live), nil
 }
 
-// judgeDecision is judge for a reviewer.
-func (s *Server) judgeDecision(ctx context.Context, rule func(rules.View) field.ErrorList) (decision, error) {
-	errs, err := s.judge(ctx, rule)
-	return decision{errs: errs}, err
-}
-
 // liveView is the queue tree as the API server holds it at one moment, with the namespaces and the
 // pods a rule asks about read as it asks. The work in PodGroups and QueueUnits comes from the caches.
 type liveView struct {

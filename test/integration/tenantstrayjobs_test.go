@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -70,4 +72,23 @@ func TestTenantSeesHerRefusedJob(t *testing.T) {
 		t.Fatalf("the tenant's kubectl queue jobs %s never listed her Job with the refusal:\n%s", q, out)
 	}
 	wantLacks(t, "the tenant's jobs", out, "may not list the events", "denied the request", "Error creating")
+
+	// The live view lists the Job too, judged by the webhook's rule on the scheduler's caches, and eta
+	// says it never starts as it stands.
+	var items []visibilityv1beta1.PendingWorkload
+	if err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		list, err := cluster.Queues.VisibilityV1beta1().PendingWorkloads(mine).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		items = list.Items
+		return len(items) == 1 && items[0].Workload.Kind == visibilityv1beta1.WorkloadJob && items[0].Workload.Name == "typo" &&
+			items[0].Reason == controller.ReasonPodsRefused && strings.Contains(items[0].Message, `Not found: "`+typo+`"`) &&
+			items[0].Queue == typo, nil
+	}); err != nil {
+		t.Fatalf("pendingworkloads of %s never listed the refused Job: %+v", mine, items)
+	}
+	if got, err := util.KubectlQueue(ctx, cluster.Kubeconfig, "eta", "job/typo", "-n", mine); err != nil || !strings.Contains(got, "never") {
+		t.Errorf("kubectl queue eta job/typo: %v\n%s\nwant never", err, got)
+	}
 }

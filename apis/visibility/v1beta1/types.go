@@ -92,6 +92,9 @@ const (
 	WorkloadQueueUnit WorkloadKind = "QueueUnit"
 	// WorkloadPod is a pod of no gang, not bound yet.
 	WorkloadPod WorkloadKind = "Pod"
+	// WorkloadJob is a batch/v1 Job of queue-scheduler with no pod, whose pods admission refuses:
+	// no queue counts it.
+	WorkloadJob WorkloadKind = "Job"
 	// WorkloadNew is new work a WhatIf asks about.
 	WorkloadNew WorkloadKind = "NewWorkload"
 )
