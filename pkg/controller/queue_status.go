@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
@@ -17,6 +18,11 @@ import (
 // QueueActive is the queue condition that is True while the queue accepts and schedules new work,
 // and otherwise says why not.
 const QueueActive = "Active"
+
+// QueueGuaranteeRejected is the queue condition that is True while the queue's guarantee has
+// entries that were not taken (a flat entry that is not a quantity, which the webhook refuses, in a
+// queue that came past it), naming each with its rule: nothing is guaranteed for them.
+const QueueGuaranteeRejected = "GuaranteeRejected"
 
 // syncQueue writes the queue's status if it changed and cascades its requested state to its children.
 // A queue that is gone has what it left behind cleaned up.
@@ -156,7 +162,22 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type: QueueActive, Status: active, Reason: reason, Message: message, ObservedGeneration: q.Generation,
 	})
+	setGuaranteeRejected(&status.Conditions, q)
 	return status
+}
+
+// setGuaranteeRejected sets QueueGuaranteeRejected while q's guarantee has entries not taken, and
+// removes it once none is left.
+func setGuaranteeRejected(conditions *[]metav1.Condition, q *schedulingv1beta1.Queue) {
+	errs := q.Spec.Guarantee.RejectedEntries(field.NewPath("spec", "guarantee"))
+	if len(errs) == 0 {
+		meta.RemoveStatusCondition(conditions, QueueGuaranteeRejected)
+		return
+	}
+	meta.SetStatusCondition(conditions, metav1.Condition{
+		Type: QueueGuaranteeRejected, Status: metav1.ConditionTrue, Reason: "EntryNotTaken", ObservedGeneration: q.Generation,
+		Message: errs.ToAggregate().Error() + "; nothing is guaranteed for these entries until they are mended",
+	})
 }
 
 // deriveState is the queue state table: the requested state, Closed read as Closing while live work

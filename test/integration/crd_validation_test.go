@@ -7,15 +7,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -203,5 +206,53 @@ func command(namespace, name, action, target string) map[string]any {
 		"apiVersion": busv1alpha1.SchemeGroupVersion.String(), "kind": "Command",
 		"metadata": map[string]any{"name": name, "namespace": namespace},
 		"spec":     map[string]any{"action": action, "target": map[string]any{"name": target}},
+	}
+}
+
+// A flat guarantee entry that is not a quantity, in a queue that came past the webhook, is kept as
+// written and guarantees nothing; the queue's condition GuaranteeRejected says which entry and why,
+// for describe to show, until the entry is mended.
+func TestQueuePastTheWebhookShowsItsRejectedGuarantee(t *testing.T) {
+	ctx := context.Background()
+	api := dynamic.NewForConfigOrDie(cluster.Config).Resource(schedulingv1beta1.SchemeGroupVersion.WithResource("queues"))
+	withoutAdmission(t, func() {
+		q := &unstructured.Unstructured{Object: queue("flat-lots", map[string]any{"guarantee": map[string]any{"cpu": "lots", "memory": "1Gi"}})}
+		if _, err := api.Create(ctx, q, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create past the webhook: %v", err)
+		}
+	})
+	t.Cleanup(func() { _ = api.Delete(ctx, "flat-lots", metav1.DeleteOptions{}) })
+	typed := cluster.Queues.SchedulingV1beta1().Queues()
+	const want = `spec.guarantee[cpu]: Invalid value: "lots": must be a quantity of at least 0 (examples: 8, 500m, 16Gi); nothing is guaranteed for these entries until they are mended`
+	var last *schedulingv1beta1.Queue
+	if err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := typed.Get(ctx, "flat-lots", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = q
+		c := meta.FindStatusCondition(q.Status.Conditions, controller.QueueGuaranteeRejected)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Message == want, nil
+	}); err != nil {
+		t.Fatalf("the queue never said which guarantee entry it rejected: conditions %+v", last.Status.Conditions)
+	}
+	if mem := last.Spec.Guarantee.Resource[v1.ResourceMemory]; mem.String() != "1Gi" || len(last.Spec.Guarantee.Resource) != 1 {
+		t.Errorf("guarantee taken: %v, want memory 1Gi alone", last.Spec.Guarantee.Resource)
+	}
+	if out, err := util.KubectlQueue(ctx, cluster.Kubeconfig, "describe", "flat-lots"); err != nil || !strings.Contains(out, "GuaranteeRejected") {
+		t.Errorf("kubectl queue describe: %v\n%s\nwant the GuaranteeRejected condition", err, out)
+	}
+	if _, err := typed.Patch(ctx, "flat-lots", types.MergePatchType, []byte(`{"spec":{"guarantee":{"cpu":"2"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		q, err := typed.Get(ctx, "flat-lots", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = q
+		return meta.FindStatusCondition(q.Status.Conditions, controller.QueueGuaranteeRejected) == nil, nil
+	}); err != nil {
+		t.Fatalf("the condition stayed once the entry was mended: %+v", last.Status.Conditions)
 	}
 }
