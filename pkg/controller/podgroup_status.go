@@ -90,11 +90,24 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 		c.enqueueAdmission(c.acct.QueueOfPodGroup(pg))
 		return nil
 	}
+	a := admission{admitted: pg.Status.Phase == schedulingv1beta1.PodGroupInqueue}
 	if isPending(pg) {
-		a := c.admitPodGroup(pg)
-		return c.writePodGroupStatus(ctx, pg, a)
+		a = c.admitPodGroup(pg)
 	}
-	return c.writePodGroupStatus(ctx, pg, admission{admitted: pg.Status.Phase == schedulingv1beta1.PodGroupInqueue})
+	return c.writePodGroupStatus(ctx, pg, c.neverWhole(pg, a))
+}
+
+// neverWhole adds to the admission of a group in its queue, not running yet, that its members ask
+// together for more than a capability of the queue or an ancestor (as Gang holds them): its
+// Unschedulable condition then says so, with the reason ExceedsCapability.
+func (c *Controller) neverWhole(pg *schedulingv1beta1.PodGroup, a admission) admission {
+	if !a.admitted || a.refusal != "" {
+		return a
+	}
+	if r := c.acct.GangNeverFits(c.acct.Snapshot(), pg); r != nil {
+		a.refusal, a.reason = r.Message, ReasonExceedsCapability
+	}
+	return a
 }
 
 // writePodGroupStatus writes the PodGroup's phase, member counts and conditions if they changed;

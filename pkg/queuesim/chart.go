@@ -21,7 +21,7 @@ const (
 )
 
 // WriteChart draws, for each queue, its allocated cpu (solid) against its deserved cpu (dashed) over
-// the scenario, and its decayed usage (dotted, on the right-hand scale of cpu-hours), one panel a
+// the scenario, and its decayed usage (dotted, on the right-hand scale of core-hours), one panel a
 // queue, as a standalone SVG.
 func (r *Result) WriteChart(out io.Writer) error {
 	byQueue := map[string][]Sample{}
@@ -40,7 +40,7 @@ func (r *Result) WriteChart(out io.Writer) error {
 	l.Printf(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := "allocated cpu (solid) and deserved cpu (dashed) per queue"
 	if top.usage > 0 {
-		title += ", decayed usage in cpu-hours (dotted, right)"
+		title += ", decayed usage in core-hours (dotted, right)"
 	}
 	l.Printf(`<text x="%d" y="20" font-size="15">%s: %s</text>`+"\n", marginLeft, html.EscapeString(r.Scenario), title)
 	for i, name := range names {
@@ -51,7 +51,7 @@ func (r *Result) WriteChart(out io.Writer) error {
 	return l.Err
 }
 
-// scales are the tops of a chart's axes: cpu on the left, usage in cpu-hours on the right (0: no
+// scales are the tops of a chart's axes: cpu on the left, usage in core-hours on the right (0: no
 // usage drawn).
 type scales struct{ cpu, usage float64 }
 
@@ -83,7 +83,7 @@ func (r *Result) panel(l *textout.Lines, name string, samples []Sample, y int, t
 		for _, s := range samples {
 			usage += fmt.Sprintf("%.1f,%.1f ", xOf(s.At), float64(y+panelHeight)-s.Usage/top.usage*panelHeight)
 		}
-		l.Printf(`<text x="%d" y="%d" fill="#2ca02c">%.1f cpu-h</text>`+"\n", marginLeft+panelWidth+2, y+10, top.usage)
+		l.Printf(`<text x="%d" y="%d" fill="#2ca02c">%.1f core-h</text>`+"\n", marginLeft+panelWidth+2, y+10, top.usage)
 		l.Printf(`<polyline fill="none" stroke="#2ca02c" stroke-width="1.5" stroke-dasharray="2,3" points="%s"/>`+"\n", usage)
 	}
 	l.Printf("</g>\n")

@@ -82,7 +82,7 @@ func TestSummaries(t *testing.T) {
 }
 
 // With a usage history, each panel draws a third line, the queue's decayed usage, on a scale of its
-// own labelled in cpu-hours.
+// own labelled in core-hours.
 func TestChartDrawsUsage(t *testing.T) {
 	r := sampleResult()
 	for i := range r.Samples {
@@ -96,7 +96,7 @@ func TestChartDrawsUsage(t *testing.T) {
 	if n := strings.Count(svg, "<polyline"); n != 6 {
 		t.Errorf("%d lines, want 6 (allocated, deserved and usage for 2 queues)", n)
 	}
-	if !strings.Contains(svg, "13.0 cpu-h") || !strings.Contains(svg, "decayed usage in cpu-hours") {
+	if !strings.Contains(svg, "13.0 core-h") || !strings.Contains(svg, "decayed usage in core-hours") {
 		t.Errorf("the usage scale or its legend is missing:\n%s", svg)
 	}
 }

@@ -58,7 +58,7 @@ func writeFile(path string, write func(*os.File) error) error {
 }
 
 // writeSeries writes one row a sample: seconds since the start, queue, state, cpu allocated and
-// deserved, pending pods, decayed usage in cpu-hours.
+// deserved, pending pods, decayed usage in core-hours.
 func (r *Result) writeSeries(f *os.File) error {
 	w := csv.NewWriter(f)
 	if err := w.Write([]string{"seconds", "queue", "state", "allocated_cpu", "deserved_cpu", "pending_pods", "usage_cpu_hours"}); err != nil {

@@ -13,7 +13,7 @@ func (r *Result) WriteReport(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	l := &textout.Lines{W: w}
 	l.Printf("Scenario %q: %s simulated on %.0f cpu\n\n", r.Scenario, r.Duration, r.Capacity)
-	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tUSAGE cpu-h\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\tGANG WAIT p99\n")
+	l.Printf("QUEUE\tALLOCATED (mean/final)\tDESERVED (mean/final)\tUSAGE core-h\tDEVIATION\tWAIT p50\tWAIT p99\tDONE\tFAILED\tPER MIN\tEVICTED\tGANGS DONE\tGANGS TIMED OUT\tGANG WAIT p99\n")
 	for _, q := range r.Queues {
 		gangWait := "—"
 		if q.GangWaitP99 > 0 {
@@ -49,7 +49,7 @@ func (r *Result) WriteReport(out io.Writer) error {
 	}
 	l.Printf("\nCluster utilisation: %.1f%% of the cpu held by running pods, on average\n", 100*r.Utilisation)
 	l.Printf("Deviation: how far a queue's allocation was from its deserved share, as a share of the cluster, on average while it had work\n")
-	l.Printf("Usage: the queue's decayed usage at the end, in simulated cpu-hours (each counting half after the usage half-life)\n")
+	l.Printf("Usage: the queue's decayed usage at the end, in simulated core-hours (each counting half after the usage half-life)\n")
 	if len(r.Actions) > 0 {
 		l.Printf("Operator actions:\n")
 		for _, a := range r.Actions {

@@ -17,7 +17,7 @@ type Sample struct {
 	Allocated float64       `json:"allocatedCPU"`
 	Deserved  float64       `json:"deservedCPU"`
 	Pending   int           `json:"pendingPods"`
-	// Usage is the queue's decayed usage in simulated cpu-hours, as the live view says.
+	// Usage is the queue's decayed usage in simulated core-hours, as the live view says.
 	Usage float64 `json:"usageCPUHours"`
 }
 
@@ -36,7 +36,7 @@ type QueueResult struct {
 	// FinalAllocated and FinalDeserved are cpu at the last sample.
 	FinalAllocated float64 `json:"finalAllocatedCPU"`
 	FinalDeserved  float64 `json:"finalDeservedCPU"`
-	// FinalUsage is the queue's decayed usage at the last sample, in simulated cpu-hours.
+	// FinalUsage is the queue's decayed usage at the last sample, in simulated core-hours.
 	FinalUsage float64 `json:"finalUsageCPUHours"`
 	// WaitP50 and WaitP99 are from creation to binding, in simulated time.
 	WaitP50 time.Duration `json:"waitP50"`

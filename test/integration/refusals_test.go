@@ -8,8 +8,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -170,6 +172,9 @@ func TestLoweredCapabilityHoldsWithExceedsCapability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if out, err := util.KubectlQueue(ctx, cluster.Kubeconfig, "eta", "--queue", "lowered"); err != nil || !strings.Contains(out, "never") {
+		t.Errorf("kubectl queue eta: %v\n%s\nwant never for the pod held with ExceedsCapability", err, out)
+	}
 	capability("6")
 	waitBound(t, ns, names)
 }
@@ -197,7 +202,10 @@ func TestGangAboveItsCapabilityHoldsWithExceedsCapability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The live view and eta say so for the gang, whose members each fit on their own.
+	// The PodGroup, the live view and eta say so for the gang, whose members each fit on their own.
+	waitPodGroupCondition(t, ns, "trio", "Unschedulable with ExceedsCapability", func(c *metav1.Condition) bool {
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == holdreport.ExceedsCapability && c.Message == want
+	})
 	waitPendingList(t, waitViewServed(t), "gang-cap", "the gang with its ExceedsCapability", func(items []visibilityv1beta1.PendingWorkload) bool {
 		return len(items) == 1 && items[0].Workload.Kind == visibilityv1beta1.WorkloadPodGroup && items[0].Reason == holdreport.ExceedsCapability && items[0].Message == want
 	})
@@ -209,4 +217,25 @@ func TestGangAboveItsCapabilityHoldsWithExceedsCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBound(t, ns, names)
+	waitPodGroupCondition(t, ns, "trio", "its Unschedulable condition ended", func(c *metav1.Condition) bool {
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+}
+
+// waitPodGroupCondition waits until ok holds for the PodGroup's Unschedulable condition (nil when
+// it has none).
+func waitPodGroupCondition(t *testing.T, namespace, name, what string, ok func(*metav1.Condition) bool) {
+	t.Helper()
+	var last []metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = pg.Status.Conditions
+		return ok(meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupUnschedulable)), nil
+	})
+	if err != nil {
+		t.Fatalf("PodGroup %s/%s never %s: conditions %+v", namespace, name, what, last)
+	}
 }

@@ -26,16 +26,16 @@ var pages = []string{"README.md", "docs/getting-started.md", "docs/troubleshooti
 
 // notRun are the user-typed blocks this test does not run, and why. Every other block is run.
 var notRun = map[blockKey]string{
-	{"README.md", "make run     # plays the queuesim demo: the whole system on an embedded control plane, no cluster"}: "make run and make test are what CI runs; this test is part of make test",
+	{"README.md", "make run     # plays the queuesim demo: the whole system on an embedded control plane, no cluster"}: "make run plays examples/scenarios/demo.yaml for 80 s; test/integration/queuesim's TestDemoPlaysAsItsCommentsSay plays it and checks its report, and make test (the block's other line) is what runs this test",
 	{"README.md", "export IMAGE=registry.example.com/queue-scheduler:v0.1.0"}:                                          "installs on a real cluster: needs a registry its nodes pull from, skopeo, and nodes that run the image",
-	{"docs/visibility.md", "kubectl get forecastsnapshot current -o yaml > snapshot.yaml        # a queue admin"}:      "queuesim replay and run play minutes of real time; test/integration/queuesim plays both",
+	{"docs/visibility.md", "queuesim replay snapshot.yaml --time-scale 30 --out out/replay"}:                           "queuesim replay and run play minutes of real time; test/integration/queuesim plays both",
 }
 
 // outputNotCompared are the blocks whose commands are run and must succeed (or fail, as shown)
 // but whose shown output is an illustration from another cluster, and why.
 var outputNotCompared = map[blockKey]string{
 	{"docs/visibility.md", `$ kubectl get podgroups.scheduling.queue-scheduler.io train -n team-a -o jsonpath='{.status.conditions[?(@.type=="ExpectedStart")].message}'`}: "the condition is a waiting gang's; getting-started's gang (trainer) has started, and the condition is gone",
-	{"docs/visibility.md", "$ kubectl get pendingworkloads -n team-a"}: "getting-started leaves nothing waiting in team-a (No resources found); it shows and this test compares the table while night-run waits",
+	{"docs/visibility.md", "$ kubectl get pendingworkloads -n team-a"}: "getting-started leaves nothing waiting in team-a (No resources found); the table's columns are pkg/visibility's TestTables'",
 }
 
 // placeholders are, per page, the words a reader replaces (a pod's name, a namespace), and what
@@ -56,7 +56,7 @@ var placeholders = map[string][]string{
 
 // leastCommands is how many commands each page had when this test was written: fewer means blocks
 // are no longer found, and would silently go unchecked.
-var leastCommands = map[string]int{"README.md": 9, "docs/getting-started.md": 17, "docs/troubleshooting.md": 10, "docs/visibility.md": 6}
+var leastCommands = map[string]int{"README.md": 9, "docs/getting-started.md": 17, "docs/troubleshooting.md": 10, "docs/visibility.md": 7}
 
 // reads are the commands that only read: one whose output the page shows after a change is read
 // again until it matches (a Job's pods appear, the live view catches up), within retryFor.

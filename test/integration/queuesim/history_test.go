@@ -61,7 +61,7 @@ func checkRemembered(t *testing.T, runs map[string]map[int]queuesim.Sample, tota
 			a[31].Deserved, b[31].Deserved, total/2, sharesOf(a), sharesOf(b))
 	}
 	if a[16].Usage <= b[16].Usage || a[16].Usage < 1 {
-		t.Errorf("minute 16: team-a used %.2f cpu-hours, team-b %.2f: want team-a's the larger", a[16].Usage, b[16].Usage)
+		t.Errorf("minute 16: team-a used %.2f core-hours, team-b %.2f: want team-a's the larger", a[16].Usage, b[16].Usage)
 	}
 }
 
