@@ -46,6 +46,13 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return false, nil // gone already
 	}
+	if err != nil && !answered(err) {
+		// The call ended without the server's word (cancelled, timed out): the eviction may have
+		// been applied, and the victim is taken as leaving until the accounting says otherwise.
+		logger.V(2).Info("Eviction unanswered", "victim", klog.KObj(victim), "err", err)
+		r.inflight.beginUnsure(victim.UID)
+		return false, err
+	}
 	if err != nil {
 		logger.V(2).Info("Eviction refused", "victim", klog.KObj(victim), "err", err)
 		r.inflight.drop([]*v1.Pod{victim})
@@ -57,6 +64,14 @@ func (r *Reclaim) evictPod(ctx context.Context, victim *v1.Pod, preemptor runtim
 	logger.V(2).Info("Victim evicted", "preemptor", by, "victim", klog.KObj(victim), "node", node)
 	countVictim(queue, victimQueue)
 	return false, nil
+}
+
+// answered says whether err is the API server's refusal of a request it did not apply (a
+// PodDisruptionBudget's 429, a forbidden or invalid request), rather than a call that ended without
+// its word: cancelled, timed out, or failed inside the server.
+func answered(err error) bool {
+	return apierrors.ReasonForError(err) != metav1.StatusReasonUnknown && !apierrors.IsTimeout(err) &&
+		!apierrors.IsServerTimeout(err) && !apierrors.IsInternalError(err)
 }
 
 // countVictim counts a pod taken for a pod of queue: a preemption within the queue, or a reclaim

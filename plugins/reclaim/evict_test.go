@@ -1,6 +1,7 @@
 package reclaim
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -80,3 +81,26 @@ func (p podPreemptor) Obj() runtime.Object      { return p.Pod }
 func (p podPreemptor) Pods() map[string]*v1.Pod { return map[string]*v1.Pod{p.Name: p.Pod} }
 func (p podPreemptor) Priority() int32          { return *p.Spec.Priority }
 func (p podPreemptor) Type() string             { return "pod" }
+
+// An eviction the API server refused (a budget's 429, a forbidden request) was not applied; one whose
+// call ended without the server's word (cancelled, timed out, failed inside the server) may have been.
+func TestAnsweredTellsARefusalFromNoWord(t *testing.T) {
+	gr := policyv1.Resource("evictions")
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewTooManyRequests("disruption budget", 0), true},
+		{apierrors.NewForbidden(gr, "victim", fmt.Errorf("no")), true},
+		{apierrors.NewInvalid(policyv1.SchemeGroupVersion.WithKind("Eviction").GroupKind(), "victim", nil), true},
+		{context.Canceled, false},
+		{fmt.Errorf("evict: %w", context.DeadlineExceeded), false},
+		{apierrors.NewTimeoutError("slow", 1), false},
+		{apierrors.NewServerTimeout(gr, "create", 1), false},
+		{apierrors.NewInternalError(fmt.Errorf("etcd")), false},
+	} {
+		if got := answered(tt.err); got != tt.want {
+			t.Errorf("answered(%v) = %t, want %t", tt.err, got, tt.want)
+		}
+	}
+}

@@ -31,8 +31,13 @@ type inflight struct {
 	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
 	// again.
 	left map[types.UID]time.Time
-	// begun holds the victims under way whose eviction went through.
+	// begun holds the victims under way whose eviction went through, or may have.
 	begun map[types.UID]struct{}
+	// unsure holds, with when it was sent, the victims under way whose eviction got no answer (its
+	// call timed out or was cancelled): the server may have applied it. Such a victim stays on its
+	// way out until the accounting sees it leave, or until gangs.AttemptSlack passes with it still
+	// held, when the eviction is taken as never applied.
+	unsure map[types.UID]time.Time
 	// of holds, per preemptor, the victims of the preemption it was nominated for, until they are no
 	// longer counted (ownStill).
 	of map[types.UID]ownVictims
@@ -50,7 +55,7 @@ type stillCounted func(victim *v1.Pod, since time.Time) bool
 
 func newInflight(c clock.PassiveClock) *inflight {
 	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{},
-		begun: map[types.UID]struct{}{}, of: map[types.UID]ownVictims{}}
+		begun: map[types.UID]struct{}{}, unsure: map[types.UID]time.Time{}, of: map[types.UID]ownVictims{}}
 }
 
 // victimState is how the accounting sees a victim under way.
@@ -140,6 +145,10 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 			}
 			continue
 		}
+		if sent, ok := f.unsure[uid]; ok && now.Sub(sent) >= gangs.AttemptSlack {
+			delete(f.victims, uid) // its eviction never applied: it stays, and holds its room
+			continue
+		}
 		alive = append(alive, pod)
 		if q, err := queueOf(pod); err == nil {
 			byQueue[q] = quota.Add(byQueue[q], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
@@ -151,6 +160,7 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 	for uid := range f.begun {
 		if _, ok := f.victims[uid]; !ok {
 			delete(f.begun, uid)
+			delete(f.unsure, uid)
 		}
 	}
 	return byQueue, byGang, alive
@@ -161,6 +171,14 @@ func (f *inflight) begin(uid types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.begun[uid] = struct{}{}
+}
+
+// beginUnsure records that a victim's eviction got no answer: it may have gone through.
+func (f *inflight) beginUnsure(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.begun[uid] = struct{}{}
+	f.unsure[uid] = f.clock.Now()
 }
 
 // fail lets go the victims of preemptor's candidate on node that stay: once one eviction failed, the

@@ -167,3 +167,25 @@ func refusedPostFilter(ctx context.Context, r *Reclaim, pod *v1.Pod) string {
 	_, status := r.PostFilter(ctx, state, pod, framework.NewDefaultNodeToStatus())
 	return status.Message()
 }
+
+// A victim whose eviction got no answer is on its way out while the accounting has not seen it leave,
+// for gangs.AttemptSlack: the server may have applied the eviction. Still held after that, it was
+// not, and it holds its room again.
+func TestAnUnansweredEvictionLapsesWhenTheVictimStays(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now())
+	f := newInflight(fake)
+	victim := borrowerPod("victim", 1)
+	f.add([]*v1.Pod{victim})
+	f.beginUnsure(victim.UID)
+	f.fail("preemptor", "n", []*v1.Pod{victim})
+	held := func(*v1.Pod) victimState { return victimHeld }
+	queueOf := func(*v1.Pod) (string, error) { return "borrower", nil }
+	gangOf := func(*v1.Pod) string { return "" }
+	if _, _, alive := f.pending(held, queueOf, gangOf); len(alive) != 1 || !f.evicting(victim.UID) {
+		t.Errorf("just after the unanswered eviction: under way %v, evicting %t; want the victim going", names(alive), f.evicting(victim.UID))
+	}
+	fake.Step(gangs.AttemptSlack)
+	if _, _, alive := f.pending(held, queueOf, gangOf); len(alive) != 0 || f.evicting(victim.UID) {
+		t.Errorf("still held after the slack: under way %v, evicting %t; want it staying", names(alive), f.evicting(victim.UID))
+	}
+}

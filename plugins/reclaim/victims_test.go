@@ -8,33 +8,20 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/events"
 	fwk "k8s.io/kube-scheduler/framework"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/metrics"
-	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
-	"k8s.io/kubernetes/test/utils/ktesting"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
-	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
-	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -63,55 +50,21 @@ func newNodeFixture(t *testing.T, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixtu
 	return newNodeFixtureOn(t, accounting.Config{}, nominated, pods...)
 }
 
-// newNodeFixtureOn is newNodeFixture with an accounting of configuration cfg.
+// newNodeFixtureOn is newNodeFixture with an accounting of configuration cfg: one node n of 3 CPUs
+// holding pods, and nominated (when not nil) waiting in the scheduling queue, nominated to n.
 func newNodeFixtureOn(t *testing.T, cfg accounting.Config, nominated *v1.Pod, pods ...*v1.Pod) *nodeFixture {
 	t.Helper()
-	logger, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	node := util.MakeNode("n", "3", "10Gi")
-	objs := []runtime.Object{node}
-	for _, p := range pods {
-		objs = append(objs, p)
-	}
+	var pending []*v1.Pod
 	if nominated != nil {
-		objs = append(objs, nominated) // the nominator forgets pods the informer does not have
+		nominated = nominated.DeepCopy()
+		nominated.Status.NominatedNodeName = "n"
+		pending = append(pending, nominated) // the nominator forgets pods the informer does not have
 	}
-	client := kubefake.NewClientset(objs...)
-	acct, kube := accountingtest.StartWith(ctx, t, client, cfg, util.MakeQueue("borrower").Obj(), util.MakeQueue("owner").Obj())
-	snapshot := internalcache.NewSnapshot(pods, []*v1.Node{node})
-	metrics.Register() // the scheduling queue records into the scheduler's metrics
-	nominator := internalqueue.NewSchedulingQueue(func(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo) bool { return false }, kube)
-	f, err := tf.NewFramework(ctx, []tf.RegisterPluginFunc{
-		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
-		tf.RegisterPluginAsExtensions(noderesources.Name, frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit), "Filter", "PreFilter"),
-		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
-	}, "",
-		frameworkruntime.WithPodNominator(nominator),
-		frameworkruntime.WithSnapshotSharedLister(snapshot),
-		frameworkruntime.WithMutableSnapshotLister(snapshot),
-		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
-		frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
-		frameworkruntime.WithClientSet(client),
-		frameworkruntime.WithEventRecorder(events.NewFakeRecorder(100)),
-		frameworkruntime.WithInformerFactory(kube),
-		frameworkruntime.WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
+	var clk clock.WithTickerAndDelayedExecution = clock.RealClock{}
+	if cfg.Clock != nil {
+		clk = cfg.Clock
 	}
-	if nominated != nil {
-		// A nominated pod waits in the scheduling queue, which gives the framework its requests.
-		nominator.Add(ctx, nominated)
-		pi, err := framework.NewPodInfo(nominated)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nominator.AddNominatedPod(logger, pi, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n"})
-	}
-	return &nodeFixture{ctx: ctx, framework: f, snapshot: snapshot, client: client, informers: kube,
-		reclaim: &Reclaim{handle: f, acct: acct, inflight: newInflight(clock.RealClock{}), clock: clock.RealClock{},
-			pods: kube.Core().V1().Pods().Lister(), waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey),
-			attempts: gangs.NewAttempts(clock.RealClock{})}}
+	return newNodesFixture(t, clk, []*v1.Node{util.MakeNode("n", "3", "10Gi")}, pods, pending)
 }
 
 // selectVictims runs the dry run on the node for a 1-CPU pod of the owner below its share, which may
