@@ -66,9 +66,11 @@ type Accounting struct {
 	units         units
 	reservations  reservations
 	pins          pins
-	workDeleted   listeners[string] // told the queue of a deleted PodGroup or QueueUnit
-	attempts      *gangs.Attempts
-	selectors     selectors
+	// gangFits keeps each gang's GangNeverFits verdict while what it rests on stays.
+	gangFits    gangFits
+	workDeleted listeners[string] // told the queue of a deleted PodGroup or QueueUnit
+	attempts    *gangs.Attempts
+	selectors   selectors
 	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
 	takesGangsOf func(schedulingv1beta1.GangSource) bool
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).

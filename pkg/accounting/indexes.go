@@ -128,6 +128,7 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 			a.workDeleted.notify(a.QueueOfPodGroup(o))
 			a.pins.unpin(o.UID)
 			a.ForgetWork(PodGroupWork(o))
+			a.gangFits.forget(o.Namespace + "/" + o.Name)
 		case *schedulingv1beta1.QueueUnit:
 			a.workDeleted.notify(a.QueueOfQueueUnit(o))
 			a.pins.unpin(o.UID)
