@@ -152,3 +152,19 @@ func LetInOf(state Reader) (LetIn, bool) {
 	l, ok := data.(LetIn)
 	return l, ok
 }
+
+// Shows says whether nodes, a cycle's snapshot, shows the pod uid on node. The queue layer's
+// informers can see a pod go before kube-scheduler's cache does: what a cycle's snapshot shows is
+// what its plugins' decisions rest on.
+func Shows(nodes fwk.NodeInfoLister, node string, uid types.UID) bool {
+	info, err := nodes.Get(node)
+	if err != nil {
+		return false
+	}
+	for _, p := range info.GetPods() {
+		if p.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
+}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
+
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 )
 
 // freedWindow bounds how long a freeing is remembered: the scheduler's cache follows the informer
@@ -60,7 +62,7 @@ func (f *freedRoom) unseenBy(nodes fwk.NodeInfoLister) bool {
 	stale := f.clock.Now().Add(-freedWindow)
 	unseen := false
 	for uid, p := range f.pods {
-		if p.at.Before(stale) || !stillOn(nodes, p.node, uid) {
+		if p.at.Before(stale) || !cycle.Shows(nodes, p.node, uid) {
 			delete(f.pods, uid)
 			continue
 		}
@@ -74,18 +76,4 @@ func (f *freedRoom) unseenBy(nodes fwk.NodeInfoLister) bool {
 		unseen = true
 	}
 	return unseen
-}
-
-// stillOn says whether the snapshot's node holds the pod uid.
-func stillOn(nodes fwk.NodeInfoLister, node string, uid types.UID) bool {
-	info, err := nodes.Get(node)
-	if err != nil {
-		return false
-	}
-	for _, p := range info.GetPods() {
-		if p.GetPod().UID == uid {
-			return true
-		}
-	}
-	return false
 }

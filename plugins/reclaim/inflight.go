@@ -9,8 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 )
 
@@ -25,12 +27,11 @@ type inflight struct {
 	chosen map[string][]*v1.Pod
 	// victims holds the victims of preemptions under way.
 	victims map[types.UID]*v1.Pod
-	// left holds, with when the accounting first saw them go, the victims that left victims because
-	// the accounting sees them terminating or gone. A cycle's node snapshot, taken before, can still
-	// show such a victim as it was, neither terminating nor gone: until gangs.AttemptSlack has passed
-	// the dry run takes it as going, or a second preemptor would see no room being freed and evict
-	// again.
-	left map[types.UID]time.Time
+	// left holds the victims that left victims because the accounting sees them terminating or gone.
+	// A cycle's node snapshot, taken before kube-scheduler's cache heard of it, can still show such a
+	// victim as it was, neither terminating nor gone: while a plan's snapshot shows it, the dry run
+	// takes it as going, or a second preemptor would see no room being freed and evict again.
+	left map[types.UID]*v1.Pod
 	// begun holds the victims under way whose eviction went through, or may have.
 	begun map[types.UID]struct{}
 	// unsure holds, with when it was sent, the victims under way whose eviction got no answer (its
@@ -54,7 +55,7 @@ type ownVictims struct {
 type stillCounted func(victim *v1.Pod, since time.Time) bool
 
 func newInflight(c clock.PassiveClock) *inflight {
-	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]time.Time{},
+	return &inflight{clock: c, chosen: map[string][]*v1.Pod{}, victims: map[types.UID]*v1.Pod{}, left: map[types.UID]*v1.Pod{},
 		begun: map[types.UID]struct{}{}, unsure: map[types.UID]time.Time{}, of: map[types.UID]ownVictims{}}
 }
 
@@ -112,26 +113,28 @@ func (f *inflight) add(victims []*v1.Pod) {
 }
 
 // evicting says whether the pod is the victim of a preemption under way, or one the accounting saw
-// leave less than gangs.AttemptSlack ago.
+// leave that the latest plan's snapshot still showed.
 func (f *inflight) evicting(uid types.UID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.victims[uid]; ok {
 		return true
 	}
-	since, ok := f.left[uid]
-	return ok && f.clock.Since(since) < gangs.AttemptSlack
+	_, ok := f.left[uid]
+	return ok
 }
 
 // pending returns, among the victims under way, those the accounting still counts as holding their
 // room (state says how it sees each), per queue what they hold and per gang how many they are; it
-// moves those leaving to left, and forgets the others.
-func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
+// moves those leaving to left, and forgets the others. nodes is the plan's snapshot: the victims
+// left that it no longer shows are forgotten.
+func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod) (string, error), gangOf func(*v1.Pod) string,
+	nodes fwk.NodeInfoLister) (map[string]v1.ResourceList, map[string]int, []*v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.clock.Now()
-	for uid, since := range f.left {
-		if now.Sub(since) >= gangs.AttemptSlack {
+	for uid, pod := range f.left {
+		if !cycle.Shows(nodes, pod.Spec.NodeName, uid) {
 			delete(f.left, uid)
 		}
 	}
@@ -140,8 +143,8 @@ func (f *inflight) pending(state func(*v1.Pod) victimState, queueOf func(*v1.Pod
 	for uid, pod := range f.victims {
 		if s := state(pod); s != victimHeld {
 			delete(f.victims, uid)
-			if s == victimLeaving {
-				f.left[uid] = now
+			if s == victimLeaving && cycle.Shows(nodes, pod.Spec.NodeName, uid) {
+				f.left[uid] = pod
 			}
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -21,21 +22,23 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// A victim the accounting sees leave stays on its way out for gangs.AttemptSlack: the node snapshot
-// of a cycle that began before can still show it as it was, and a second preemptor reading that
-// snapshot must see room being freed, not evict again. A victim sent back to the scheduling queue
-// holds nothing on the node and is forgotten at once.
-func TestVictimsLeftStayGoingForTheSlack(t *testing.T) {
-	fake := clocktesting.NewFakeClock(time.Now())
-	f := newInflight(fake)
+// A victim the accounting sees leave stays on its way out while a plan's node snapshot still shows
+// it: that snapshot, taken before kube-scheduler's cache heard of it, shows it as it was, and a
+// second preemptor reading it must see room being freed, not evict again. Once a plan's snapshot no
+// longer shows it, it is forgotten. A victim sent back to the scheduling queue holds nothing on the
+// node and is forgotten at once.
+func TestVictimsLeftStayGoingWhileTheSnapshotShowsThem(t *testing.T) {
+	f := newInflight(clocktesting.NewFakeClock(time.Now()))
 	leaving, released, held := borrowerPod("leaving", 1), borrowerPod("released", 1), borrowerPod("held", 1)
 	f.add([]*v1.Pod{leaving, released, held})
 	states := map[string]victimState{"leaving": victimLeaving, "released": victimReleased, "held": victimHeld}
 	state := func(p *v1.Pod) victimState { return states[p.Name] }
 	queueOf := func(*v1.Pod) (string, error) { return "borrower", nil }
 	gangOf := func(*v1.Pod) string { return "" }
+	node := util.MakeNode("n", "3", "10Gi")
+	before := internalcache.NewSnapshot([]*v1.Pod{leaving, released, held}, []*v1.Node{node})
 
-	_, _, alive := f.pending(state, queueOf, gangOf)
+	_, _, alive := f.pending(state, queueOf, gangOf, before.NodeInfos())
 	if got := names(alive); len(got) != 1 || got[0] != "held" {
 		t.Errorf("victims still holding their room: %v, want [held]", got)
 	}
@@ -47,17 +50,14 @@ func TestVictimsLeftStayGoingForTheSlack(t *testing.T) {
 			t.Errorf("%s on its way out: %v, want %v", tt.pod.Name, got, tt.want)
 		}
 	}
-	fake.Step(gangs.AttemptSlack - time.Nanosecond)
+	f.pending(state, queueOf, gangOf, before.NodeInfos())
 	if !f.evicting(leaving.UID) {
-		t.Error("the victim seen leaving was no longer going before the slack ran out")
+		t.Error("the victim seen leaving was no longer going while the snapshot still showed it")
 	}
-	fake.Step(time.Nanosecond)
-	if f.evicting(leaving.UID) {
-		t.Error("the victim seen leaving was still going once the slack ran out")
-	}
-	f.pending(state, queueOf, gangOf)
-	if len(f.left) != 0 {
-		t.Errorf("victims left kept past the slack: %v", f.left)
+	after := internalcache.NewSnapshot([]*v1.Pod{held}, []*v1.Node{node})
+	f.pending(state, queueOf, gangOf, after.NodeInfos())
+	if f.evicting(leaving.UID) || len(f.left) != 0 {
+		t.Errorf("the victim seen leaving was still going once the snapshot no longer showed it (left %v)", f.left)
 	}
 }
 
@@ -181,11 +181,11 @@ func TestAnUnansweredEvictionLapsesWhenTheVictimStays(t *testing.T) {
 	held := func(*v1.Pod) victimState { return victimHeld }
 	queueOf := func(*v1.Pod) (string, error) { return "borrower", nil }
 	gangOf := func(*v1.Pod) string { return "" }
-	if _, _, alive := f.pending(held, queueOf, gangOf); len(alive) != 1 || !f.evicting(victim.UID) {
+	if _, _, alive := f.pending(held, queueOf, gangOf, internalcache.NewSnapshot([]*v1.Pod{victim}, []*v1.Node{util.MakeNode("n", "3", "10Gi")}).NodeInfos()); len(alive) != 1 || !f.evicting(victim.UID) {
 		t.Errorf("just after the unanswered eviction: under way %v, evicting %t; want the victim going", names(alive), f.evicting(victim.UID))
 	}
 	fake.Step(gangs.AttemptSlack)
-	if _, _, alive := f.pending(held, queueOf, gangOf); len(alive) != 0 || f.evicting(victim.UID) {
+	if _, _, alive := f.pending(held, queueOf, gangOf, internalcache.NewSnapshot([]*v1.Pod{victim}, []*v1.Node{util.MakeNode("n", "3", "10Gi")}).NodeInfos()); len(alive) != 0 || f.evicting(victim.UID) {
 		t.Errorf("still held after the slack: under way %v, evicting %t; want it staying", names(alive), f.evicting(victim.UID))
 	}
 }

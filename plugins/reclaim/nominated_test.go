@@ -13,6 +13,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -126,6 +127,14 @@ type activations struct {
 	fwk.Handle
 	mu   sync.Mutex
 	pods []string
+}
+
+// SnapshotSharedLister is the framework's, or an empty snapshot without one.
+func (a *activations) SnapshotSharedLister() fwk.SharedLister {
+	if a.Handle != nil {
+		return a.Handle.SnapshotSharedLister()
+	}
+	return internalcache.NewSnapshot(nil, nil)
 }
 
 func (a *activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {

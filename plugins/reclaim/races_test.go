@@ -202,7 +202,7 @@ func TestAnEvictionCancelledAfterTheServerAppliedIt(t *testing.T) {
 		t.Fatalf("the node snapshot must still show the victim running (%v)", err)
 	}
 	// The next plan reads the victims under way, as the accounting sees them, before its dry run.
-	r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey)
+	r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey, f.snapshot.NodeInfos())
 
 	// The first preemptor, tried again after its preemption failed, is still nominated to n.
 	victims, status = f.selectVictims(t, first)

@@ -242,7 +242,7 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 	}
 	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
-	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey)
+	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey, r.handle.SnapshotSharedLister().NodeInfos())
 	r.inflight.forgetOwn(r.stillCounted)
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
