@@ -8,6 +8,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,6 +48,9 @@ type Gang struct {
 	clock clock.WithDelayedExecution
 	// unnominate holds members whose stale nomination to clear.
 	unnominate workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// recheckedSpecs is the version of the queues' specs the held gangs were last looked at under
+	// (recheckHeld).
+	recheckedSpecs atomic.Int64
 	// podGroupCreated tells when a PodGroup was created, for the queue order.
 	podGroupCreated func(group types.NamespacedName) (time.Time, bool)
 }

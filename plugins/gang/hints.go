@@ -132,9 +132,14 @@ func (g *Gang) retryDenied() {
 	}
 }
 
-// recheckHeld lets in the held gangs that shares computed anew may let in: a capability raised (the
-// snapshot's, which the gate reads) lets a gang whose members asked together for more than it run.
+// recheckHeld lets in the held gangs that shares computed under new queue specs may let in: a
+// capability raised (the snapshot's, which the gate reads) lets a gang whose members asked together
+// for more than it run. Shares computed under the specs of the last look change no capability.
 func (g *Gang) recheckHeld() {
+	specs := g.acct.Snapshot().QueueSpecs
+	if g.recheckedSpecs.Swap(specs) == specs {
+		return
+	}
 	for _, key := range g.held.Keys() {
 		if !strings.HasPrefix(key, deniedBucket("")) {
 			g.activateIfReady(key)
