@@ -172,6 +172,7 @@ func TestLoweredCapabilityHoldsWithExceedsCapability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitViewServed(t)
 	if out, err := util.KubectlQueue(ctx, cluster.Kubeconfig, "eta", "--queue", "lowered"); err != nil || !strings.Contains(out, "never") {
 		t.Errorf("kubectl queue eta: %v\n%s\nwant never for the pod held with ExceedsCapability", err, out)
 	}
