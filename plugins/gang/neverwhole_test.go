@@ -11,6 +11,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
+	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -46,5 +47,28 @@ func TestGateHoldsAGangThatNeverFitsItsQueue(t *testing.T) {
 		if why := g.gate(admitted(queue), "ns/g"); why.Message != "" {
 			t.Errorf("a gang in queue %s: held %s %q, want let in", queue, why.Reason, why.Message)
 		}
+	}
+}
+
+// After a computation of the shares, the held gangs are looked at again only when the queues' specs
+// the snapshot rests on moved since the last look: other computations change no capability.
+func TestHeldGangsLookedAtAgainUnderNewSpecsOnly(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(),
+		util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
+	handle := &activations{pods: make(chan string, 4)}
+	g := &Gang{handle: handle, acct: acct, clock: clock.RealClock{}, held: podindex.New(), reporter: holdreport.New(nil, nil, nil, clock.RealClock{}),
+		members: newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})}
+	g.held.Add(pods[0], "ns/g")
+	g.recheckHeld()
+	wantActivated(t, handle, "g-0", "at the first look")
+	g.held.Add(pods[0], "ns/g")
+	g.recheckHeld()
+	select {
+	case got := <-handle.pods:
+		t.Errorf("activated %s again under the same specs", got)
+	default:
 	}
 }
