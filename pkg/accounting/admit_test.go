@@ -213,9 +213,13 @@ func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {
 	}
 }
 
-// makeStale marks the shares stale without waking their recomputation, and returns the change's
-// number.
-func makeStale(a *Accounting) uint64 { return a.shares.dirtyGen.Add(1) }
+// makeStale marks the shares stale without waking their recomputation, as a change of demand does,
+// and returns the change's number.
+func makeStale(a *Accounting) uint64 {
+	gen := a.shares.dirtyGen.Add(1)
+	raiseTo(&a.shares.movedGen, gen)
+	return gen
+}
 
 func message(r *Refusal) string {
 	if r == nil {

@@ -58,7 +58,7 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 
 // publishedLists copies every list the accounting hands out without copying, by name.
 func publishedLists(a *Accounting) map[string]v1.ResourceList {
-	out := map[string]v1.ResourceList{"capacity": a.shares.capacityOf.get().DeepCopy()}
+	out := map[string]v1.ResourceList{"capacity": a.shares.capacityOf.get().DeepCopy(), "claimable": a.Snapshot().Claimable.DeepCopy()}
 	a.usage.mu.RLock()
 	out["allocated"], out["pending"] = a.usage.allocated.DeepCopy(), a.usage.pending.DeepCopy()
 	for name, q := range a.usage.queues {
@@ -67,7 +67,9 @@ func publishedLists(a *Accounting) map[string]v1.ResourceList {
 	a.usage.mu.RUnlock()
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
-	out["claimable"] = a.shares.claimable.DeepCopy()
+	for name, d := range a.shares.leafDemand {
+		out["demand/"+name] = d.DeepCopy()
+	}
 	for name, d := range a.shares.deserved {
 		if name != schedulingv1beta1.RootQueue { // the root's is the capacity itself
 			out["deserved/"+name] = d.DeepCopy()

@@ -13,7 +13,7 @@ func (a *Accounting) UnderShare(queue string, req v1.ResourceList) bool {
 }
 
 // ReclaimableSpare returns, for every reclaimable queue but except that holds more than its deserved
-// share, how much more, as of the last computation of the shares (policy.ReclaimableSpare).
+// share, how much more, by its usage now against the shares last computed (policy.ReclaimableSpare).
 func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList {
 	return policy.ReclaimableSpare(a.Snapshot(), except)
 }

@@ -37,7 +37,11 @@ type shares struct {
 	// dirtyGen counts the changes; computedGen is the count the published shares include. The shares
 	// are stale while they differ, so a reader that checks staleness after reading the shares knows
 	// whether what it read includes every change it may have seen.
-	dirtyGen    atomic.Uint64
+	dirtyGen atomic.Uint64
+	// movedGen is the number of the latest change that can move the shares: a change of demand, or
+	// an untracked one. A pod placed or let go moves usage only: what the shares derive from usage
+	// (the claims, the spare) each snapshot reads from its own, so the shares stay fresh.
+	movedGen    atomic.Uint64
 	computedGen uint64 // under mu
 	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the published
 	// shares were computed.
@@ -45,7 +49,9 @@ type shares struct {
 	mu         sync.RWMutex
 	deserved   map[string]v1.ResourceList
 	capacity   v1.ResourceList
-	claimable  v1.ResourceList
+	// leafDemand is each leaf queue's demand as the shares were computed (as if not Suspended):
+	// with a queue's usage now, its claim (policy.Claim).
+	leafDemand map[string]v1.ResourceList
 	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
 	// weights are the effective weights the usage history gave, where they differ from the queues'.
 	weights fairshare.Weights
@@ -74,24 +80,31 @@ func newShares() *shares {
 // markDirty asks for a recomputation after a change whose effect on the demand is not kept as it
 // happens; it never blocks.
 func (s *shares) markDirty() {
-	gen := s.numberedChange()
-	for {
-		latest := s.untrackedGen.Load()
-		if latest >= gen || s.untrackedGen.CompareAndSwap(latest, gen) {
-			return
-		}
-	}
+	raiseTo(&s.untrackedGen, s.numberedChange(true))
 }
 
-// numberedChange is markDirty returning the change's number: the shares include the change once
-// their generation reaches it.
-func (s *shares) numberedChange() uint64 {
+// numberedChange numbers a change and asks for a recomputation; moves says whether it can move the
+// shares (see movedGen). The shares include the change once their generation reaches its number.
+func (s *shares) numberedChange(moves bool) uint64 {
 	gen := s.dirtyGen.Add(1)
+	if moves {
+		raiseTo(&s.movedGen, gen)
+	}
 	select {
 	case s.dirty <- struct{}{}:
 	default:
 	}
 	return gen
+}
+
+// raiseTo sets n to gen unless it holds a later number already.
+func raiseTo(n *atomic.Uint64, gen uint64) {
+	for {
+		latest := n.Load()
+		if latest >= gen || n.CompareAndSwap(latest, gen) {
+			return
+		}
+	}
 }
 
 // dirtyOnChange marks the shares dirty on every change of the informers' objects that can move them;
@@ -236,14 +249,13 @@ func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []s
 	deserved, weights := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	leafNames := leaves(root, nil)
-	allocated := make(map[string]v1.ResourceList, len(usage))
-	for name, u := range usage {
-		allocated[name] = u.Allocated
+	leafDemand := make(map[string]v1.ResourceList, len(leafNames))
+	for _, name := range leafNames {
+		leafDemand[name] = demands[name]
 	}
-	claimable := policy.Claimable(deserved, demands, allocated, leafNames)
 	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
-	a.shares.capacity, a.shares.claimable, a.shares.unitDemand = capacity, claimable, unitDemand
+	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, leafDemand, unitDemand
 	for name, d := range deserved {
 		if !quota.Equals(a.shares.deserved[name], d) {
 			changed = append(changed, name)

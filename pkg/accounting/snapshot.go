@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -47,30 +48,17 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 		queues = a.AllQueues()
 	}
 	next := &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, SpareGrowths: sh.spareGrowths, UnitDemandCurrent: untracked <= sh.computedGen,
-		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, Claimable: sh.claimable, UnitDemand: sh.unitDemand,
-		Spare: sh.spare}
+		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, UnitDemand: sh.unitDemand}
 	a.usage.mu.Lock()
-	next.Changes = a.shares.dirtyGen.Load()
+	next.Changes, next.SharesMoved = a.shares.dirtyGen.Load(), a.shares.movedGen.Load()
 	next.Allocated, next.Pending = a.usage.allocated, a.usage.pending
 	if full || a.usage.allChanged {
 		if queues == nil {
 			queues = a.AllQueues()
 		}
-		next.Queues = make(map[string]*policy.Queue, len(queues))
-		for _, q := range queues {
-			next.Queues[q.Name] = a.usage.queueValue(specOf(q), sh.deserved[q.Name])
-		}
+		a.usage.wholeQueues(next, queues, sh)
 	} else {
-		// The queues of the last whole build stay shared; only those whose usage changed since are
-		// copied, into a map that grows until the next whole build (the next computation of the
-		// shares, which the change itself asks for).
-		next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(a.usage.changed))
-		maps.Copy(next.Updated, last.Updated)
-		for name := range a.usage.changed {
-			if prev := last.Queue(name); prev != nil {
-				next.Updated[name] = a.usage.queueValue(prev, prev.Deserved)
-			}
-		}
+		a.usage.updatedQueues(next, last, sh)
 	}
 	clear(a.usage.changed)
 	a.usage.allChanged = false
@@ -78,6 +66,59 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	a.snapshots.untracked.Store(untracked)
 	a.snapshots.latest.Store(next)
 	return next
+}
+
+// wholeQueues sets next's queues, each with its usage now, and the claims and spare they sum to.
+// Call with u.mu held.
+func (u *usage) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta1.Queue, sh publishedShares) {
+	next.Queues, next.Claimable, next.Spare = make(map[string]*policy.Queue, len(queues)), v1.ResourceList{}, map[string]v1.ResourceList{}
+	for _, q := range queues {
+		demand, leaf := sh.leafDemand[q.Name]
+		value := u.queueValue(specOf(q), sh.deserved[q.Name], demand, leaf)
+		next.Queues[q.Name] = value
+		for name, c := range value.Claim {
+			sum := next.Claimable[name]
+			sum.Add(c)
+			next.Claimable[name] = sum
+		}
+		if value.Spare != nil {
+			next.Spare[q.Name] = value.Spare
+		}
+	}
+}
+
+// updatedQueues sets next's queues as last's, but those whose usage changed since, copied with
+// their usage now; the claims and spare change with them. The queues of the last whole build stay
+// shared, and Updated grows until the next whole build (the next computation of the shares, which
+// each change asks for). Call with u.mu held.
+func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) {
+	next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(u.changed))
+	next.Claimable, next.Spare = last.Claimable, last.Spare
+	maps.Copy(next.Updated, last.Updated)
+	spareCopied := false
+	for name := range u.changed {
+		prev := last.Queue(name)
+		if prev == nil {
+			continue
+		}
+		demand, leaf := sh.leafDemand[name]
+		value := u.queueValue(prev, prev.Deserved, demand, leaf)
+		next.Updated[name] = value
+		if !quota.Equals(prev.Claim, value.Claim) {
+			next.Claimable = quota.Add(quota.SubtractWithNonNegativeResult(next.Claimable, prev.Claim), value.Claim)
+		}
+		if quota.Equals(prev.Spare, value.Spare) {
+			continue
+		}
+		if !spareCopied {
+			next.Spare, spareCopied = maps.Clone(last.Spare), true
+		}
+		if value.Spare != nil {
+			next.Spare[name] = value.Spare
+		} else {
+			delete(next.Spare, name)
+		}
+	}
 }
 
 // current says whether nothing changed since snap was built: no change counted, no computation of
@@ -93,10 +134,10 @@ func (a *Accounting) current(snap *policy.Snapshot) bool {
 	return snap.SharesInclude == a.shares.computedGen && snap.SpareGrowths == a.shares.spareGrowths
 }
 
-// SharesCaughtUp says whether the shares now include every change snap saw: a pod that waited for
-// fresher shares than snap's may be tried again.
+// SharesCaughtUp says whether the shares now include every change snap saw that can move them: a
+// pod that waited for fresher shares than snap's may be tried again.
 func (a *Accounting) SharesCaughtUp(snap *policy.Snapshot) bool {
-	return a.sharesGeneration() >= snap.Changes
+	return a.sharesGeneration() >= snap.SharesMoved
 }
 
 // sharesGeneration is how many changes the published shares include.
@@ -114,18 +155,18 @@ func (a *Accounting) ChangedSince(snap *policy.Snapshot) bool {
 
 // publishedShares is one computation's shares, read under one lock.
 type publishedShares struct {
-	computedGen, spareGrowths       uint64
-	queueSpecs                      int64
-	capacity, claimable, unitDemand v1.ResourceList
-	deserved, spare                 map[string]v1.ResourceList
+	computedGen, spareGrowths uint64
+	queueSpecs                int64
+	capacity, unitDemand      v1.ResourceList
+	deserved, leafDemand      map[string]v1.ResourceList
 }
 
 func (a *Accounting) readShares() publishedShares {
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	s := a.shares
-	return publishedShares{computedGen: s.computedGen, spareGrowths: s.spareGrowths, queueSpecs: s.queueSpecs, capacity: s.capacity, claimable: s.claimable,
-		unitDemand: s.unitDemand, deserved: s.deserved, spare: s.spare}
+	return publishedShares{computedGen: s.computedGen, spareGrowths: s.spareGrowths, queueSpecs: s.queueSpecs, capacity: s.capacity,
+		unitDemand: s.unitDemand, deserved: s.deserved, leafDemand: s.leafDemand}
 }
 
 // specOf is a queue's place in the tree and its limits, as the policy reads them.
@@ -139,14 +180,21 @@ func specOf(q *schedulingv1beta1.Queue) *policy.Queue {
 		Suspended:   q.Spec.State == schedulingv1beta1.QueueStateSuspended}
 }
 
-// queueValue is spec with deserved and the queue's usage now. Its lists are the usage's own, which
-// are replaced as pods come and go, never changed in place. Call with u.mu held.
-func (u *usage) queueValue(spec *policy.Queue, deserved v1.ResourceList) *policy.Queue {
+// queueValue is spec with deserved and the queue's usage now; for a leaf, with demand as the shares
+// were computed, its claim and spare. Its usage lists are the usage's own, which are replaced as pods
+// come and go, never changed in place. Call with u.mu held.
+func (u *usage) queueValue(spec *policy.Queue, deserved, demand v1.ResourceList, leaf bool) *policy.Queue {
 	q := *spec
 	q.Deserved, q.Subtree = deserved, u.subtree[q.Name]
-	q.Allocated, q.Pending, q.Terminating = nil, nil, nil
+	q.Allocated, q.Pending, q.Terminating, q.Claim, q.Spare = nil, nil, nil, nil, nil
 	if use, ok := u.queues[q.Name]; ok {
 		q.Allocated, q.Pending, q.Terminating = use.Allocated, use.Pending, use.Terminating
+	}
+	if leaf {
+		q.Claim = quota.RemoveZeros(policy.Claim(deserved, demand, q.Allocated))
+		if q.Reclaimable {
+			q.Spare = policy.AboveShare(q.Allocated, q.Terminating, deserved)
+		}
 	}
 	return &q
 }

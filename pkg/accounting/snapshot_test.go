@@ -2,10 +2,14 @@ package accounting
 
 import (
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -51,4 +55,69 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	if fourth := a.Snapshot(); fourth == third || fourth.Updated != nil {
 		t.Errorf("after the tree's totals were recounted: same value %t, built whole %t", fourth == third, fourth.Updated == nil)
 	}
+}
+
+// TestClaimsFollowUsageWithoutAComputation places and lets go pods of queues below and above their
+// share with no computation of the shares between: after each step the snapshot stays fresh, and
+// its claims and spare, kept as the changed queues' differences, equal a whole build's.
+func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
+	// Of 10 cpu, a holds 6, b asks for 4 and c for 2: c deserves 2, a and b 4 each; a holds 2 above.
+	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n")}
+	waiting := []*v1.Pod{pod("b", "b-0", "2", ""), pod("b", "b-1", "2", ""), pod("c", "c-0", "2", "")}
+	for _, p := range waiting {
+		kube = append(kube, p)
+	}
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
+		util.MakeQueue("c").Obj()}, kube...)
+	a.recomputeShares()
+	placed := func(p *v1.Pod) *v1.Pod {
+		on := p.DeepCopy()
+		on.Spec.NodeName = "n"
+		return on
+	}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"b-0 assumed", func() { a.Assume(placed(waiting[0])) }},
+		{"c-0 assumed", func() { a.Assume(placed(waiting[2])) }},
+		{"b-0 forgotten", func() { a.Forget(waiting[0]) }},
+		{"c-0 bound", func() { a.usage.upsert(placed(waiting[2])) }},
+		{"b-1 bound", func() { a.usage.upsert(placed(waiting[1])) }},
+		{"a-0 terminating", func() {
+			p := pod("a", "a-0", "6", "n")
+			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			a.usage.upsert(p)
+		}},
+	}
+	for _, s := range steps {
+		s.do()
+		snap := a.Snapshot()
+		whole := &policy.Snapshot{}
+		sh := a.readShares()
+		a.usage.mu.Lock()
+		a.usage.wholeQueues(whole, a.AllQueues(), sh)
+		a.usage.mu.Unlock()
+		if snap.Stale() || snap.Updated == nil {
+			t.Fatalf("after %s: stale %t, built whole %t; want fresh and built from the changes", s.name, snap.Stale(), snap.Updated == nil)
+		}
+		if !quota.Equals(snap.Claimable, whole.Claimable) || !equalLists(snap.Spare, whole.Spare) {
+			t.Errorf("after %s: claimable %v, spare %v; a whole build has %v, %v", s.name, snap.Claimable, snap.Spare, whole.Claimable, whole.Spare)
+		}
+	}
+	if snap := a.Snapshot(); !quota.Equals(snap.Claimable, quota.Add(snap.Queue("b").Claim, snap.Queue("c").Claim)) || len(snap.Spare) != 0 {
+		t.Errorf("at the end: claimable %v, spare %v", snap.Claimable, snap.Spare)
+	}
+}
+
+func equalLists(a, b map[string]v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, l := range a {
+		if !quota.Equals(l, b[name]) {
+			return false
+		}
+	}
+	return true
 }

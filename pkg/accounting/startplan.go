@@ -174,7 +174,7 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 		case len(pod.Spec.SchedulingGates) > 0:
 		case !counted:
 			pending = append(pending, pendingMember{pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})})
-		case p.onNode:
+		case p.bound:
 			bound = append(bound, pod)
 		case p.assumed:
 			placing = append(placing, pod)

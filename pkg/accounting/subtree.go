@@ -72,7 +72,7 @@ func (u *usage) rebuildSubtrees() {
 	// Counted as a change, in the same critical section: a snapshot built before holds the totals of
 	// the tree as it was.
 	u.allChanged = true
-	u.sharesDirty()
+	u.numberChange(true)
 	for name, q := range u.queues {
 		if len(q.Allocated) > 0 {
 			u.addSubtree(name, q.Allocated, 1)

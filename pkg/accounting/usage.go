@@ -47,11 +47,9 @@ type podUsage struct {
 	unit string
 	// group is the key of the pod's PodGroup, or "".
 	group string
-	// bound: the pod counts as on a node: the informer shows it there, or the scheduler's copy
-	// assumed at Reserve says so (which stands until the pod's next update, Forget or not).
+	// bound: the informer shows the pod on a node. The scheduler's copy assumed at Reserve, which
+	// carries the node, never sets it: that is assumed, and Forget lets go of it.
 	bound bool
-	// onNode: the informer shows the pod on a node.
-	onNode bool
 	// assumed: the scheduler reserved a node for the pod (Reserve) and the informer does not show it
 	// bound yet. It counts as bound until the binding arrives, Unreserve forgets it, or the pod is
 	// deleted, whatever other updates of the pod arrive meanwhile (the scheduler itself patches
@@ -59,8 +57,8 @@ type podUsage struct {
 	assumed bool
 	// informed: the informer delivered the pod. An entry that is only assumed goes with Forget.
 	informed bool
-	// countedGen is the change of the shares that counted the pod as it stands: shares computed
-	// at or after it include the pod.
+	// countedGen is the change that counted the pod's demand as it stands: shares computed at or
+	// after it include the pod. Placing the pod or letting it go moves no demand, and keeps it.
 	countedGen uint64
 }
 
@@ -92,10 +90,12 @@ type usage struct {
 	// built, so that the next one copies only those; allChanged, that every queue's may have.
 	changed    map[string]struct{}
 	allChanged bool
-	// sharesDirty marks the shares stale and numbers the change. It is called in the same critical
-	// section as the change, so that whoever sees a change in usage (a victim terminating, say) sees
-	// the shares stale too until they are recomputed with it.
-	sharesDirty func() uint64
+	// numberChange numbers a change of usage and asks for a computation of the shares; moves: the
+	// change moves the demand (a pod came, went, or asks for more or less), and the shares are
+	// stale until they include it. It is called in the same critical section as the change, so
+	// that whoever sees a new pod sees the shares stale too until they are recomputed with it. A
+	// pod placed, let go or terminating moves usage only, which every snapshot reads as it is.
+	numberChange func(moves bool) uint64
 	// onChange hear of a queue whose usage changed; freed of room a queue's pods gave back: a pod of
 	// it left, stopped holding, or asks for less.
 	onChange listeners[string]
@@ -105,23 +105,23 @@ type usage struct {
 	freedSeq atomic.Uint64
 }
 
-func newUsage(a *Accounting, sharesDirty func() uint64) *usage {
+func newUsage(a *Accounting, numberChange func(moves bool) uint64) *usage {
 	return &usage{
-		acct:        a,
-		sharesDirty: sharesDirty,
-		allocated:   v1.ResourceList{},
-		pending:     v1.ResourceList{},
-		pods:        map[types.UID]podUsage{},
-		shapes:      resourceShapes{},
-		units:       map[string]v1.ResourceList{},
-		groups:      map[string]v1.ResourceList{},
-		asked:       map[string]v1.ResourceList{},
-		queues:      map[string]*QueueUsage{},
-		waiting:     map[string]map[types.UID]*v1.Pod{},
-		subtree:     map[string]v1.ResourceList{},
-		entered:     map[string]v1.ResourceList{},
-		changed:     map[string]struct{}{},
-		allChanged:  true,
+		acct:         a,
+		numberChange: numberChange,
+		allocated:    v1.ResourceList{},
+		pending:      v1.ResourceList{},
+		pods:         map[types.UID]podUsage{},
+		shapes:       resourceShapes{},
+		units:        map[string]v1.ResourceList{},
+		groups:       map[string]v1.ResourceList{},
+		asked:        map[string]v1.ResourceList{},
+		queues:       map[string]*QueueUsage{},
+		waiting:      map[string]map[types.UID]*v1.Pod{},
+		subtree:      map[string]v1.ResourceList{},
+		entered:      map[string]v1.ResourceList{},
+		changed:      map[string]struct{}{},
+		allChanged:   true,
 	}
 }
 
@@ -378,10 +378,12 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if existed && !old.holds() && entry.holds() {
 		u.enter(entry.queue, entry.requests)
 	}
-	changed := !existed || old.holds() != entry.holds() || old.terminating != entry.terminating ||
-		!quota.Equals(old.requests, entry.requests) || old.queue != entry.queue
+	moves := movesDemand(old, entry, existed)
+	changed := moves || old.holds() != entry.holds() || old.terminating != entry.terminating
 	if changed {
-		entry.countedGen = u.sharesDirty()
+		if gen := u.numberChange(moves); moves {
+			entry.countedGen = gen
+		}
 	}
 	u.put(pod.UID, entry)
 	var freed RoomFreed
@@ -399,6 +401,14 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if freed.Seq != 0 {
 		u.freed.notify(freed)
 	}
+}
+
+// movesDemand says whether counting entry in place of old (or of nothing, unless existed) changes
+// what a queue, unit or PodGroup asks for in all: the demand the shares divide. A pod placed, let
+// go or terminating moves none.
+func movesDemand(old, entry podUsage, existed bool) bool {
+	return !existed || old.queue != entry.queue || old.unit != entry.unit || old.group != entry.group ||
+		!quota.Equals(old.requests, entry.requests)
 }
 
 // countsAlike says whether two entries of a pod count the same everywhere (add and subtract read
@@ -420,7 +430,6 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 		settled:     old.settled,
 		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
 		bound:       pod.Spec.NodeName != "",
-		onNode:      pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
 		group:       u.acct.GangKey(pod),
@@ -455,7 +464,7 @@ func (u *usage) remove(obj any) {
 	if existed {
 		u.drop(pod.UID)
 		u.subtract(old)
-		u.sharesDirty()
+		u.numberChange(true)
 		if old.holds() {
 			seq = u.freedSeq.Add(1)
 		}
@@ -605,25 +614,20 @@ func (u *usage) assume(pod *v1.Pod) {
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
 	if existed && old.holds() {
-		if !old.assumed && !old.onNode {
-			// Let go at Unreserve and still counted until its next update: placed again.
-			old.assumed = true
-			u.put(pod.UID, old)
-		}
 		u.mu.Unlock()
 		return
 	}
 	if existed {
 		u.subtract(old)
-		entry.informed = old.informed
+		entry.informed, entry.countedGen = old.informed, old.countedGen
 	}
 	// Assumed on a node, the pod keeps the queue it was scheduled for. The scheduler hands over its
-	// copy with the node set: onNode stays the informer's word.
-	entry.assumed, entry.settled, entry.onNode = true, true, existed && old.onNode
+	// copy with the node set: bound stays the informer's word, so that Forget lets go of it.
+	entry.assumed, entry.settled, entry.bound = true, true, false
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)
-	u.sharesDirty()
+	u.numberChange(movesDemand(old, entry, existed))
 	u.mu.Unlock()
 	u.onChange.notify(entry.queue)
 	if existed && old.queue != entry.queue {
@@ -647,7 +651,7 @@ func (u *usage) forget(uid types.UID) {
 	} else {
 		u.drop(uid)
 	}
-	u.sharesDirty()
+	u.numberChange(!old.informed)
 	seq := u.freedSeq.Add(1)
 	u.mu.Unlock()
 	u.onChange.notify(old.queue)

@@ -2,12 +2,14 @@ package accounting
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -54,6 +56,14 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			{"forget again", forget, "1"},
 			{"update after forget", update(labelled), "1"},
 		}},
+		{"forgotten before any update", []step{
+			{"assume", assume, "3"},
+			{"forget", forget, "1"},
+			{"assume again", assume, "3"},
+			{"forget again", forget, "1"},
+			{"forget a third time", forget, "1"},
+			{"update after forget", update(labelled), "1"},
+		}},
 		{"binding confirms it once", []step{
 			{"assume", assume, "3"},
 			{"nominatedNodeName", update(nominated), "3"},
@@ -86,11 +96,27 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			// Another bound pod keeps the queue counted, so that a release done twice shows.
 			a.usage.upsert(pod("a", "other", "1", "n"))
 			p := pod("a", "p", "2", "")
-			if tt.name != "assumed before the informer delivered it" && tt.name != "assumed, never delivered, forgotten" {
+			if informedFirst(tt.name) {
 				a.usage.upsert(p.DeepCopy())
 			}
+			var freed []RoomFreed
+			a.OnQueueRoomFreed(func(f RoomFreed) { freed = append(freed, f) })
+			held, deleted := false, false // whether p holds room, as the steps want; was deleted
+			a.recomputeShares()
 			for _, s := range tt.steps {
+				before := len(freed)
 				s.do(a, p)
+				// Room is freed exactly when p stops holding it, once.
+				if wantFreed := held && s.want == "1"; (len(freed) > before) != wantFreed || len(freed) > before+1 {
+					t.Fatalf("after %s: %d RoomFreed, want one only if p held room and no longer does (%t)", s.name, len(freed)-before, wantFreed)
+				}
+				held = s.want == "3"
+				// Placing a counted pod or letting it go moves no demand: the shares stay fresh until
+				// the pod is deleted.
+				deleted = deleted || strings.HasPrefix(s.name, "delete")
+				if a.Snapshot().Stale() && !deleted && informedFirst(tt.name) {
+					t.Fatalf("after %s: the shares are stale", s.name)
+				}
 				if got := allocatedCPU(a, "a"); got != s.want {
 					t.Fatalf("after %s: allocated %s, want %s", s.name, got, s.want)
 				}
@@ -107,6 +133,11 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// informedFirst says whether the informer delivers the pod before the case's first step.
+func informedFirst(name string) bool {
+	return name != "assumed before the informer delivered it" && name != "assumed, never delivered, forgotten"
 }
 
 // TestQueueResolvedOnce checks that a counted pod keeps the queue it was first counted under when
@@ -169,28 +200,36 @@ func TestSubtreeTotals(t *testing.T) {
 	}
 }
 
-// TestLeavingMarksTheSharesStale checks that whoever sees a pod go sees the shares stale with it: a
-// victim is never counted neither as under way nor by the shares' reclaimable spare.
-func TestLeavingMarksTheSharesStale(t *testing.T) {
+// TestLeavingShowsInTheSnapshotAtOnce checks that whoever sees a pod go sees what the shares derive
+// from usage move with it, with no computation of the shares: a victim terminating leaves the
+// reclaimable spare at once (it is never counted both as under way and as spare), and the shares
+// stay fresh, as the demand is unchanged; the deletion moves the demand, and the shares are stale
+// until they include it.
+func TestLeavingShowsInTheSnapshotAtOnce(t *testing.T) {
+	// a holds 6 and b asks for 6 of 10: each deserves 5, and a holds 1 above its share.
 	victim := pod("a", "victim", "2", "n")
-	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
-		util.MakeNode("n", "10", "10Gi"), victim)
-	if a.Leaving(victim) || a.Snapshot().Stale() {
-		t.Fatalf("before the eviction: leaving %t, shares stale %t", a.Leaving(victim), a.Snapshot().Stale())
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
+		util.MakeNode("n", "10", "10Gi"), victim, pod("a", "other", "4", "n"), pod("b", "asking", "6", ""))
+	snap := a.Snapshot()
+	if a.Leaving(victim) || snap.Stale() || !quota.Equals(snap.Spare["a"], cpu("1")) || !quota.Equals(snap.Claimable, cpu("5")) {
+		t.Fatalf("before the eviction: leaving %t, shares stale %t, spare %v, claimable %v; want a 1 above its share, b claiming 5",
+			a.Leaving(victim), snap.Stale(), snap.Spare, snap.Claimable)
 	}
 	terminating := victim.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	a.usage.upsert(terminating)
-	if !a.Leaving(victim) || !a.Snapshot().Stale() {
-		t.Errorf("after the eviction: leaving %t, shares stale %t; want both", a.Leaving(victim), a.Snapshot().Stale())
-	}
-	a.recomputeShares()
-	if a.Snapshot().Stale() {
-		t.Error("shares still stale after a recomputation")
+	snap = a.Snapshot()
+	if !a.Leaving(victim) || snap.Stale() || len(snap.Spare) != 0 || len(a.ReclaimableSpare("b")) != 0 {
+		t.Errorf("after the eviction: leaving %t, shares stale %t, spare %v; want leaving, fresh, no spare", a.Leaving(victim), snap.Stale(), snap.Spare)
 	}
 	a.usage.remove(terminating)
-	if !a.Leaving(victim) || !a.Snapshot().Stale() {
-		t.Errorf("after the deletion: leaving %t, shares stale %t; want both", a.Leaving(victim), a.Snapshot().Stale())
+	snap = a.Snapshot()
+	if !snap.Stale() || len(snap.Spare) != 0 {
+		t.Errorf("after the deletion: shares stale %t, spare %v; want stale, no spare", snap.Stale(), snap.Spare)
+	}
+	a.recomputeShares()
+	if snap = a.Snapshot(); snap.Stale() || len(snap.Spare) != 0 {
+		t.Errorf("after a computation: shares stale %t, spare %v; want fresh, no spare", snap.Stale(), snap.Spare)
 	}
 }
 

@@ -106,6 +106,7 @@ func TestAdmit(t *testing.T) {
 			s := contended()
 			if tt.stale {
 				s.Changes++
+				s.SharesMoved = s.Changes
 			}
 			r := Admit(s, tt.queue, cpu(tt.cpu), tt.work)
 			got := ""
@@ -160,7 +161,7 @@ func TestAdmitBorrowsClaimsOfLaterReservations(t *testing.T) {
 // always does, and so does a pod while units asked for more than the shares know.
 func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {
 	s := snapshotOf(leaf("a", "4", "4"), leaf("b", "", "4"))
-	s.Allocated, s.Pending, s.Changes = cpu("4"), cpu("1"), 8
+	s.Allocated, s.Pending, s.Changes, s.SharesMoved = cpu("4"), cpu("1"), 8, 8
 	if r := Admit(s, "a", cpu("1"), Work{Pod: true}); r != nil {
 		t.Errorf("a pod with 6 cpu idle and 1 asked for, shares stale: %q", r.Message)
 	}
@@ -210,6 +211,7 @@ func TestHeadroom(t *testing.T) {
 		t.Errorf("a pod that borrows idle room must free nothing for the share: %+v", h)
 	}
 	idle.Changes++
+	idle.SharesMoved = idle.Changes
 	if h := HeadroomOf(idle, "a", nil, cpu("1")); h.Fits(Amounts{}) {
 		t.Errorf("on stale shares nothing is borrowed: passed with nothing freed: %+v", h)
 	}
@@ -374,6 +376,7 @@ func TestNothingToReclaimBeside(t *testing.T) {
 	for _, tt := range tests {
 		s := snapshotOf(tt.queues...)
 		s.Changes++ // stale: the answer does not depend on the shares
+		s.SharesMoved = s.Changes
 		if got := NothingToReclaimBeside(s, "mine"); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}

@@ -17,9 +17,11 @@ import (
 // accounting after each computation of the fair shares and on each change it counts, and never
 // changed once built: a scheduling cycle takes one and every plugin of the cycle reads that one.
 type Snapshot struct {
-	// Changes is how many changes of capacity, demand or the queue tree the accounting had numbered
-	// when the snapshot was built; SharesInclude, how many of them the fair shares include.
-	Changes, SharesInclude uint64
+	// Changes is how many changes of usage, capacity, demand or the queue tree the accounting had
+	// numbered when the snapshot was built; SharesMoved, the number of the latest of them that can
+	// move the fair shares (of demand, capacity, the queue tree or the usage history: a pod placed
+	// or let go moves none); SharesInclude, how many of them the fair shares include.
+	Changes, SharesMoved, SharesInclude uint64
 	// QueueSpecs is the version of the queues' specs the shares were computed under.
 	QueueSpecs int64
 	// SpareGrowths counts the computations of the shares, up to the one the snapshot holds, after
@@ -30,7 +32,7 @@ type Snapshot struct {
 	UnitDemandCurrent bool
 	// Capacity is what the cluster's nodes can hold now; SharedCapacity, what the shares divided.
 	Capacity, SharedCapacity v1.ResourceList
-	// Claimable is what the queues below their share can still claim, as the shares were computed.
+	// Claimable is what the queues below their share can still claim: the sum of the leaves' Claim.
 	Claimable v1.ResourceList
 	// UnitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups asked for beyond their
 	// pods when the shares were computed.
@@ -43,7 +45,7 @@ type Snapshot struct {
 	// nor what a cycle keeps grows with the number of queues.
 	Queues, Updated map[string]*Queue
 	// Spare is, for each reclaimable leaf queue above its share, what it holds above it, not
-	// counting its terminating pods.
+	// counting its terminating pods: each such queue's Spare.
 	Spare map[string]v1.ResourceList
 }
 
@@ -65,11 +67,16 @@ type Queue struct {
 	Allocated, Pending, Terminating v1.ResourceList
 	// Subtree is what the queue and the queues below it hold.
 	Subtree v1.ResourceList
+	// Claim is, for a leaf, what it deserves up to its demand less what it holds (policy.Claim);
+	// Spare, for a reclaimable leaf, what it holds above its share but its terminating pods
+	// (policy.AboveShare). Both read the queue's Allocated: they follow every pod placed or let go,
+	// with no computation of the shares.
+	Claim, Spare v1.ResourceList
 }
 
-// Stale says whether changes came that the shares do not include yet: what is idle and unclaimed is
-// only known once they do.
-func (s *Snapshot) Stale() bool { return s.Changes != s.SharesInclude }
+// Stale says whether changes that can move the shares came that the shares do not include yet:
+// what is idle and unclaimed is only known once they do.
+func (s *Snapshot) Stale() bool { return s.SharesMoved > s.SharesInclude }
 
 // Queue returns the named queue, or nil.
 func (s *Snapshot) Queue(name string) *Queue {

@@ -315,9 +315,9 @@ func (r *Reclaim) pending(pod *v1.Pod) bool {
 	return ok && !r.acct.Holds(pod)
 }
 
-// victimState says whether a victim under way has begun to go, as the accounting sees it: the
-// shares are stale from the moment it sees a victim go until they are recomputed without it, so a
-// victim is counted either as under way or by the shares' reclaimable spare, never by neither. A
+// victimState says whether a victim under way has begun to go, as the accounting sees it: from that
+// moment each snapshot's reclaimable spare leaves it out (what terminating pods hold is not spare),
+// so a victim is counted either as under way or by the spare, never by neither. A
 // victim preempted while it waited at Permit is no longer held: it went back to the queue.
 func (r *Reclaim) victimState(pod *v1.Pod) victimState {
 	switch {

@@ -296,7 +296,7 @@ func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
 		return &policy.Queue{Name: name, Parent: "root", Reclaimable: reclaimable, Allocated: cpu(allocated), Deserved: cpu(deserved)}
 	}
 	for _, reclaimable := range []bool{true, false} {
-		snap := &policy.Snapshot{Changes: 2, SharesInclude: 1, Queues: map[string]*policy.Queue{
+		snap := &policy.Snapshot{Changes: 2, SharesMoved: 2, SharesInclude: 1, Queues: map[string]*policy.Queue{
 			"owner":    queue("owner", true, "1", "5"),
 			"borrower": queue("borrower", reclaimable, "4", "1"),
 		}, Spare: map[string]v1.ResourceList{"borrower": cpu("3")}}
