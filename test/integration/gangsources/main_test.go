@@ -82,6 +82,7 @@ func installGangCRDs(t *testing.T) {
 // deletes its pods after the test.
 func newNamespace(t *testing.T, name, queue string) string {
 	t.Helper()
+	name = clustertest.Named(t, name)
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
 		Labels:      map[string]string{schedulingv1beta1.ManagedLabel: "true"},
 		Annotations: map[string]string{schedulingv1beta1.QueueAnnotation: queue}}}

@@ -14,6 +14,7 @@ import (
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/test/clustertest"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -56,7 +57,7 @@ func TestAdmittedGangsMeetAtPermit(t *testing.T) {
 	installGangCRDs(t)
 	for i, g := range handWritten {
 		t.Run(string(g.source), func(t *testing.T) {
-			queue := fmt.Sprintf("permit-%d", i)
+			queue := clustertest.Named(t, fmt.Sprintf("permit-%d", i))
 			createQueue(t, util.MakeQueue(queue).Obj())
 			ns := newNamespace(t, queue, queue)
 			g.create(t, ns, "ga", 3)
@@ -87,7 +88,7 @@ func TestAdmittedGangsMeetAtPermit(t *testing.T) {
 // the parameter server no pod is bound, and they say which task is missing; once it comes, all bind.
 func TestVolcanoTaskMinimumsHoldTheGang(t *testing.T) {
 	installGangCRDs(t)
-	queue := "tasks"
+	queue := clustertest.Named(t, "tasks")
 	createQueue(t, util.MakeQueue(queue).Obj())
 	ns := newNamespace(t, queue, queue)
 	createVolcano(t, &vcv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "tf", Namespace: ns},
@@ -151,8 +152,9 @@ func TestMirrorOfAnEarlierSourceIsReplaced(t *testing.T) {
 // NotMirrored event naming the queue, and its pods wait.
 func TestGangSourcesKeepTheQueuesTenancy(t *testing.T) {
 	installGangCRDs(t)
-	createQueue(t, util.MakeQueue("picky-sources").Namespaces(map[string]string{"team": "picky"}).Obj())
-	ns := newNamespace(t, "not-picky-sources", "picky-sources")
+	queue := clustertest.Named(t, "picky-sources")
+	createQueue(t, util.MakeQueue(queue).Namespaces(map[string]string{"team": "picky"}).Obj())
+	ns := newNamespace(t, "not-picky-sources", queue)
 	createSP(t, &spv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: ns}, Spec: spv1alpha1.PodGroupSpec{MinMember: 2}})
 	for i := range 2 {
 		createPod(t, util.MakePod(ns, fmt.Sprintf("g-%d", i)).Label(spv1alpha1.PodGroupLabel, "g").
@@ -167,7 +169,7 @@ func TestGangSourcesKeepTheQueuesTenancy(t *testing.T) {
 		messages = messages[:0]
 		for _, e := range events.Items {
 			messages = append(messages, e.Message)
-			if strings.Contains(e.Message, "picky-sources") {
+			if strings.Contains(e.Message, queue) {
 				return true, nil
 			}
 		}

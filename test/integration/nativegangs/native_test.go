@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 
 func newNamespace(t *testing.T, name, queue string) string {
 	t.Helper()
+	name = clustertest.Named(t, name)
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{schedulingv1beta1.QueueAnnotation: queue}}}
 	if _, err := cluster.Kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -73,8 +74,11 @@ func newNamespace(t *testing.T, name, queue string) string {
 	return name
 }
 
-func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
+// createQueue creates q, named for the test's run (clustertest.Named), and returns its name once it
+// has a status.
+func createQueue(t *testing.T, q *schedulingv1beta1.Queue) string {
 	t.Helper()
+	q.Name = clustertest.Named(t, q.Name)
 	api := cluster.Queues.SchedulingV1beta1().Queues()
 	if _, err := api.Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -83,6 +87,7 @@ func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
 		got, err := api.Get(ctx, q.Name, metav1.GetOptions{})
 		return err == nil && got.Status.State != "", nil
 	}, func() string { return "" })
+	return q.Name
 }
 
 func poll(t *testing.T, what string, ok func(context.Context) (bool, error), describe func() string) {
@@ -157,8 +162,8 @@ func waitCondition(t *testing.T, namespace, name, conditionType string, status m
 // not at all; kube-scheduler writes PodGroupInitiallyScheduled on the first and queue-scheduler its
 // QueueAdmitted; once the first is gone the second binds whole.
 func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
-	createQueue(t, util.MakeQueue("native").Obj())
-	ns := newNamespace(t, "whole", "native")
+	queue := createQueue(t, util.MakeQueue("native").Obj())
+	ns := newNamespace(t, "whole", queue)
 	for _, g := range []string{"ga", "gb"} {
 		if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), podGroup(ns, g, 3), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -183,9 +188,9 @@ func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
 		t.Fatalf("%d pods of gang %s bound beside gang %s", got, second, first)
 	}
 	waitCondition(t, ns, first, schedulingapi.PodGroupInitiallyScheduled, metav1.ConditionTrue, "")
-	waitCondition(t, ns, first, gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "native"`)
-	wantRejectedAndReported(t, ns, "native", second)
-	wantCounted(t, ns, "native", first, second)
+	waitCondition(t, ns, first, gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "`+queue+`"`)
+	wantRejectedAndReported(t, ns, queue, second)
+	wantCounted(t, ns, queue, first, second)
 	if err := cluster.Kube.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
 		metav1.ListOptions{LabelSelector: schedulingv1beta1.PodGroupLabel + "=" + first}); err != nil {
 		t.Fatal(err)
@@ -197,13 +202,13 @@ func TestNativeGangsRunWholeOneAfterTheOther(t *testing.T) {
 // and gives the reservations up before it binds them: that is no failure of the gang, which binds
 // whole without a rejection counted (nor a denial, nor a GangUnschedulable report).
 func TestNativeGangPlacedAtOnceIsNotRejected(t *testing.T) {
-	createQueue(t, util.MakeQueue("at-once").Obj())
-	ns := newNamespace(t, "at-once", "at-once")
+	queue := createQueue(t, util.MakeQueue("at-once").Obj())
+	ns := newNamespace(t, "at-once", queue)
 	submit(t, ns, "g", 2, 2)
 	waitBound(t, ns, "the gang whole", func(b map[string]int) bool { return b["g"] == 2 })
 	for _, reason := range []string{"MemberNotBound", "Unschedulable", "Timeout"} {
 		// Counted in Unreserve and PostFilter, before any member binds.
-		n, err := testutil.GetCounterMetricValue(metrics.GangRejections.WithLabelValues("at-once", reason))
+		n, err := testutil.GetCounterMetricValue(metrics.GangRejections.WithLabelValues(queue, reason))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,10 +250,10 @@ func wantRejectedAndReported(t *testing.T, ns, queue, group string) {
 // A native gang enters its queue by the queue's rules: a queue that does not take the namespace
 // refuses it, and the PodGroup's QueueAdmitted condition says why; its pods wait.
 func TestNativeGangOfAQueueThatRefusesTheNamespace(t *testing.T) {
-	createQueue(t, util.MakeQueue("picky").Namespaces(map[string]string{"team": "picky"}).Obj())
-	ns := newNamespace(t, "not-picky", "picky")
+	queue := createQueue(t, util.MakeQueue("picky").Namespaces(map[string]string{"team": "picky"}).Obj())
+	ns := newNamespace(t, "not-picky", queue)
 	submit(t, ns, "g", 2, 2)
-	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionFalse, `picky`)
+	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionFalse, queue)
 	if got := bound(t, ns)["g"]; got != 0 {
 		t.Fatalf("%d pods bound of a gang its queue refused", got)
 	}
@@ -257,9 +262,8 @@ func TestNativeGangOfAQueueThatRefusesTheNamespace(t *testing.T) {
 // A queue below its share takes its room back for a native gang: a borrower fills the cluster, and
 // the owner's gang of 2 binds whole.
 func TestNativeGangReclaimsItsShare(t *testing.T) {
-	createQueue(t, util.MakeQueue("borrower").Obj())
-	createQueue(t, util.MakeQueue("owner").Obj())
-	bns, ons := newNamespace(t, "borrower", "borrower"), newNamespace(t, "owner", "owner")
+	borrower, owner := createQueue(t, util.MakeQueue("borrower").Obj()), createQueue(t, util.MakeQueue("owner").Obj())
+	bns, ons := newNamespace(t, "borrower", borrower), newNamespace(t, "owner", owner)
 	for i := range 5 {
 		pod := util.MakePod(bns, fmt.Sprintf("b-%d", i)).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
 		if _, err := cluster.Kube.CoreV1().Pods(bns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
@@ -286,8 +290,8 @@ func TestNativeGangReclaimsItsShare(t *testing.T) {
 // with queue-scheduler's queue label (at once, before any pod), or when a pod of queue-scheduler
 // names it; one whose pods are another scheduler's is left alone.
 func TestNativePodGroupsOfOtherSchedulersAreLeftAlone(t *testing.T) {
-	createQueue(t, util.MakeQueue("shared").Obj())
-	ns := newNamespace(t, "shared", "shared")
+	queue := createQueue(t, util.MakeQueue("shared").Obj())
+	ns := newNamespace(t, "shared", queue)
 	other := podGroup(ns, "other", 2)
 	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -300,11 +304,11 @@ func TestNativePodGroupsOfOtherSchedulersAreLeftAlone(t *testing.T) {
 		}
 	}
 	labelled := podGroup(ns, "labelled", 2)
-	labelled.Labels = map[string]string{schedulingv1beta1.QueueLabel: "shared"}
+	labelled.Labels = map[string]string{schedulingv1beta1.QueueLabel: queue}
 	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), labelled, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, ns, "labelled", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "shared"`)
+	waitCondition(t, ns, "labelled", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "`+queue+`"`)
 	if _, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(context.Background(), "other", metav1.GetOptions{}); err == nil {
 		t.Error("a native PodGroup of another scheduler's pods is mirrored")
 	}
@@ -358,8 +362,8 @@ func listMembers(t *testing.T, namespace, group string) []v1.Pod {
 // an install or during an outage) carries no pod-group label, and its PodGroup names no queue: its
 // first pod still makes it queue-scheduler's. It binds whole, and its mirror counts its members.
 func TestNativeGangPastTheWebhookRuns(t *testing.T) {
-	createQueue(t, util.MakeQueue("past").Obj())
-	ns := newNamespace(t, "past-webhook", "past")
+	queue := createQueue(t, util.MakeQueue("past").Obj())
+	ns := newNamespace(t, "past-webhook", queue)
 	if _, err := cluster.Kube.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), podGroup(ns, "g", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +398,7 @@ func TestNativeGangPastTheWebhookRuns(t *testing.T) {
 		}
 		return fmt.Sprint(out)
 	})
-	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "past"`)
+	waitCondition(t, ns, "g", gangsource.QueueAdmittedCondition, metav1.ConditionTrue, `admitted to queue "`+queue+`"`)
 	for _, p := range pods {
 		p.Status.Phase = v1.PodRunning
 		if _, err := cluster.Kube.CoreV1().Pods(ns).UpdateStatus(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
