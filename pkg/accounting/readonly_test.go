@@ -58,7 +58,11 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 
 // publishedLists copies every list the accounting hands out without copying, by name.
 func publishedLists(a *Accounting) map[string]v1.ResourceList {
-	out := map[string]v1.ResourceList{"capacity": a.shares.capacityOf.get().DeepCopy(), "claimable": a.Snapshot().Claimable.DeepCopy()}
+	snap := a.Snapshot()
+	out := map[string]v1.ResourceList{"capacity": a.shares.capacityOf.get().DeepCopy(), "claimable": snap.Claimable.DeepCopy()}
+	for name, s := range snap.Spare {
+		out["spare/"+name] = s.DeepCopy()
+	}
 	a.usage.mu.RLock()
 	out["allocated"], out["pending"] = a.usage.allocated.DeepCopy(), a.usage.pending.DeepCopy()
 	for name, q := range a.usage.queues {
@@ -74,9 +78,6 @@ func publishedLists(a *Accounting) map[string]v1.ResourceList {
 		if name != schedulingv1beta1.RootQueue { // the root's is the capacity itself
 			out["deserved/"+name] = d.DeepCopy()
 		}
-	}
-	for name, s := range a.shares.spare {
-		out["spare/"+name] = s.DeepCopy()
 	}
 	return out
 }

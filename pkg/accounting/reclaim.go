@@ -17,20 +17,3 @@ func (a *Accounting) UnderShare(queue string, req v1.ResourceList) bool {
 func (a *Accounting) ReclaimableSpare(except string) map[string]v1.ResourceList {
 	return policy.ReclaimableSpare(a.Snapshot(), except)
 }
-
-// spareOf computes, for the reclaimable leaves above their share, what they hold above it, not
-// counting what their terminating pods hold: that is given back already.
-func (a *Accounting) spareOf(deserved map[string]v1.ResourceList, leaves []string, usage map[string]QueueUsage) map[string]v1.ResourceList {
-	out := map[string]v1.ResourceList{}
-	for _, name := range leaves {
-		q, ok := a.Queue(name)
-		if !ok || (q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable) {
-			continue
-		}
-		u := usage[name]
-		if spare := policy.AboveShare(u.Allocated, u.Terminating, deserved[name]); spare != nil {
-			out[name] = spare
-		}
-	}
-	return out
-}

@@ -39,8 +39,9 @@ type shares struct {
 	// whether what it read includes every change it may have seen.
 	dirtyGen atomic.Uint64
 	// movedGen is the number of the latest change that can move the shares: a change of demand, or
-	// an untracked one. A pod placed or let go moves usage only: what the shares derive from usage
-	// (the claims, the spare) each snapshot reads from its own, so the shares stay fresh.
+	// an untracked one. A pod placed or let go moves usage only (see usage.placingMoves for when it
+	// moves more): what is derived from usage (the claims, the spare) each snapshot works out from
+	// its own, so the shares stay fresh.
 	movedGen    atomic.Uint64
 	computedGen uint64 // under mu
 	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the published
@@ -52,12 +53,8 @@ type shares struct {
 	// leafDemand is each leaf queue's demand as the shares were computed (as if not Suspended):
 	// with a queue's usage now, its claim (policy.Claim).
 	leafDemand map[string]v1.ResourceList
-	spare      map[string]v1.ResourceList // per reclaimable leaf above its share: by how much
 	// weights are the effective weights the usage history gave, where they differ from the queues'.
 	weights fairshare.Weights
-	// spareGrowths counts the computations after which some queue held more above its share than
-	// after the one before (see OnSpareGrown).
-	spareGrowths uint64
 	// unitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
 	// pods, as of the last computation.
 	unitDemand v1.ResourceList
@@ -67,8 +64,6 @@ type shares struct {
 	untrackedGen atomic.Uint64
 	onDeserved   listeners[string]
 	computed     []func()
-	// spareGrown hear of a computation after which some queue holds more above its share.
-	spareGrown []func()
 }
 
 func newShares() *shares {
@@ -212,24 +207,21 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 // recomputeShares computes the shares from the usage, the queues and the capacity as they are now,
 // advances the ledger, and publishes them; computations run one at a time.
 func (a *Accounting) recomputeShares() {
-	computed, spareGrown, changed, grew := a.computeShares()
+	computed, changed := a.computeShares()
 	for _, name := range changed {
 		a.shares.onDeserved.notify(name)
 	}
 	for _, f := range computed {
 		f()
 	}
-	if grew {
-		for _, f := range spareGrown {
-			f()
-		}
-	}
+	// A share that shrank may leave a queue above it: the snapshot built on the new shares says so
+	// to the OnSpareGrown listeners.
+	a.Snapshot()
 }
 
 // computeShares computes and publishes the shares, one computation at a time, and returns the
-// listeners to tell: those of every computation, and of the queues whose deserved share changed,
-// and of a spare that grew (grew).
-func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []string, grew bool) {
+// listeners of every computation to tell, and the queues whose deserved share changed.
+func (a *Accounting) computeShares() (computed []func(), changed []string) {
 	a.shares.computing.Lock()
 	defer a.shares.computing.Unlock()
 	gen := a.shares.dirtyGen.Load()
@@ -253,7 +245,6 @@ func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []s
 	for _, name := range leafNames {
 		leafDemand[name] = demands[name]
 	}
-	spare := a.spareOf(deserved, leafNames, usage)
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, leafDemand, unitDemand
 	for name, d := range deserved {
@@ -267,15 +258,11 @@ func (a *Accounting) computeShares() (computed, spareGrown []func(), changed []s
 		}
 	}
 	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
-	grew = spareGrew(a.shares.spare, spare)
-	if grew {
-		a.shares.spareGrowths++
-	}
-	a.shares.deserved, a.shares.spare, a.shares.weights = deserved, spare, weights
+	a.shares.deserved, a.shares.weights = deserved, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
-	computed, spareGrown = a.shares.computed, a.shares.spareGrown
+	computed = a.shares.computed
 	a.shares.mu.Unlock()
-	return computed, spareGrown, changed, grew
+	return computed, changed
 }
 
 // weightsMoved names the queues whose effective weights differ between before and now, to a
@@ -304,36 +291,6 @@ func weightsMoved(before, now fairshare.Weights) []string {
 		}
 	}
 	return moved
-}
-
-// spareGrew says whether some queue holds more above its share in now than in before, in any
-// resource.
-func spareGrew(before, now map[string]v1.ResourceList) bool {
-	for queue, spare := range now {
-		for name, q := range spare {
-			if b, ok := before[queue][name]; !ok || q.Cmp(b) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// OnSpareGrown registers f to be called after a computation of the shares after which some queue
-// holds more above its share than after the one before: there may be more to take back.
-func (a *Accounting) OnSpareGrown(f func()) {
-	a.shares.mu.Lock()
-	defer a.shares.mu.Unlock()
-	a.shares.spareGrown = append(a.shares.spareGrown, f)
-}
-
-// SpareGrowths is how many computations of the shares so far left some queue holding more above its
-// share than the one before: a decision on a snapshot whose SpareGrowths is lower missed a growth,
-// and the OnSpareGrown call it may have missed too.
-func (a *Accounting) SpareGrowths() uint64 {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.spareGrowths
 }
 
 // OnSharesComputed registers f to be called after every computation of the shares.

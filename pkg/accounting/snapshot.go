@@ -22,6 +22,9 @@ type snapshots struct {
 	// or units since calls for a whole new one, a change of usage only for a copy of the queues whose
 	// usage changed.
 	untracked atomic.Uint64
+	// spareGrown hear of a snapshot in which some queue holds more above its share than in the one
+	// before.
+	spareGrown listeners[struct{}]
 }
 
 // Snapshot returns the queues' state now, as the policy reads it. A scheduling cycle takes one and
@@ -31,6 +34,16 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	if last := a.snapshots.latest.Load(); last != nil && a.current(last) {
 		return last
 	}
+	next, grew := a.buildSnapshot()
+	if grew {
+		a.snapshots.spareGrown.notify(struct{}{})
+	}
+	return next
+}
+
+// buildSnapshot builds the next snapshot, unless the last is still current, and says whether some
+// queue's spare grew over the last's.
+func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
 	a.snapshots.building.Lock()
 	defer a.snapshots.building.Unlock()
 	last := a.snapshots.latest.Load()
@@ -38,34 +51,65 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	// either in it or calls for the next one.
 	untracked := a.shares.untrackedGen.Load()
 	sh := a.readShares()
-	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen && last.SpareGrowths == sh.spareGrowths &&
+	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen &&
 		untracked == a.snapshots.untracked.Load() {
-		return last
+		return last, false
 	}
-	full := last == nil || last.SharesInclude != sh.computedGen || last.SpareGrowths != sh.spareGrowths || untracked != a.snapshots.untracked.Load()
+	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
 		queues = a.AllQueues()
 	}
-	next := &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, SpareGrowths: sh.spareGrowths, UnitDemandCurrent: untracked <= sh.computedGen,
+	next = &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, UnitDemandCurrent: untracked <= sh.computedGen,
 		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, UnitDemand: sh.unitDemand}
 	a.usage.mu.Lock()
 	next.Changes, next.SharesMoved = a.shares.dirtyGen.Load(), a.shares.movedGen.Load()
 	next.Allocated, next.Pending = a.usage.allocated, a.usage.pending
+	spareMoved := true
 	if full || a.usage.allChanged {
 		if queues == nil {
 			queues = a.AllQueues()
 		}
 		a.usage.wholeQueues(next, queues, sh)
 	} else {
-		a.usage.updatedQueues(next, last, sh)
+		spareMoved = a.usage.updatedQueues(next, last, sh)
 	}
 	clear(a.usage.changed)
 	a.usage.allChanged = false
 	a.usage.mu.Unlock()
+	if last != nil {
+		next.SpareGrowths = last.SpareGrowths
+		if spareGrown = spareMoved && spareGrew(last.Spare, next.Spare); spareGrown {
+			next.SpareGrowths++
+		}
+	}
 	a.snapshots.untracked.Store(untracked)
 	a.snapshots.latest.Store(next)
-	return next
+	return next, spareGrown
+}
+
+// OnSpareGrown registers f to be called after a snapshot is built in which some queue holds more
+// above its share than in the one before (its usage grew, or its share shrank): there may be more to
+// take back. A snapshot is built after every computation of the shares, which every change of usage
+// asks for.
+func (a *Accounting) OnSpareGrown(f func()) { a.snapshots.spareGrown.add(func(struct{}) { f() }) }
+
+// SpareGrowths is how many snapshots so far found some queue holding more above its share than the
+// one before, as of a snapshot built now: a decision on a snapshot whose SpareGrowths is lower
+// missed a growth, and the OnSpareGrown call it may have missed too.
+func (a *Accounting) SpareGrowths() uint64 { return a.Snapshot().SpareGrowths }
+
+// spareGrew says whether some queue holds more above its share in now than in before, in any
+// resource.
+func spareGrew(before, now map[string]v1.ResourceList) bool {
+	for queue, spare := range now {
+		for name, q := range spare {
+			if b, ok := before[queue][name]; !ok || q.Cmp(b) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wholeQueues sets next's queues, each with its usage now, and the claims and spare they sum to.
@@ -88,10 +132,10 @@ func (u *usage) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta1.Q
 }
 
 // updatedQueues sets next's queues as last's, but those whose usage changed since, copied with
-// their usage now; the claims and spare change with them. The queues of the last whole build stay
-// shared, and Updated grows until the next whole build (the next computation of the shares, which
-// each change asks for). Call with u.mu held.
-func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) {
+// their usage now; the claims and spare change with them, and spareMoved says whether the spare
+// did. The queues of the last whole build stay shared, and Updated grows until the next whole build
+// (the next computation of the shares, which each change asks for). Call with u.mu held.
+func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) (spareMoved bool) {
 	next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(u.changed))
 	next.Claimable, next.Spare = last.Claimable, last.Spare
 	maps.Copy(next.Updated, last.Updated)
@@ -119,19 +163,19 @@ func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) {
 			delete(next.Spare, name)
 		}
 	}
+	return spareCopied
 }
 
 // current says whether nothing changed since snap was built: no change counted, no computation of
-// the shares that included a new change or grew a spare (a computation again on the same changes
-// may, as usage moves on), no change of queues, nodes or units. It takes no lock but the shares'
-// read lock.
+// the shares (a computation again on the same changes may move them, as usage history moves on), no
+// change of queues, nodes or units. It takes no lock but the shares' read lock.
 func (a *Accounting) current(snap *policy.Snapshot) bool {
 	if snap.Changes != a.shares.dirtyGen.Load() || a.shares.untrackedGen.Load() != a.snapshots.untracked.Load() {
 		return false
 	}
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
-	return snap.SharesInclude == a.shares.computedGen && snap.SpareGrowths == a.shares.spareGrowths
+	return snap.SharesInclude == a.shares.computedGen
 }
 
 // SharesCaughtUp says whether the shares now include every change snap saw that can move them: a
@@ -155,17 +199,17 @@ func (a *Accounting) ChangedSince(snap *policy.Snapshot) bool {
 
 // publishedShares is one computation's shares, read under one lock.
 type publishedShares struct {
-	computedGen, spareGrowths uint64
-	queueSpecs                int64
-	capacity, unitDemand      v1.ResourceList
-	deserved, leafDemand      map[string]v1.ResourceList
+	computedGen          uint64
+	queueSpecs           int64
+	capacity, unitDemand v1.ResourceList
+	deserved, leafDemand map[string]v1.ResourceList
 }
 
 func (a *Accounting) readShares() publishedShares {
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	s := a.shares
-	return publishedShares{computedGen: s.computedGen, spareGrowths: s.spareGrowths, queueSpecs: s.queueSpecs, capacity: s.capacity,
+	return publishedShares{computedGen: s.computedGen, queueSpecs: s.queueSpecs, capacity: s.capacity,
 		unitDemand: s.unitDemand, deserved: s.deserved, leafDemand: s.leafDemand}
 }
 

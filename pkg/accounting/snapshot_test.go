@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
@@ -120,4 +122,83 @@ func equalLists(a, b map[string]v1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// TestSpareGrowthIsHeardWithoutAComputation: a queue above its share that takes more is heard of at
+// the next snapshot, with no computation of the shares; one whose spare dips and climbs back is
+// heard of again, so a pod refused on the dip is let in.
+func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
+	// Of 10 cpu, a holds 6 and asks for 1 more, b asks for 6: each deserves 5.
+	extra := pod("a", "a-extra", "1", "")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
+	a.recomputeShares()
+	grown := make(chan struct{}, 8)
+	a.OnSpareGrown(func() { grown <- struct{}{} })
+	base := a.Snapshot().SpareGrowths
+	placed := extra.DeepCopy()
+	placed.Spec.NodeName = "n"
+	for i, step := range []struct {
+		name   string
+		do     func()
+		spare  string
+		growth uint64
+	}{
+		{"a-extra assumed", func() { a.Assume(placed) }, "2", 1},
+		{"a-extra forgotten", func() { a.Forget(extra) }, "1", 1},
+		{"a-extra assumed again", func() { a.Assume(placed) }, "2", 2},
+	} {
+		step.do()
+		snap := a.Snapshot()
+		if snap.Stale() || !quota.Equals(snap.Spare["a"], cpu(step.spare)) || snap.SpareGrowths != base+step.growth {
+			t.Fatalf("after %s: stale %t, a's spare %v, growths %d; want fresh, %s, %d", step.name, snap.Stale(), snap.Spare["a"],
+				snap.SpareGrowths-base, step.spare, step.growth)
+		}
+		if i != 1 {
+			select {
+			case <-grown:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("after %s: no OnSpareGrown call", step.name)
+			}
+		}
+	}
+}
+
+// TestPlacementsMoveTheSharesWhereTheyCount: a pod placed or let go moves no demand, and so not the
+// shares, but where the usage history charges each pod on entry (and moves the shares), and in a
+// Suspended queue, which asks for what it holds.
+func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
+	charged := Config{History: history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute, Factor: 1}}
+	for _, tt := range []struct {
+		name  string
+		cfg   Config
+		queue *schedulingv1beta1.Queue
+		moves bool
+	}{
+		{"no usage history", Config{}, util.MakeQueue("a").Obj(), false},
+		{"history kept, not moving the shares", Config{History: history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute}}, util.MakeQueue("a").Obj(), false},
+		{"entries charged and moving the shares", charged, util.MakeQueue("a").Obj(), true},
+		{"a Suspended queue", Config{}, util.MakeQueue("a").State(schedulingv1beta1.QueueStateSuspended).Obj(), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pod("a", "p", "1", "")
+			a := newTestAccountingWith(t, tt.cfg, []runtime.Object{util.MakeQueue("root").Obj(), tt.queue}, util.MakeNode("n", "10", "10Gi"), p)
+			placed := p.DeepCopy()
+			placed.Spec.NodeName = "n"
+			for _, step := range []struct {
+				name string
+				do   func()
+			}{
+				{"assumed", func() { a.Assume(placed) }},
+				{"forgotten", func() { a.Forget(p) }},
+				{"bound", func() { a.usage.upsert(placed.DeepCopy()) }},
+			} {
+				before := a.Snapshot().SharesMoved
+				step.do()
+				if moved := a.Snapshot().SharesMoved != before; moved != tt.moves {
+					t.Errorf("%s: shares moved %t, want %t", step.name, moved, tt.moves)
+				}
+			}
+		})
+	}
 }

@@ -289,7 +289,7 @@ func (a *Accounting) includedBy(pod *v1.Pod, gen uint64) bool {
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
-// then on the shares are stale until they are recomputed without it.
+// then on every snapshot's reclaimable spare leaves it out.
 func (a *Accounting) Leaving(pod *v1.Pod) bool {
 	a.usage.mu.RLock()
 	defer a.usage.mu.RUnlock()
@@ -378,8 +378,9 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if existed && !old.holds() && entry.holds() {
 		u.enter(entry.queue, entry.requests)
 	}
-	moves := movesDemand(old, entry, existed)
-	changed := moves || old.holds() != entry.holds() || old.terminating != entry.terminating
+	placed := existed && old.holds() != entry.holds()
+	moves := movesDemand(old, entry, existed) || placed && u.placingMoves(entry.queue)
+	changed := moves || placed || old.terminating != entry.terminating
 	if changed {
 		if gen := u.numberChange(moves); moves {
 			entry.countedGen = gen
@@ -401,6 +402,17 @@ func (u *usage) upsert(pod *v1.Pod) {
 	if freed.Seq != 0 {
 		u.freed.notify(freed)
 	}
+}
+
+// placingMoves says whether a pod of queue placed or let go moves the shares though the demand stays:
+// when the usage history charges each pod on entry and moves the shares (the charge counts at the
+// next computation), or when queue is Suspended (it asks for what it holds, no more).
+func (u *usage) placingMoves(queue string) bool {
+	if s := u.acct.ledger.settings; s.Keeps() && s.Factor > 0 && s.EntryCharge > 0 {
+		return true
+	}
+	q, ok := u.acct.Queue(queue)
+	return ok && q.Spec.State == schedulingv1beta1.QueueStateSuspended
 }
 
 // movesDemand says whether counting entry in place of old (or of nothing, unless existed) changes
@@ -624,10 +636,14 @@ func (u *usage) assume(pod *v1.Pod) {
 	// Assumed on a node, the pod keeps the queue it was scheduled for. The scheduler hands over its
 	// copy with the node set: bound stays the informer's word, so that Forget lets go of it.
 	entry.assumed, entry.settled, entry.bound = true, true, false
+	// A pod assumed before the informer delivered it, or under another queue, moves the demand.
+	demand := movesDemand(old, entry, existed)
+	if gen := u.numberChange(demand || u.placingMoves(entry.queue)); demand {
+		entry.countedGen = gen
+	}
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)
-	u.numberChange(movesDemand(old, entry, existed))
 	u.mu.Unlock()
 	u.onChange.notify(entry.queue)
 	if existed && old.queue != entry.queue {
@@ -651,7 +667,7 @@ func (u *usage) forget(uid types.UID) {
 	} else {
 		u.drop(uid)
 	}
-	u.numberChange(!old.informed)
+	u.numberChange(!old.informed || u.placingMoves(old.queue))
 	seq := u.freedSeq.Add(1)
 	u.mu.Unlock()
 	u.onChange.notify(old.queue)

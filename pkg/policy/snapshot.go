@@ -20,12 +20,13 @@ type Snapshot struct {
 	// Changes is how many changes of usage, capacity, demand or the queue tree the accounting had
 	// numbered when the snapshot was built; SharesMoved, the number of the latest of them that can
 	// move the fair shares (of demand, capacity, the queue tree or the usage history: a pod placed
-	// or let go moves none); SharesInclude, how many of them the fair shares include.
+	// or let go moves none, unless the history charges pods on entry or its queue is Suspended);
+	// SharesInclude, how many of them the fair shares include.
 	Changes, SharesMoved, SharesInclude uint64
 	// QueueSpecs is the version of the queues' specs the shares were computed under.
 	QueueSpecs int64
-	// SpareGrowths counts the computations of the shares, up to the one the snapshot holds, after
-	// which some queue held more above its share than after the one before.
+	// SpareGrowths counts the snapshots, up to this one, in which some queue held more above its
+	// share than in the one before.
 	SpareGrowths uint64
 	// UnitDemandCurrent: no change to what units and PodGroups ask for beyond their pods came after
 	// the shares were computed, so UnitDemand is what they ask for now.
