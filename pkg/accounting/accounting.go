@@ -187,7 +187,9 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	}
 	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
 	a.podsSynced = podsCounted
+	a.snapshots.grew = make(chan struct{}, 1)
 	go a.runShares(ctx)
+	go a.snapshots.tellSpareGrown(ctx)
 	factory.Start(ctx.Done())
 
 	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)

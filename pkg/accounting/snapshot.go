@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"context"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,9 @@ type snapshots struct {
 	// usage changed.
 	untracked atomic.Uint64
 	// spareGrown hear of a snapshot in which some queue holds more above its share than in the one
-	// before.
+	// before; grew signals tellSpareGrown to tell them.
 	spareGrown listeners[struct{}]
+	grew       chan struct{}
 }
 
 // Snapshot returns the queues' state now, as the policy reads it. A scheduling cycle takes one and
@@ -36,9 +38,27 @@ func (a *Accounting) Snapshot() *policy.Snapshot {
 	}
 	next, grew := a.buildSnapshot()
 	if grew {
-		a.snapshots.spareGrown.notify(struct{}{})
+		select {
+		case a.snapshots.grew <- struct{}{}:
+		default: // told already, and not yet heard: one call tells of both
+		}
 	}
 	return next
+}
+
+// tellSpareGrown calls the OnSpareGrown listeners after each snapshot whose spare grew, until ctx
+// ends. They are called on a goroutine of their own, never the builder's: a snapshot is built where
+// it is first read, which may be a PreEnqueue plugin under the scheduling queue's lock, and the
+// listeners activate pods, which takes that lock.
+func (s *snapshots) tellSpareGrown(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.grew:
+			s.spareGrown.notify(struct{}{})
+		}
+	}
 }
 
 // buildSnapshot builds the next snapshot, unless the last is still current, and says whether some
@@ -91,7 +111,7 @@ func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
 // OnSpareGrown registers f to be called after a snapshot is built in which some queue holds more
 // above its share than in the one before (its usage grew, or its share shrank): there may be more to
 // take back. A snapshot is built after every computation of the shares, which every change of usage
-// asks for.
+// asks for. f is called on a goroutine of the accounting's, never the builder's.
 func (a *Accounting) OnSpareGrown(f func()) { a.snapshots.spareGrown.add(func(struct{}) { f() }) }
 
 // SpareGrowths is how many snapshots so far found some queue holding more above its share than the
@@ -167,8 +187,8 @@ func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) (
 }
 
 // current says whether nothing changed since snap was built: no change counted, no computation of
-// the shares (a computation again on the same changes may move them, as usage history moves on), no
-// change of queues, nodes or units. It takes no lock but the shares' read lock.
+// the shares that included a new change, no change of queues, nodes or units. It takes no lock but
+// the shares' read lock.
 func (a *Accounting) current(snap *policy.Snapshot) bool {
 	if snap.Changes != a.shares.dirtyGen.Load() || a.shares.untrackedGen.Load() != a.snapshots.untracked.Load() {
 		return false

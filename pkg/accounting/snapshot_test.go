@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -72,6 +73,7 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
 		util.MakeQueue("c").Obj()}, kube...)
 	a.recomputeShares()
+	holdComputations(t, a)
 	placed := func(p *v1.Pod) *v1.Pod {
 		on := p.DeepCopy()
 		on.Spec.NodeName = "n"
@@ -133,8 +135,10 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
 		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
 	a.recomputeShares()
-	grown := make(chan struct{}, 8)
-	a.OnSpareGrown(func() { grown <- struct{}{} })
+	holdComputations(t, a)
+	// Each call says how many growths the snapshots had counted when it came.
+	told := make(chan uint64, 64)
+	a.OnSpareGrown(func() { told <- a.snapshots.latest.Load().SpareGrowths })
 	base := a.Snapshot().SpareGrowths
 	placed := extra.DeepCopy()
 	placed.Spec.NodeName = "n"
@@ -155,13 +159,32 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 				snap.SpareGrowths-base, step.spare, step.growth)
 		}
 		if i != 1 {
-			select {
-			case <-grown:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("after %s: no OnSpareGrown call", step.name)
-			}
+			waitTold(t, told, base+step.growth, step.name)
 		}
 	}
+}
+
+// waitTold waits for an OnSpareGrown call that came once the snapshots had counted growths.
+func waitTold(t *testing.T, told <-chan uint64, growths uint64, after string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-told:
+			if n >= growths {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("after %s: no OnSpareGrown call after growth %d", after, growths)
+		}
+	}
+}
+
+// holdComputations keeps the shares from being computed until the test ends: the steps of a test
+// that follow usage without a computation are not raced by the accounting's own.
+func holdComputations(t *testing.T, a *Accounting) {
+	a.shares.computing.Lock()
+	t.Cleanup(a.shares.computing.Unlock)
 }
 
 // TestPlacementsMoveTheSharesWhereTheyCount: a pod placed or let go moves no demand, and so not the
@@ -177,6 +200,7 @@ func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
 	}{
 		{"no usage history", Config{}, util.MakeQueue("a").Obj(), false},
 		{"history kept, not moving the shares", Config{History: history.Settings{HalfLife: time.Hour, EntryCharge: time.Minute}}, util.MakeQueue("a").Obj(), false},
+		{"history moving the shares, no entry charge", Config{History: history.Settings{HalfLife: time.Hour, Factor: 1}}, util.MakeQueue("a").Obj(), false},
 		{"entries charged and moving the shares", charged, util.MakeQueue("a").Obj(), true},
 		{"a Suspended queue", Config{}, util.MakeQueue("a").State(schedulingv1beta1.QueueStateSuspended).Obj(), true},
 	} {
@@ -201,4 +225,40 @@ func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpareGrowthListenersRunOffTheBuilder: a snapshot is built by whoever reads it first, which may
+// hold a lock the listeners take (a PreEnqueue plugin runs under the scheduling queue's lock, and
+// Reclaim's listener activates pods, which takes it): the build returns while the listener waits
+// for the lock, and the listener runs once it is free.
+func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
+	extra := pod("a", "a-extra", "1", "")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
+	a.recomputeShares()
+	holdComputations(t, a)
+	var queueLock sync.Mutex
+	told := make(chan uint64, 64)
+	a.OnSpareGrown(func() {
+		queueLock.Lock()
+		defer queueLock.Unlock()
+		told <- a.snapshots.latest.Load().SpareGrowths
+	})
+	base := a.Snapshot().SpareGrowths
+	placed := extra.DeepCopy()
+	placed.Spec.NodeName = "n"
+	a.Assume(placed)
+	built := make(chan uint64, 1)
+	queueLock.Lock()
+	go func() { built <- a.Snapshot().SpareGrowths }()
+	select {
+	case n := <-built:
+		if n != base+1 {
+			t.Errorf("the build counted %d growths, want 1", n-base)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the build waits for a listener that waits for the lock its reader holds")
+	}
+	queueLock.Unlock()
+	waitTold(t, told, base+1, "the lock was let go")
 }

@@ -379,10 +379,10 @@ func (u *usage) upsert(pod *v1.Pod) {
 		u.enter(entry.queue, entry.requests)
 	}
 	placed := existed && old.holds() != entry.holds()
-	moves := movesDemand(old, entry, existed) || placed && u.placingMoves(entry.queue)
-	changed := moves || placed || old.terminating != entry.terminating
+	demand := movesDemand(old, entry, existed)
+	changed := demand || placed || old.terminating != entry.terminating
 	if changed {
-		if gen := u.numberChange(moves); moves {
+		if gen := u.numberChange(demand || placed && u.placingMoves(entry.queue)); demand {
 			entry.countedGen = gen
 		}
 	}
