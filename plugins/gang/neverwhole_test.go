@@ -3,8 +3,10 @@ package gang
 import (
 	"context"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/clock"
 
@@ -58,6 +60,14 @@ func TestHeldGangsLookedAtAgainUnderNewSpecsOnly(t *testing.T) {
 	pods := []*v1.Pod{member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(),
 		util.MakePodGroup("ns", "g").MinMember(2).Queue("q").Obj())
+	// The first look is under the specs of the accounting's first computation of the shares, which
+	// runs on its own goroutine: a look before it would be under no specs, and the next one under
+	// new ones.
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return acct.Snapshot().QueueSpecs != 0, nil
+	}); err != nil {
+		t.Fatal("the shares were never computed")
+	}
 	handle := &activations{pods: make(chan string, 4)}
 	g := &Gang{handle: handle, acct: acct, clock: clock.RealClock{}, held: podindex.New(), reporter: holdreport.New(nil, nil, nil, clock.RealClock{}),
 		members: newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})}
