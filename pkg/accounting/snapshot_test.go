@@ -130,12 +130,7 @@ func equalLists(a, b map[string]v1.ResourceList) bool {
 // the next snapshot, with no computation of the shares; one whose spare dips and climbs back is
 // heard of again, so a pod refused on the dip is let in.
 func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
-	// Of 10 cpu, a holds 6 and asks for 1 more, b asks for 6: each deserves 5.
-	extra := pod("a", "a-extra", "1", "")
-	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
-		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
-	a.recomputeShares()
-	holdComputations(t, a)
+	a, extra := aboveItsShare(t)
 	// Each call says how many growths the snapshots had counted when it came.
 	told := make(chan uint64, 64)
 	a.OnSpareGrown(func() { told <- a.snapshots.latest.Load().SpareGrowths })
@@ -162,6 +157,18 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 			waitTold(t, told, base+step.growth, step.name)
 		}
 	}
+}
+
+// aboveItsShare is an accounting on 10 cpu where queue a holds 6 and asks for 1 more (extra), and b
+// asks for 6: each deserves 5, and a holds 1 above its share. The shares are computed, and no
+// computation comes after until the test ends.
+func aboveItsShare(t *testing.T) (*Accounting, *v1.Pod) {
+	extra := pod("a", "a-extra", "1", "")
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
+	a.recomputeShares()
+	holdComputations(t, a)
+	return a, extra
 }
 
 // waitTold waits for an OnSpareGrown call that came once the snapshots had counted growths.
@@ -232,11 +239,7 @@ func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
 // Reclaim's listener activates pods, which takes it): the build returns while the listener waits
 // for the lock, and the listener runs once it is free.
 func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
-	extra := pod("a", "a-extra", "1", "")
-	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
-		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
-	a.recomputeShares()
-	holdComputations(t, a)
+	a, extra := aboveItsShare(t)
 	var queueLock sync.Mutex
 	told := make(chan uint64, 64)
 	a.OnSpareGrown(func() {
