@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -174,7 +175,7 @@ func aboveItsShare(t *testing.T) (*Accounting, *v1.Pod) {
 // waitTold waits for an OnSpareGrown call that came once the snapshots had counted growths.
 func waitTold(t *testing.T, told <-chan uint64, growths uint64, after string) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(wait.ForeverTestTimeout)
 	for {
 		select {
 		case n := <-told:
@@ -259,7 +260,7 @@ func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
 		if n != base+1 {
 			t.Errorf("the build counted %d growths, want 1", n-base)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("the build waits for a listener that waits for the lock its reader holds")
 	}
 	queueLock.Unlock()
