@@ -57,6 +57,9 @@ func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 			l.queues[q.Name] = e
 		}
 		e.round = l.round
+		if sameList(held, e.allocated) && sameList(entered[q.Name], e.entered) {
+			continue
+		}
 		// Negative where pods were unreserved since: their charge is taken back.
 		charged := quota.Subtract(entered[q.Name], e.entered)
 		if quota.Equals(held, e.allocated) && quota.IsZero(charged) {

@@ -62,8 +62,10 @@ type shares struct {
 	// (a queue, a PodGroup, a QueueUnit, a node): until the shares include it, unitDemand may be
 	// behind.
 	untrackedGen atomic.Uint64
-	onDeserved   listeners[string]
-	computed     []func()
+	// tree is the last computation's, under computing.
+	tree       *shareTree
+	onDeserved listeners[string]
+	computed   []func()
 }
 
 func newShares() *shares {
@@ -225,6 +227,7 @@ func (a *Accounting) computeShares() (computed []func(), changed []string) {
 	a.shares.computing.Lock()
 	defer a.shares.computing.Unlock()
 	gen := a.shares.dirtyGen.Load()
+	untracked := a.shares.untrackedGen.Load()
 	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
@@ -237,18 +240,22 @@ func (a *Accounting) computeShares() (computed []func(), changed []string) {
 	if factor > 0 {
 		used = a.ledger.at(now)
 	}
-	root, demands, unitDemand := a.shareTree(usage, used, nil, nil)
-	deserved, weights := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
-	deserved[schedulingv1beta1.RootQueue] = capacity
-	leafNames := leaves(root, nil)
-	leafDemand := make(map[string]v1.ResourceList, len(leafNames))
-	for _, name := range leafNames {
-		leafDemand[name] = demands[name]
+	t := a.shares.tree
+	if t == nil || t.untracked != untracked {
+		t = a.newShareTree(usage, untracked)
+		a.shares.tree = t
+	} else {
+		t.follow(a, usage)
 	}
+	if used != nil {
+		t.setUsage(used)
+	}
+	deserved, weights := t.tree.Share(capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
+	deserved[schedulingv1beta1.RootQueue] = capacity
 	a.shares.mu.Lock()
-	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, leafDemand, unitDemand
+	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, t.leafDemand, t.unitDemand
 	for name, d := range deserved {
-		if !quota.Equals(a.shares.deserved[name], d) {
+		if !sameList(a.shares.deserved[name], d) {
 			changed = append(changed, name)
 		}
 	}
@@ -300,42 +307,24 @@ func (a *Accounting) OnSharesComputed(f func()) {
 	a.shares.computed = append(a.shares.computed, f)
 }
 
-func leaves(q *fairshare.Queue, out []string) []string {
-	if len(q.Children) == 0 {
-		return append(out, q.Name)
-	}
-	for _, c := range q.Children {
-		out = leaves(c, out)
-	}
-	return out
-}
-
-// shareTree builds the fair-share tree from the cached queues, each with its demand: what its live
-// pods hold and ask for, and what its Enqueued QueueUnits and Pending PodGroups ask for beyond their
-// pods, and extra; a Suspended queue asks for nothing more than it holds; and with used, its own usage
-// history. Each queue is taken as as gives it (as it is, for nil). demands holds each queue's demand
-// as if it were not Suspended, unitDemand what the queues' units and PodGroups ask for beyond their
-// pods.
-func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]history.Usage, as QueuesAs, extra map[string]v1.ResourceList) (root *fairshare.Queue, demands map[string]v1.ResourceList, unitDemand v1.ResourceList) {
-	demands = make(map[string]v1.ResourceList, len(usage))
-	unitDemand = v1.ResourceList{}
+// shareTree builds the fair-share tree from the cached queues, each with its demand (queueDemand)
+// given usage, extra and with used, its own usage history. Each queue is taken as as gives it (as it
+// is, for nil). demands holds each queue's demand as if it were not Suspended, beyond what each asks
+// for beyond its pods.
+func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]history.Usage, as QueuesAs, extra map[string]v1.ResourceList) (root *fairshare.Queue, demands, beyond map[string]v1.ResourceList) {
+	demands, beyond = make(map[string]v1.ResourceList, len(usage)), map[string]v1.ResourceList{}
 	var build func(q *schedulingv1beta1.Queue) *fairshare.Queue
 	build = func(q *schedulingv1beta1.Queue) *fairshare.Queue {
 		if as != nil {
 			q = as(q)
 		}
-		u := usage[q.Name]
-		beyond := a.workDemand(q.Name)
-		if beyond != nil {
-			unitDemand = quota.Add(unitDemand, beyond)
-		}
-		demand := sumOf(u.Allocated, u.Pending, beyond, extra[q.Name])
-		demands[q.Name] = demand
-		if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
-			demand = u.Allocated
+		d := a.queueDemand(q, usage[q.Name], extra[q.Name])
+		demands[q.Name] = d.open
+		if d.beyond != nil {
+			beyond[q.Name] = d.beyond
 		}
 		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
-			Capability: q.Spec.Capability, Demand: demand, Usage: used[q.Name].ResourceSeconds}
+			Capability: q.Spec.Capability, Demand: d.shared, Usage: used[q.Name].ResourceSeconds}
 		for _, c := range a.Children(q.Name) {
 			if _, visited := demands[c.Name]; !visited {
 				node.Children = append(node.Children, build(c))
@@ -348,7 +337,26 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]hist
 		top = &schedulingv1beta1.Queue{}
 		top.Name = schedulingv1beta1.RootQueue
 	}
-	return build(top), demands, quota.RemoveZeros(unitDemand)
+	return build(top), demands, beyond
+}
+
+// demand is what a queue asks for in a computation of the shares.
+type demand struct {
+	// open is what its live pods hold and ask for, what its Enqueued QueueUnits and Pending
+	// PodGroups ask for beyond their pods (beyond), and the extra asked of it; shared is the same,
+	// but for a Suspended queue, which asks for nothing more than it holds.
+	open, shared, beyond v1.ResourceList
+}
+
+// queueDemand is q's demand, with u its usage and extra asked of it beside.
+func (a *Accounting) queueDemand(q *schedulingv1beta1.Queue, u QueueUsage, extra v1.ResourceList) demand {
+	d := demand{beyond: a.workDemand(q.Name)}
+	d.open = sumOf(u.Allocated, u.Pending, d.beyond, extra)
+	d.shared = d.open
+	if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
+		d.shared = u.Allocated
+	}
+	return d
 }
 
 // QueuesAs gives the queue as a computation of the shares takes it: the queue itself, or a copy of

@@ -13,7 +13,9 @@ import (
 
 // BenchmarkRecomputeShares computes the shares of 1,000 queues, each holding 5 pods and asking for
 // 5 more, on 100 nodes: the memory and scale cases of make bench, in miniature. It runs without a
-// usage history, with one kept (the default: shares by weight), and with one moving the shares.
+// usage history, with one kept (the default: shares by weight), and with one moving the shares; and
+// with the tree kept from one computation to the next (a change of usage) or built anew (a change
+// of the queues, units, PodGroups or nodes).
 func BenchmarkRecomputeShares(b *testing.B) {
 	for _, h := range []struct {
 		name     string
@@ -23,11 +25,12 @@ func BenchmarkRecomputeShares(b *testing.B) {
 		{"history-kept", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute}},
 		{"history-factor-1", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute, Factor: 1}},
 	} {
-		b.Run(h.name, func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}) })
+		b.Run(h.name, func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, false) })
+		b.Run(h.name+"/tree-anew", func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, true) })
 	}
 }
 
-func benchmarkRecomputeShares(b *testing.B, cfg Config) {
+func benchmarkRecomputeShares(b *testing.B, cfg Config, anew bool) {
 	const queues, podsEach = 1000, 10
 	objs := []runtime.Object{util.MakeQueue("root").Obj()}
 	var kube []runtime.Object
@@ -49,6 +52,9 @@ func benchmarkRecomputeShares(b *testing.B, cfg Config) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		if anew {
+			a.shares.markDirty()
+		}
 		a.recomputeShares()
 	}
 }

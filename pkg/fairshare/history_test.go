@@ -10,6 +10,34 @@ import (
 	quota "k8s.io/apiserver/pkg/quota/v1"
 )
 
+// sumOver sets sums to each queue's of(q) plus its descendants': the oracle's own, kept apart from
+// the Tree's.
+func sumOver(q *Queue, of func(*Queue) float64, sums map[*Queue]float64) float64 {
+	sum := of(q)
+	for _, c := range q.Children {
+		sum += sumOver(c, of, sums)
+	}
+	sums[q] = sum
+	return sum
+}
+
+// guarantees is the oracle's: each child's guarantee, capped by its capability, scaled down
+// proportionally when together they exceed amount.
+func guarantees(children []*Queue, name v1.ResourceName, amount float64) []float64 {
+	given := make([]float64, len(children))
+	sum := 0.0
+	for i, c := range children {
+		given[i] = math.Min(milli(c.Guarantee, name), limit(c.Capability, name))
+		sum += given[i]
+	}
+	if sum > amount && sum > 0 {
+		for i := range given {
+			given[i] *= amount / sum
+		}
+	}
+	return given
+}
+
 // released is the split by weight alone as released before the usage history, kept as the oracle
 // that factor 0 must match exactly.
 func released(root *Queue, capacity v1.ResourceList) map[string]v1.ResourceList {

@@ -1,0 +1,77 @@
+package accounting
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+
+	"github.com/queue-scheduler/queue-scheduler/test/util"
+)
+
+// Computations after changes of usage only keep the tree and set the demand of the queues whose
+// usage changed: after pods come, are placed and go, in a leaf and in a parent's child, each
+// computation gives what a tree built anew from the same reading gives, and the leaves' demand
+// follows.
+func TestSharesOnTheKeptTreeFollowUsage(t *testing.T) {
+	// Of 12 cpu, a asks for 10 and p.b for 2.
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
+		util.MakeQueue("p").Obj(), util.MakeQueue("b").Parent("p").Obj()},
+		util.MakeNode("n", "12", "12Gi"), pod("a", "a-0", "10", ""), pod("b", "b-0", "2", ""))
+	a.recomputeShares()
+	built := a.shares.tree
+	agrees := func(step string, wantA, wantB string) {
+		t.Helper()
+		a.recomputeShares()
+		if a.shares.tree != built {
+			t.Fatalf("%s: the tree was built anew on a change of usage", step)
+		}
+		anew, _, usage := a.SharesIf(nil, nil)
+		for _, q := range []string{"a", "p", "b"} {
+			if got := a.Deserved(q); !quota.Equals(got, anew[q]) {
+				t.Errorf("%s: %s deserves %v on the kept tree, %v on one built anew", step, q, got, anew[q])
+			}
+			if _, leaf := a.shares.leafDemand[q]; leaf != (q != "p") {
+				t.Errorf("%s: %s taken as a leaf: %t", step, q, leaf)
+			}
+		}
+		for q, want := range map[string]string{"a": wantA, "b": wantB} {
+			if got, demand := a.Deserved(q), sumOf(usage[q].Allocated, usage[q].Pending); got.Cpu().Cmp(resource.MustParse(want)) != 0 ||
+				!quota.Equals(a.shares.leafDemand[q], demand) {
+				t.Errorf("%s: %s deserves %v, want %s; its demand %v, its usage asks for %v", step, q, got, want, a.shares.leafDemand[q], demand)
+			}
+		}
+	}
+	agrees("at the start", "10", "2")
+	a.usage.upsert(pod("b", "b-1", "8", ""))
+	agrees("b asks for 8 more", "6", "6")
+	placed := pod("b", "b-1", "8", "n")
+	a.usage.upsert(placed)
+	agrees("b's pod placed", "6", "6")
+	a.usage.remove(placed)
+	agrees("b's pod gone", "10", "2")
+	a.usage.remove(pod("a", "a-0", "10", ""))
+	agrees("a's only pod gone", "0", "2")
+}
+
+// A change of the queues builds the tree anew: a queue that was not there is shared.
+func TestSharesBuildTheTreeAnewOnAQueueChange(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
+		util.MakeNode("n", "12", "12Gi"), pod("a", "a-0", "12", ""), pod("c", "c-0", "12", ""))
+	a.recomputeShares()
+	if got := a.Deserved("a"); got.Cpu().Cmp(resource.MustParse("12")) != 0 {
+		t.Fatalf("a alone deserves %v, want 12", got)
+	}
+	added := util.MakeQueue("c").Obj()
+	if err := a.QueueInformer().GetStore().Add(added); err != nil {
+		t.Fatal(err)
+	}
+	a.shares.markDirty()
+	a.recomputeShares()
+	for _, q := range []string{"a", "c"} {
+		if got, want := a.Deserved(q), resource.MustParse("6"); got.Cpu().Cmp(want) != 0 {
+			t.Errorf("after c was added: %s deserves %v, want %v", q, got, want)
+		}
+	}
+}
