@@ -25,12 +25,22 @@ func BenchmarkRecomputeShares(b *testing.B) {
 		{"history-kept", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute}},
 		{"history-factor-1", history.Settings{HalfLife: 24 * time.Hour, EntryCharge: time.Minute, Factor: 1}},
 	} {
-		b.Run(h.name, func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, false) })
-		b.Run(h.name+"/tree-anew", func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, true) })
+		b.Run(h.name, func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, kept) })
+		b.Run(h.name+"/one-queue-moved", func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, oneQueueMoved) })
+		b.Run(h.name+"/tree-anew", func(b *testing.B) { benchmarkRecomputeShares(b, Config{History: h.settings}, anew) })
 	}
 }
 
-func benchmarkRecomputeShares(b *testing.B, cfg Config, anew bool) {
+// What changes before each computation of BenchmarkRecomputeShares: nothing; one queue's demand
+// (a pod comes or goes), then the snapshot built after the computation; the queues, units,
+// PodGroups or nodes (the tree built anew, and a whole snapshot after it).
+const (
+	kept = iota
+	oneQueueMoved
+	anew
+)
+
+func benchmarkRecomputeShares(b *testing.B, cfg Config, change int) {
 	const queues, podsEach = 1000, 10
 	objs := []runtime.Object{util.MakeQueue("root").Obj()}
 	var kube []runtime.Object
@@ -51,8 +61,17 @@ func benchmarkRecomputeShares(b *testing.B, cfg Config, anew bool) {
 	a := newTestAccountingWith(b, cfg, objs, kube...)
 	b.ReportAllocs()
 	b.ResetTimer()
+	comer := pod("q0500", "comer", "1", "")
+	i := 0
 	for b.Loop() {
-		if anew {
+		switch change {
+		case oneQueueMoved:
+			if i++; i%2 == 1 {
+				a.usage.upsert(comer)
+			} else {
+				a.usage.remove(comer)
+			}
+		case anew:
 			a.shares.markDirty()
 		}
 		a.recomputeShares()

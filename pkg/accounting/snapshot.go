@@ -23,6 +23,8 @@ type snapshots struct {
 	// or units since calls for a whole new one, a change of usage only for a copy of the queues whose
 	// usage changed.
 	untracked atomic.Uint64
+	// shares are those the latest was built with, under building.
+	shares publishedShares
 	// spareGrown hear of a snapshot in which some queue holds more above its share than in the one
 	// before; grew signals tellSpareGrown to tell them.
 	spareGrown listeners[struct{}]
@@ -75,7 +77,7 @@ func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
 		untracked == a.snapshots.untracked.Load() {
 		return last, false
 	}
-	full := last == nil || last.SharesInclude != sh.computedGen || untracked != a.snapshots.untracked.Load()
+	full := last == nil || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
 		queues = a.AllQueues()
@@ -92,11 +94,12 @@ func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
 		}
 		a.usage.wholeQueues(next, queues, sh)
 	} else {
-		spareMoved = a.usage.updatedQueues(next, last, sh)
+		spareMoved = a.usage.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
 	}
 	clear(a.usage.changed)
 	a.usage.allChanged = false
 	a.usage.mu.Unlock()
+	a.snapshots.shares = sh
 	if last != nil {
 		next.SpareGrowths = last.SpareGrowths
 		if spareGrown = spareMoved && spareGrew(last.Spare, next.Spare); spareGrown {
@@ -151,25 +154,52 @@ func (u *usage) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta1.Q
 	}
 }
 
-// updatedQueues sets next's queues as last's, but those whose usage changed since, copied with
-// their usage now; the claims and spare change with them, and spareMoved says whether the spare
-// did. The queues of the last whole build stay shared, and Updated grows until the next whole build
-// (the next computation of the shares, which each change asks for). Call with u.mu held.
-func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) (spareMoved bool) {
-	next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(u.changed))
+// sharesMoved names the queues whose deserved share or demand differs between the shares before
+// and now (a computation came between), for a build on last that was built with before. The shares
+// replace a queue's lists when they change and keep them when they do not: the same list is the
+// same amount.
+func sharesMoved(before, now publishedShares, last *policy.Snapshot) map[string]struct{} {
+	moved := map[string]struct{}{}
+	if before.computedGen == now.computedGen {
+		return moved
+	}
+	for name := range last.Queues {
+		if !sameList(before.deserved[name], now.deserved[name]) || !sameList(before.leafDemand[name], now.leafDemand[name]) {
+			moved[name] = struct{}{}
+		}
+	}
+	return moved
+}
+
+// foldAt is how many queues Updated may hold: beyond it, and beyond a quarter of the queues, a
+// build folds them into a copy of Queues, so that a build copies at most a few of them for each
+// queue changed.
+const foldAt = 64
+
+// updatedQueues sets next's queues as last's, but those whose usage changed since and those moved
+// by the shares, copied with their usage and share now; the claims and spare change with them, and
+// spareMoved says whether the spare did. The queues of the last whole build stay shared, and Updated
+// grows until it is folded into them or the next whole build. Call with u.mu held.
+func (u *usage) updatedQueues(next, last *policy.Snapshot, moved map[string]struct{}, sh publishedShares) (spareMoved bool) {
+	next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(u.changed)+len(moved))
 	next.Claimable, next.Spare = last.Claimable, last.Spare
 	maps.Copy(next.Updated, last.Updated)
 	spareCopied := false
-	for name := range u.changed {
+	maps.Copy(moved, u.changed)
+	for name := range moved {
 		prev := last.Queue(name)
 		if prev == nil {
 			continue
 		}
+		deserved := prev.Deserved
+		if d, ok := sh.deserved[name]; ok {
+			deserved = d
+		}
 		demand, leaf := sh.leafDemand[name]
-		value := u.queueValue(prev, prev.Deserved, demand, leaf)
+		value := u.queueValue(prev, deserved, demand, leaf)
 		next.Updated[name] = value
 		if !quota.Equals(prev.Claim, value.Claim) {
-			next.Claimable = quota.Add(quota.SubtractWithNonNegativeResult(next.Claimable, prev.Claim), value.Claim)
+			next.Claimable = quota.RemoveZeros(quota.Add(quota.SubtractWithNonNegativeResult(next.Claimable, prev.Claim), value.Claim))
 		}
 		if quota.Equals(prev.Spare, value.Spare) {
 			continue
@@ -182,6 +212,11 @@ func (u *usage) updatedQueues(next, last *policy.Snapshot, sh publishedShares) (
 		} else {
 			delete(next.Spare, name)
 		}
+	}
+	if len(next.Updated) > max(foldAt, len(next.Queues)/4) {
+		next.Queues = maps.Clone(next.Queues)
+		maps.Copy(next.Queues, next.Updated)
+		next.Updated = nil
 	}
 	return spareCopied
 }

@@ -1,11 +1,14 @@
 package accounting
 
 import (
+	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -45,10 +48,12 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	if first.Queue("b").Allocated != nil || !quota.Equals(first.Allocated, cpu("1")) {
 		t.Error("a published snapshot changed")
 	}
+	// A computation moves b's share only: b is copied with it, a whose share stayed is not.
 	a.recomputeShares()
 	third := a.Snapshot()
-	if third.Stale() || third.Queue("a") == second.Queue("a") || third.Queue("b").Deserved == nil {
-		t.Errorf("after a computation: stale %t, a reused %t, b deserves %v", third.Stale(), third.Queue("a") == second.Queue("a"), third.Queue("b").Deserved)
+	if b := third.Queue("b"); third.Stale() || third.Queue("a") != second.Queue("a") || b.Deserved.Cpu().Cmp(resource.MustParse("2")) != 0 ||
+		!quota.Equals(b.Allocated, cpu("2")) {
+		t.Errorf("after a computation: stale %t, a copied %t, b deserves %v and holds %v", third.Stale(), third.Queue("a") != second.Queue("a"), b.Deserved, b.Allocated)
 	}
 	if a.ChangedSince(third) || !a.SharesCaughtUp(second) {
 		t.Errorf("changed since the latest: %t; shares caught up with the one before: %t", a.ChangedSince(third), a.SharesCaughtUp(second))
@@ -265,4 +270,50 @@ func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
 	}
 	queueLock.Unlock()
 	waitTold(t, told, base+1, "the lock was let go")
+}
+
+// Builds after changes of usage and computations of the shares copy only the queues they moved,
+// fold the copies into the queues once more than foldAt were copied, and stay equal, queue by
+// queue, to a whole build. Of 100 cpu, the queues ask for 1 each, then 2 one after another: past
+// 100, every queue's share moves with the computations, most of them with no change of their own.
+func TestSnapshotsBuiltFromChangesEqualAWholeBuild(t *testing.T) {
+	const queues = foldAt + 10
+	objs := []runtime.Object{util.MakeQueue("root").Obj()}
+	kube := []runtime.Object{util.MakeNode("n", "100", "100Gi")}
+	for i := range queues {
+		name := fmt.Sprintf("q%02d", i)
+		objs = append(objs, util.MakeQueue(name).Obj())
+		kube = append(kube, pod(name, name+"-0", "1", ""))
+	}
+	a := newTestAccounting(t, objs, kube...)
+	folded := false
+	for i := range queues {
+		name := fmt.Sprintf("q%02d", i)
+		a.usage.upsert(pod(name, name+"-0", "1", "n"))
+		a.usage.upsert(pod(name, name+"-1", "1", ""))
+		if i%7 == 0 {
+			a.recomputeShares()
+		}
+		snap := a.Snapshot()
+		folded = folded || snap.Updated == nil
+		whole := &policy.Snapshot{}
+		sh := a.readShares()
+		a.usage.mu.Lock()
+		a.usage.wholeQueues(whole, a.AllQueues(), sh)
+		a.usage.mu.Unlock()
+		if len(snap.Updated) > foldAt {
+			t.Fatalf("after %s's pods: %d queues copied, more than %d", name, len(snap.Updated), foldAt)
+		}
+		for q, want := range whole.Queues {
+			if got := snap.Queue(q); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after %s's pods: %s is %+v, a whole build has %+v", name, q, got, want)
+			}
+		}
+		if !quota.Equals(snap.Claimable, whole.Claimable) || !equalLists(snap.Spare, whole.Spare) {
+			t.Fatalf("after %s's pods: claimable %v, spare %v; a whole build has %v, %v", name, snap.Claimable, snap.Spare, whole.Claimable, whole.Spare)
+		}
+	}
+	if !folded {
+		t.Errorf("%d queues changed, and the copies were never folded", queues)
+	}
 }

@@ -40,10 +40,10 @@ type Snapshot struct {
 	UnitDemand v1.ResourceList
 	// Allocated and Pending are what all queues' pods hold, and what those not bound ask for.
 	Allocated, Pending v1.ResourceList
-	// Queues are the queues by name as of the last whole build; Updated, those whose usage changed
-	// since, which take their place. Read a queue with Queue: a snapshot taken after a change of
-	// usage shares Queues with the one before and copies only Updated, so that neither the build
-	// nor what a cycle keeps grows with the number of queues.
+	// Queues are the queues by name as of the last whole build (or fold); Updated, those whose usage
+	// or share changed since, which take their place. Read a queue with Queue: a snapshot taken after
+	// a change of usage or a computation of the shares shares Queues with the one before and copies
+	// only Updated, so that neither the build nor what a cycle keeps grows with the number of queues.
 	Queues, Updated map[string]*Queue
 	// Spare is, for each reclaimable leaf queue above its share, what it holds above it, not
 	// counting its terminating pods: each such queue's Spare.
