@@ -187,9 +187,9 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	}
 	a.handlersSynced = append([]cache.InformerSynced{nodesSynced}, queuesSynced...)
 	a.podsSynced = podsCounted
-	a.snapshots.grew = make(chan struct{}, 1)
+	a.snapshots.told = newNotices()
 	go a.runShares(ctx)
-	go a.snapshots.tellSpareGrown(ctx)
+	go a.tell(ctx)
 	factory.Start(ctx.Done())
 
 	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)

@@ -2,7 +2,6 @@ package accounting
 
 import (
 	v1 "k8s.io/api/core/v1"
-	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -49,41 +48,10 @@ func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refu
 	return policy.Admit(a.Snapshot(), queue, req, policy.Work{HeldBack: a.reserved(queue, own, false)})
 }
 
-// AdmitPod is Admit for a pod of queue that requests req, on snap. The scheduler may see a new pod
-// before the accounting counts it: until then the shares cannot include its demand, and a refusal
-// for the share only waits for them (it is counted, marking the shares stale, and they are
-// recomputed).
+// AdmitPod is Admit for a pod of queue that requests req, on snap, which the caller took after
+// counting the pod (Count): its demand is in the shares snap holds.
 func (a *Accounting) AdmitPod(snap *policy.Snapshot, pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	return policy.Admit(snap, queue, req, a.podWork(snap, pod, queue, false))
-}
-
-// AdmitQueuedPod is AdmitPod for a pod about to enter the scheduling queue. Until the shares include
-// the pod, the queue's other pending pods may be scheduled before it and take the room it sees now:
-// it is admitted only if it would be with all of them allocated, and otherwise waits for the shares,
-// a moment, rather than fail a scheduling attempt on them. Once they include it, the rules are
-// AdmitPod's.
-func (a *Accounting) AdmitQueuedPod(snap *policy.Snapshot, pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	return policy.Admit(snap, queue, req, a.podWork(snap, pod, queue, true))
-}
-
-// podWork describes a pod to the policy as snap counts it; with ahead, what the queue's other
-// pending pods ask for until the shares include the pod.
-func (a *Accounting) podWork(snap *policy.Snapshot, pod *v1.Pod, queue string, ahead bool) policy.Work {
-	w := policy.Work{HeldBack: a.reserved(queue, a.PodWork(pod), false), Pod: true, Backfill: a.backfillClaim(snap)}
-	a.usage.mu.RLock()
-	p, ok := a.usage.pods[pod.UID]
-	a.usage.mu.RUnlock()
-	counted := ok && p.informed && p.countedGen <= snap.Changes
-	w.Uncounted = !counted
-	if included := counted && p.countedGen <= snap.SharesInclude; ahead && !included {
-		if q := snap.Queue(queue); q != nil {
-			w.Ahead = quota.RemoveZeros(q.Pending.DeepCopy())
-			if counted && p.queue == queue && !p.holds() {
-				w.Ahead = quota.RemoveZeros(quota.SubtractWithNonNegativeResult(q.Pending, p.requests))
-			}
-		}
-	}
-	return w
+	return policy.Admit(snap, queue, req, policy.Work{HeldBack: a.reserved(queue, a.PodWork(pod), false), Backfill: a.backfillClaim(snap)})
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".

@@ -57,22 +57,46 @@ func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 			l.queues[q.Name] = e
 		}
 		e.round = l.round
-		if sameList(held, e.allocated) && sameList(entered[q.Name], e.entered) {
-			continue
-		}
-		// Negative where pods were unreserved since: their charge is taken back.
-		charged := quota.Subtract(entered[q.Name], e.entered)
-		if quota.Equals(held, e.allocated) && quota.IsZero(charged) {
-			continue
-		}
-		e.used = l.settings.Advance(e.used, e.allocated, quota.RemoveZeros(charged), now)
-		e.allocated, e.entered = held, entered[q.Name]
+		l.advanceEntry(e, held, entered[q.Name], now)
 	}
 	for name, e := range l.queues {
 		if e.round != l.round {
 			delete(l.queues, name)
 		}
 	}
+}
+
+// advanceQueues brings the ledger up to now for the named queues it keeps already, each holding
+// what held gives (its allocation, and its count of requests that started holding): a pod placed
+// or let go counts from the snapshot that first holds it, computed or not. A queue not kept yet
+// waits for the next computation, which resumes it from its checkpoint.
+func (l *ledger) advanceQueues(names map[string]struct{}, held func(queue string) (allocated, entered v1.ResourceList), now time.Time) {
+	if !l.settings.Keeps() || len(names) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name := range names {
+		if e := l.queues[name]; e != nil {
+			allocated, entered := held(name)
+			l.advanceEntry(e, allocated, entered, now)
+		}
+	}
+}
+
+// advanceEntry advances e over the time since its last advance with what it held then, when what
+// it holds (held) or its count of entries (entered) changed since; call with l.mu held.
+func (l *ledger) advanceEntry(e *ledgerEntry, held, entered v1.ResourceList, now time.Time) {
+	if sameList(held, e.allocated) && sameList(entered, e.entered) {
+		return
+	}
+	// Negative where pods were unreserved since: their charge is taken back.
+	charged := quota.Subtract(entered, e.entered)
+	if quota.Equals(held, e.allocated) && quota.IsZero(charged) {
+		return
+	}
+	e.used = l.settings.Advance(e.used, e.allocated, quota.RemoveZeros(charged), now)
+	e.allocated, e.entered = held, entered
 }
 
 // resumed is a queue's usage as its status's checkpoint left it, or none.
@@ -117,7 +141,9 @@ func (l *ledger) of(queue string, now time.Time) (history.Usage, bool) {
 	if !ok {
 		return history.Usage{}, false
 	}
-	return l.settings.Advance(entry.used, entry.allocated, nil, now), true
+	// Advanced since now (a checkpoint's stamp, to the second): taken back as if what the queue holds
+	// had been held since, as a restore from that checkpoint counts it.
+	return l.settings.Rewind(l.settings.Advance(entry.used, entry.allocated, nil, now), entry.allocated, now), true
 }
 
 // UsageHistory is the usage history's settings.
@@ -128,6 +154,7 @@ func (a *Accounting) UsageHistory() history.Settings { return a.ledger.settings 
 //
 // It is taken at the second, so that readers within one second read the same.
 func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
+	a.Snapshot() // the builds advance the ledger
 	now := a.clock.Now().Truncate(time.Second)
 	own, ok := a.ledger.of(queue, now)
 	if !ok {
@@ -158,8 +185,11 @@ func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
 	return total, true
 }
 
-// OwnUsage is a queue's own pods' decayed usage now, without the queues below it: what its
-// checkpoint holds.
-func (a *Accounting) OwnUsage(queue string) (history.Usage, bool) {
-	return a.ledger.of(queue, a.clock.Now())
+// OwnUsage is a queue's own pods' decayed usage at at, without the queues below it: what its
+// checkpoint holds. A time to come counts what the queue holds now as held until then; a time before
+// the ledger's last advance takes it back as if what the queue holds had been held since
+// (history.Rewind).
+func (a *Accounting) OwnUsage(queue string, at time.Time) (history.Usage, bool) {
+	a.Snapshot()
+	return a.ledger.of(queue, at)
 }

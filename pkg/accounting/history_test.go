@@ -43,7 +43,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 		t.Errorf("a resumed at %v cpu-seconds, want %v (3600 checkpointed one half-life ago, 2 cpus held since)", got, resumed)
 	}
 	clk.Step(30 * time.Minute)
-	a.recomputeShares()
+	compute(a)
 	want := resumed*math.Sqrt(0.5) + 2*(1-math.Sqrt(0.5))*3600/math.Ln2
 	if got := cpuSeconds("a"); math.Abs(got-want) > 1e-6*want {
 		t.Errorf("after 2 cpus for half an hour a used %v cpu-seconds, want %v", got, want)
@@ -52,7 +52,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 		t.Errorf("b used %v cpu-seconds without a pod holding anything", got)
 	}
 	a.Assume(pod("b", "b-wants", "1", ""))
-	a.recomputeShares()
+	compute(a)
 	if got := cpuSeconds("b"); math.Abs(got-60) > 1e-6 {
 		t.Errorf("b's first pod holding 1 cpu charged %v cpu-seconds, want 60 (a minute's entry charge)", got)
 	}
@@ -63,9 +63,9 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 			da.String(), db.String(), a.EffectiveWeights("a"), a.EffectiveWeights("b"))
 	}
 	a.Forget(pod("b", "b-wants", "1", ""))
-	a.recomputeShares()
+	compute(a)
 	clk.Step(time.Hour)
-	a.recomputeShares()
+	compute(a)
 	// The unreserved pod's charge went with it: what is left is the moment it held its cpu.
 	if got := cpuSeconds("b"); got > 1 {
 		t.Errorf("b used %v cpu-seconds after its only pod was unreserved, want its charge taken back", got)
@@ -81,5 +81,32 @@ func TestNoLedgerWithoutHalfLife(t *testing.T) {
 	}
 	if w := a.EffectiveWeights("a"); w != nil {
 		t.Errorf("effective weights %v without a history", w)
+	}
+}
+
+// A pod placed moves no demand, and so no computation of the shares: the ledger counts what it holds
+// from the snapshot that first holds it all the same, with a history that only remembers (factor 0,
+// no entry charge).
+func TestLedgerCountsPlacementsWithNoComputation(t *testing.T) {
+	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	clk := testingclock.NewFakeClock(start)
+	waiting := pod("a", "a-0", "2", "")
+	a := newTestAccountingWith(t, Config{Clock: clk, History: history.Settings{HalfLife: time.Hour}},
+		[]runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), waiting)
+	if used, ok := a.OwnUsage("a", clk.Now()); !ok || used.ResourceSeconds[v1.ResourceCPU] != 0 {
+		t.Fatalf("before the placement: a used %v (kept %t), want nothing", used.ResourceSeconds, ok)
+	}
+	computed := a.readShares().computedGen
+	placed := waiting.DeepCopy()
+	placed.Spec.NodeName = "n"
+	a.usage.upsert(placed)
+	a.Snapshot()
+	if a.readShares().computedGen != computed {
+		t.Fatal("a placement computed the shares")
+	}
+	clk.Step(30 * time.Minute)
+	want := 2 * (1 - math.Sqrt(0.5)) * 3600 / math.Ln2 // 2 cpus held for half a half-life
+	if used, _ := a.OwnUsage("a", clk.Now()); math.Abs(used.ResourceSeconds[v1.ResourceCPU]-want) > 1e-6*want {
+		t.Errorf("after 2 cpus held for half an hour: a used %v cpu-seconds, want %v", used.ResourceSeconds[v1.ResourceCPU], want)
 	}
 }

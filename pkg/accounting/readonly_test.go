@@ -40,14 +40,13 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 	req := resourcehelper.PodRequests(pending, resourcehelper.PodResourcesOptions{})
 	for _, queue := range []string{"a", "b"} {
 		a.AdmitPod(a.Snapshot(), pending, queue, req)
-		a.AdmitQueuedPod(a.Snapshot(), pending, queue, req)
 		a.AdmitUnit(queue, req, nil)
 		a.HeadroomOf(a.Snapshot(), queue, a.PodWork(pending), req)
 		a.UnderShare(queue, req)
 		a.DominantShare(queue)
 		a.ReclaimableSpare("")
 	}
-	a.recomputeShares()
+	compute(a)
 	after := publishedLists(a)
 	for name, list := range before {
 		if !quota.Equals(list, after[name]) {

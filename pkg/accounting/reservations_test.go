@@ -35,7 +35,7 @@ func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
 	bound := member("m-0", "3")
 	bound.Spec.NodeName = "n"
 	a.usage.upsert(bound)
-	a.recomputeShares()
+	compute(a)
 	// 3 held by the member, 3 still reserved: 4 more fit.
 	if r := a.Admit("capped", "", cpu("4")); r != nil {
 		t.Errorf("another pod once a member holds 3: %q", r.Message)

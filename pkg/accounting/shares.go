@@ -18,34 +18,36 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
-// sharesInterval is the least time between two computations of the fair shares: changes that arrive
-// meanwhile are folded into the next one.
+// sharesInterval is the least time between two builds of the snapshot that the accounting makes
+// itself, when changes come and no reader builds one: the shares and their listeners stay current
+// with no scheduling going on. Changes that arrive meanwhile are folded into the next.
 const sharesInterval = 100 * time.Millisecond
 
-// sharesCostFactor spaces the computations of the shares by this many times the last one's duration,
-// when that is longer than sharesInterval: with many queues, they take at most a fifth of a core.
+// sharesCostFactor spaces those builds by this many times the last one's duration, when that is
+// longer than sharesInterval: with many queues, they take at most a fifth of a core.
 const sharesCostFactor = 4
 
-// shares keeps every queue's deserved share, recomputed off any scheduling path whenever capacity,
-// demand or the queue tree changed.
+// shares keeps every queue's deserved share, computed by the snapshot's builder whenever capacity,
+// demand or the queue tree changed since the last computation: a snapshot's shares include every
+// change it counts.
 type shares struct {
 	capacityOf *clusterCapacity
 	dirty      chan struct{}
-	// computing keeps computations one at a time: each reads the usage and advances the ledger with
-	// it, so one that read earlier must not advance the ledger or publish after one that read later.
-	computing sync.Mutex
-	// dirtyGen counts the changes; computedGen is the count the published shares include. The shares
-	// are stale while they differ, so a reader that checks staleness after reading the shares knows
-	// whether what it read includes every change it may have seen.
+	// counting keeps the three numbers below in step: a change raises them under it, and a build
+	// reads them together under it (counters), so that it never sees a change numbered and not yet
+	// marked as moving the shares or as untracked. Readers that only compare with a snapshot's
+	// numbers load them without it: a torn read only calls for a build.
+	counting sync.Mutex
+	// dirtyGen counts the changes; computedGen is the count the shares include.
 	dirtyGen atomic.Uint64
 	// movedGen is the number of the latest change that can move the shares: a change of demand, or
 	// an untracked one. A pod placed or let go moves usage only (see usage.placingMoves for when it
 	// moves more): what is derived from usage (the claims, the spare) each snapshot works out from
-	// its own, so the shares stay fresh.
+	// its own, and no computation is due.
 	movedGen    atomic.Uint64
 	computedGen uint64 // under mu
-	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the published
-	// shares were computed.
+	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the shares
+	// were computed.
 	queueSpecs int64 // under mu
 	mu         sync.RWMutex
 	deserved   map[string]v1.ResourceList
@@ -59,13 +61,12 @@ type shares struct {
 	// pods, as of the last computation.
 	unitDemand v1.ResourceList
 	// untrackedGen numbers the latest change whose effect on the demand is not kept as it happens
-	// (a queue, a PodGroup, a QueueUnit, a node): until the shares include it, unitDemand may be
-	// behind.
+	// (a queue, a PodGroup, a QueueUnit, a node): the next computation builds the tree anew.
 	untrackedGen atomic.Uint64
-	// tree is the last computation's, under computing.
+	// tree is the last computation's, under the snapshots' building lock.
 	tree       *shareTree
 	onDeserved listeners[string]
-	computed   []func()
+	computed   listeners[struct{}]
 }
 
 func newShares() *shares {
@@ -74,19 +75,24 @@ func newShares() *shares {
 	return s
 }
 
-// markDirty asks for a recomputation after a change whose effect on the demand is not kept as it
-// happens; it never blocks.
-func (s *shares) markDirty() {
-	raiseTo(&s.untrackedGen, s.numberedChange(true))
-}
+// markDirty numbers a change whose effect on the demand is not kept as it happens: the next
+// snapshot computes the shares on a tree built anew. It never blocks but on counting.
+func (s *shares) markDirty() { s.number(true, true) }
 
-// numberedChange numbers a change and asks for a recomputation; moves says whether it can move the
-// shares (see movedGen). The shares include the change once their generation reaches its number.
-func (s *shares) numberedChange(moves bool) uint64 {
+// numberedChange numbers a change, which the next snapshot includes; moves says whether it can
+// move the shares (see movedGen), which that snapshot then computes anew.
+func (s *shares) numberedChange(moves bool) uint64 { return s.number(moves, false) }
+
+func (s *shares) number(moves, untracked bool) uint64 {
+	s.counting.Lock()
 	gen := s.dirtyGen.Add(1)
 	if moves {
-		raiseTo(&s.movedGen, gen)
+		s.movedGen.Store(gen)
 	}
+	if untracked {
+		s.untrackedGen.Store(gen)
+	}
+	s.counting.Unlock()
 	select {
 	case s.dirty <- struct{}{}:
 	default:
@@ -94,14 +100,23 @@ func (s *shares) numberedChange(moves bool) uint64 {
 	return gen
 }
 
-// raiseTo sets n to gen unless it holds a later number already.
-func raiseTo(n *atomic.Uint64, gen uint64) {
-	for {
-		latest := n.Load()
-		if latest >= gen || n.CompareAndSwap(latest, gen) {
-			return
-		}
-	}
+// counters are the shares' numbers read together.
+type counters struct{ changes, moved, untracked uint64 }
+
+func (s *shares) counters() counters {
+	s.counting.Lock()
+	defer s.counting.Unlock()
+	return counters{changes: s.dirtyGen.Load(), moved: s.movedGen.Load(), untracked: s.untrackedGen.Load()}
+}
+
+// due says whether a build at c must compute the shares: none computed yet, a change that can move
+// them since the last computation, or a change of the queues, units, PodGroups or nodes since the
+// tree was built.
+func (s *shares) due(c counters) bool {
+	s.mu.RLock()
+	computed := s.computedGen
+	s.mu.RUnlock()
+	return s.tree == nil || c.moved > computed || s.tree.untracked != c.untracked
 }
 
 // dirtyOnChange marks the shares dirty on every change of the informers' objects that can move them;
@@ -146,8 +161,9 @@ func movesShares(old, obj any) bool {
 	return true
 }
 
-// run recomputes the shares on demand until ctx ends, and while usage moves them, every
-// historyRefresh with nothing else changing.
+// runShares builds the snapshot when changes come and no reader built one, at most every
+// sharesInterval, until ctx ends; and while usage moves the shares, every historyRefresh with nothing
+// else changing. Its builds tell the listeners of the shares and of spare growth as a reader's do.
 func (a *Accounting) runShares(ctx context.Context) {
 	for {
 		var refresh <-chan time.Time
@@ -159,8 +175,8 @@ func (a *Accounting) runShares(ctx context.Context) {
 			return
 		case <-a.shares.dirty:
 		case <-refresh:
-			// The passage of time is the change: numbered as any other, so that snapshots are built
-			// anew on the shares it moved, and computed now.
+			// The passage of time is the change: numbered as any other, so that the next snapshot
+			// computes the shares it moved.
 			a.shares.markDirty()
 			select {
 			case <-a.shares.dirty:
@@ -168,19 +184,16 @@ func (a *Accounting) runShares(ctx context.Context) {
 			}
 		}
 		start := a.clock.Now()
-		a.recomputeShares()
+		a.Snapshot()
 		if !a.Synced() {
 			// Computed before every pod was counted: the usage history starts at the next, once
 			// they are.
 			a.shares.markDirty()
 		}
-		took := a.clock.Since(start)
-		metrics.ShareComputations.Inc()
-		metrics.ShareComputationDuration.Observe(took.Seconds())
 		select {
 		case <-ctx.Done():
 			return
-		case <-a.clock.After(max(sharesInterval, sharesCostFactor*took)):
+		case <-a.clock.After(max(sharesInterval, sharesCostFactor*a.clock.Since(start))):
 		}
 	}
 }
@@ -199,35 +212,26 @@ func (a *Accounting) historyRefresh() time.Duration {
 // OnDeservedChange registers f to be told the name of a queue whose deserved share changed.
 func (a *Accounting) OnDeservedChange(f func(queue string)) { a.shares.onDeserved.add(f) }
 
-// Deserved returns a queue's current fair share; for the root, the cluster's capacity.
+// Deserved returns a queue's fair share now, as a snapshot built now holds it; for the root, the
+// cluster's capacity.
 func (a *Accounting) Deserved(queue string) v1.ResourceList {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.deserved[queue].DeepCopy()
+	if q := a.Snapshot().Queue(queue); q != nil {
+		return q.Deserved.DeepCopy()
+	}
+	return nil
 }
 
-// recomputeShares computes the shares from the usage, the queues and the capacity as they are now,
-// advances the ledger, and publishes them; computations run one at a time.
-func (a *Accounting) recomputeShares() {
-	computed, changed := a.computeShares()
-	for _, name := range changed {
-		a.shares.onDeserved.notify(name)
-	}
-	for _, f := range computed {
-		f()
-	}
-	// A share that shrank may leave a queue above it: the snapshot built on the new shares says so
-	// to the OnSpareGrown listeners.
-	a.Snapshot()
-}
-
-// computeShares computes and publishes the shares, one computation at a time, and returns the
-// listeners of every computation to tell, and the queues whose deserved share changed.
-func (a *Accounting) computeShares() (computed []func(), changed []string) {
-	a.shares.computing.Lock()
-	defer a.shares.computing.Unlock()
-	gen := a.shares.dirtyGen.Load()
-	untracked := a.shares.untrackedGen.Load()
+// computeShares computes and publishes the shares from the usage, the queues and the capacity as
+// they are now, which include every change up to c, advances the ledger with them, and returns the
+// queues whose deserved share or effective weights changed. Call with the snapshots' building lock
+// held: one computation at a time, each in a build.
+func (a *Accounting) computeShares(c counters) (changed []string) {
+	start := a.clock.Now()
+	defer func() {
+		metrics.ShareComputations.Inc()
+		metrics.ShareComputationDuration.Observe(a.clock.Since(start).Seconds())
+	}()
+	gen, untracked := c.changes, c.untracked
 	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
@@ -267,9 +271,8 @@ func (a *Accounting) computeShares() (computed []func(), changed []string) {
 	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
 	a.shares.deserved, a.shares.weights = deserved, weights
 	a.shares.computedGen, a.shares.queueSpecs = gen, specs
-	computed = a.shares.computed
 	a.shares.mu.Unlock()
-	return computed, changed
+	return changed
 }
 
 // weightsMoved names the queues whose effective weights differ between before and now, to a
@@ -300,12 +303,9 @@ func weightsMoved(before, now fairshare.Weights) []string {
 	return moved
 }
 
-// OnSharesComputed registers f to be called after every computation of the shares.
-func (a *Accounting) OnSharesComputed(f func()) {
-	a.shares.mu.Lock()
-	defer a.shares.mu.Unlock()
-	a.shares.computed = append(a.shares.computed, f)
-}
+// OnSharesComputed registers f to be called after computations of the shares; f is called on a
+// goroutine of the accounting's, never the builder's, once for one or more computations.
+func (a *Accounting) OnSharesComputed(f func()) { a.shares.computed.add(func(struct{}) { f() }) }
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand (queueDemand)
 // given usage, extra and with used, its own usage history. Each queue is taken as as gives it (as it
@@ -427,8 +427,9 @@ func (a *Accounting) workDemand(queue string) v1.ResourceList {
 }
 
 // EffectiveWeights are the weights the usage history gives a queue among its siblings, by resource,
-// as of the last computation of the shares; nil where they are its own weight.
+// as a snapshot built now computed them; nil where they are its own weight.
 func (a *Accounting) EffectiveWeights(queue string) map[v1.ResourceName]float64 {
+	a.Snapshot()
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	return a.shares.weights[queue]

@@ -74,6 +74,6 @@ func benchmarkRecomputeShares(b *testing.B, cfg Config, change int) {
 		case anew:
 			a.shares.markDirty()
 		}
-		a.recomputeShares()
+		compute(a)
 	}
 }

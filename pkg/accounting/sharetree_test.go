@@ -19,11 +19,11 @@ func TestSharesOnTheKeptTreeFollowUsage(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
 		util.MakeQueue("p").Obj(), util.MakeQueue("b").Parent("p").Obj()},
 		util.MakeNode("n", "12", "12Gi"), pod("a", "a-0", "10", ""), pod("b", "b-0", "2", ""))
-	a.recomputeShares()
+	compute(a)
 	built := a.shares.tree
 	agrees := func(step string, wantA, wantB string) {
 		t.Helper()
-		a.recomputeShares()
+		compute(a)
 		if a.shares.tree != built {
 			t.Fatalf("%s: the tree was built anew on a change of usage", step)
 		}
@@ -59,7 +59,7 @@ func TestSharesOnTheKeptTreeFollowUsage(t *testing.T) {
 func TestSharesBuildTheTreeAnewOnAQueueChange(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 		util.MakeNode("n", "12", "12Gi"), pod("a", "a-0", "12", ""), pod("c", "c-0", "12", ""))
-	a.recomputeShares()
+	compute(a)
 	if got := a.Deserved("a"); got.Cpu().Cmp(resource.MustParse("12")) != 0 {
 		t.Fatalf("a alone deserves %v, want 12", got)
 	}
@@ -68,7 +68,7 @@ func TestSharesBuildTheTreeAnewOnAQueueChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.shares.markDirty()
-	a.recomputeShares()
+	compute(a)
 	for _, q := range []string{"a", "c"} {
 		if got, want := a.Deserved(q), resource.MustParse("6"); got.Cpu().Cmp(want) != 0 {
 			t.Errorf("after c was added: %s deserves %v, want %v", q, got, want)

@@ -14,7 +14,8 @@ import (
 )
 
 // snapshots publishes the accounting's state as immutable policy.Snapshots: one is built on demand
-// when something changed since the last, and shared by every reader until the next change.
+// when something changed since the last, with the fair shares computed anew when a change can move
+// them, and shared by every reader until the next change.
 type snapshots struct {
 	// building makes one build at a time; latest is the last one built.
 	building sync.Mutex
@@ -26,66 +27,114 @@ type snapshots struct {
 	// shares are those the latest was built with, under building.
 	shares publishedShares
 	// spareGrown hear of a snapshot in which some queue holds more above its share than in the one
-	// before; grew signals tellSpareGrown to tell them.
+	// before.
 	spareGrown listeners[struct{}]
-	grew       chan struct{}
+	// told is what the builds left to tell the listeners.
+	told notices
 }
 
-// Snapshot returns the queues' state now, as the policy reads it. A scheduling cycle takes one and
-// reads only that one (see pkg/cycle); it is never changed, and is the same value for every caller
-// until something changes.
+// Snapshot returns the queues' state now, as the policy reads it, with the fair shares computed on
+// it. A scheduling cycle takes one and reads only that one (see pkg/cycle); it is never changed, and
+// is the same value for every caller until something changes.
 func (a *Accounting) Snapshot() *policy.Snapshot {
 	if last := a.snapshots.latest.Load(); last != nil && a.current(last) {
 		return last
 	}
-	next, grew := a.buildSnapshot()
-	if grew {
-		select {
-		case a.snapshots.grew <- struct{}{}:
-		default: // told already, and not yet heard: one call tells of both
-		}
-	}
-	return next
+	return a.buildSnapshot()
 }
 
-// tellSpareGrown calls the OnSpareGrown listeners after each snapshot whose spare grew, until ctx
-// ends. They are called on a goroutine of their own, never the builder's: a snapshot is built where
-// it is first read, which may be a PreEnqueue plugin under the scheduling queue's lock, and the
-// listeners activate pods, which takes that lock.
-func (s *snapshots) tellSpareGrown(ctx context.Context) {
+// notices are what the builds leave to tell the listeners of the shares and of spare growth, which
+// are called on a goroutine of the accounting's (tell), never the builder's: a snapshot is built
+// where it is first read, which may be a PreEnqueue plugin under the scheduling queue's lock, and the
+// listeners activate pods, which takes that lock. Notices not told yet are told together.
+type notices struct {
+	mu sync.Mutex
+	// deserved names the queues whose share changed; computed, that shares were computed; grew, that
+	// some queue's spare grew.
+	deserved       map[string]struct{}
+	computed, grew bool
+	ready          chan struct{}
+}
+
+func newNotices() notices {
+	return notices{deserved: map[string]struct{}{}, ready: make(chan struct{}, 1)}
+}
+
+// leave records what a build has to tell.
+func (n *notices) leave(computed bool, deserved []string, grew bool) {
+	if !computed && !grew {
+		return
+	}
+	n.mu.Lock()
+	n.computed = n.computed || computed
+	n.grew = n.grew || grew
+	for _, q := range deserved {
+		n.deserved[q] = struct{}{}
+	}
+	n.mu.Unlock()
+	select {
+	case n.ready <- struct{}{}:
+	default: // left already, and not yet told: one telling tells both
+	}
+}
+
+// tell calls the listeners with what the builds left, until ctx ends: the queues whose share
+// changed, then that shares were computed, then that spare grew.
+func (a *Accounting) tell(ctx context.Context) {
+	n := &a.snapshots.told
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.grew:
-			s.spareGrown.notify(struct{}{})
+		case <-n.ready:
+		}
+		n.mu.Lock()
+		deserved, computed, grew := n.deserved, n.computed, n.grew
+		n.deserved, n.computed, n.grew = map[string]struct{}{}, false, false
+		n.mu.Unlock()
+		for q := range deserved {
+			a.shares.onDeserved.notify(q)
+		}
+		if computed {
+			a.shares.computed.notify(struct{}{})
+		}
+		if grew {
+			a.snapshots.spareGrown.notify(struct{}{})
 		}
 	}
 }
 
-// buildSnapshot builds the next snapshot, unless the last is still current, and says whether some
-// queue's spare grew over the last's.
-func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
+// buildSnapshot builds the next snapshot, unless the last is still current, computing the shares
+// first when a change since the last computation can move them.
+func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	a.snapshots.building.Lock()
 	defer a.snapshots.building.Unlock()
 	last := a.snapshots.latest.Load()
 	// The numbers first, then what they number: a change that comes while the snapshot is built is
 	// either in it or calls for the next one.
-	untracked := a.shares.untrackedGen.Load()
-	sh := a.readShares()
-	if last != nil && last.Changes == a.shares.dirtyGen.Load() && last.SharesInclude == sh.computedGen &&
-		untracked == a.snapshots.untracked.Load() {
-		return last, false
+	c := a.shares.counters()
+	untracked, changes := c.untracked, c.changes
+	if last != nil && last.Changes == changes && untracked == a.snapshots.untracked.Load() {
+		return last
 	}
+	var moved []string
+	computed := a.shares.due(c)
+	if computed {
+		moved = a.computeShares(c)
+	}
+	sh := a.readShares()
 	full := last == nil || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
 		queues = a.AllQueues()
 	}
-	next = &policy.Snapshot{SharesInclude: sh.computedGen, QueueSpecs: sh.queueSpecs, UnitDemandCurrent: untracked <= sh.computedGen,
-		Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity, UnitDemand: sh.unitDemand}
+	next := &policy.Snapshot{QueueSpecs: sh.queueSpecs, Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity,
+		UnitDemand: sh.unitDemand}
+	// Changes is the number read before the shares were computed: they include every change up to
+	// it. The usage read below may hold later ones, which make the next reader build anew.
+	next.Changes = changes
+	synced, now := a.Synced(), a.clock.Now()
 	a.usage.mu.Lock()
-	next.Changes, next.SharesMoved = a.shares.dirtyGen.Load(), a.shares.movedGen.Load()
 	next.Allocated, next.Pending = a.usage.allocated, a.usage.pending
 	spareMoved := true
 	if full || a.usage.allChanged {
@@ -96,25 +145,29 @@ func (a *Accounting) buildSnapshot() (next *policy.Snapshot, spareGrown bool) {
 	} else {
 		spareMoved = a.usage.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
 	}
+	if synced {
+		a.ledger.advanceQueues(a.usage.changed, a.usage.heldLocked, now)
+	}
 	clear(a.usage.changed)
 	a.usage.allChanged = false
 	a.usage.mu.Unlock()
 	a.snapshots.shares = sh
+	grew := false
 	if last != nil {
 		next.SpareGrowths = last.SpareGrowths
-		if spareGrown = spareMoved && spareGrew(last.Spare, next.Spare); spareGrown {
+		if grew = spareMoved && spareGrew(last.Spare, next.Spare); grew {
 			next.SpareGrowths++
 		}
 	}
 	a.snapshots.untracked.Store(untracked)
 	a.snapshots.latest.Store(next)
-	return next, spareGrown
+	a.snapshots.told.leave(computed, moved, grew)
+	return next
 }
 
 // OnSpareGrown registers f to be called after a snapshot is built in which some queue holds more
 // above its share than in the one before (its usage grew, or its share shrank): there may be more to
-// take back. A snapshot is built after every computation of the shares, which every change of usage
-// asks for. f is called on a goroutine of the accounting's, never the builder's.
+// take back. f is called on a goroutine of the accounting's, never the builder's.
 func (a *Accounting) OnSpareGrown(f func()) { a.snapshots.spareGrown.add(func(struct{}) { f() }) }
 
 // SpareGrowths is how many snapshots so far found some queue holding more above its share than the
@@ -221,29 +274,10 @@ func (u *usage) updatedQueues(next, last *policy.Snapshot, moved map[string]stru
 	return spareCopied
 }
 
-// current says whether nothing changed since snap was built: no change counted, no computation of
-// the shares that included a new change, no change of queues, nodes or units. It takes no lock but
-// the shares' read lock.
+// current says whether nothing changed since snap was built: no change counted, no change of
+// queues, nodes or units. It takes no lock.
 func (a *Accounting) current(snap *policy.Snapshot) bool {
-	if snap.Changes != a.shares.dirtyGen.Load() || a.shares.untrackedGen.Load() != a.snapshots.untracked.Load() {
-		return false
-	}
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return snap.SharesInclude == a.shares.computedGen
-}
-
-// SharesCaughtUp says whether the shares now include every change snap saw that can move them: a
-// pod that waited for fresher shares than snap's may be tried again.
-func (a *Accounting) SharesCaughtUp(snap *policy.Snapshot) bool {
-	return a.sharesGeneration() >= snap.SharesMoved
-}
-
-// sharesGeneration is how many changes the published shares include.
-func (a *Accounting) sharesGeneration() uint64 {
-	a.shares.mu.RLock()
-	defer a.shares.mu.RUnlock()
-	return a.shares.computedGen
+	return snap.Changes == a.shares.dirtyGen.Load() && a.shares.untrackedGen.Load() == a.snapshots.untracked.Load()
 }
 
 // ChangedSince says whether something changed since snap was built: a decision that read snap and

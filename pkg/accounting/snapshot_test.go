@@ -20,9 +20,9 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// A snapshot is one value for every reader until something changes; a change of usage gives a new
-// one that copies only the queues it touched (and their ancestors' totals), and says that the shares
-// do not include it until they are recomputed; a computation gives a whole new one.
+// A snapshot is one value for every reader until something changes; a change gives a new one, with
+// the shares computed on it, that copies only the queues it touched (their usage, their ancestors'
+// totals, their share).
 func TestSnapshotFollowsChanges(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
 		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "1", "n"))
@@ -30,33 +30,35 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	if again := a.Snapshot(); again != first {
 		t.Fatal("two snapshots with nothing changed between them are different values")
 	}
-	if first.Stale() || !quota.Equals(first.Queue("a").Allocated, cpu("1")) || !quota.Equals(first.Queue("root").Subtree, cpu("1")) {
-		t.Fatalf("first snapshot: stale %t, a holds %v, root's subtree %v", first.Stale(), first.Queue("a").Allocated, first.Queue("root").Subtree)
+	if !quota.Equals(first.Queue("a").Allocated, cpu("1")) || !quota.Equals(first.Queue("root").Subtree, cpu("1")) {
+		t.Fatalf("first snapshot: a holds %v, root's subtree %v", first.Queue("a").Allocated, first.Queue("root").Subtree)
 	}
 	a.usage.upsert(pod("b", "b-0", "2", "n"))
 	second := a.Snapshot()
-	if second == first || !second.Stale() || second.Changes <= first.Changes {
-		t.Fatalf("after b's pod: same value %t, stale %t, changes %d after %d", second == first, second.Stale(), second.Changes, first.Changes)
+	if second == first || second.Changes <= first.Changes {
+		t.Fatalf("after b's pod: same value %t, changes %d after %d", second == first, second.Changes, first.Changes)
+	}
+	if b := second.Queue("b"); b.Deserved.Cpu().Cmp(resource.MustParse("2")) != 0 || !quota.Equals(b.Allocated, cpu("2")) {
+		t.Errorf("after b's pod: b deserves %v and holds %v, want 2 and 2 with no computation to wait for", b.Deserved, b.Allocated)
 	}
 	if second.Queue("a") != first.Queue("a") || len(second.Updated) != 2 {
-		t.Errorf("a queue whose usage did not change was copied, or more than b and root: %v", second.Updated)
+		t.Errorf("a queue whose usage and share did not change was copied, or more than b and root: %v", second.Updated)
 	}
-	if !quota.Equals(second.Queue("b").Allocated, cpu("2")) || !quota.Equals(second.Queue("root").Subtree, cpu("3")) ||
-		!quota.Equals(second.Allocated, cpu("3")) {
-		t.Errorf("after b's pod: b holds %v, root's subtree %v, all %v", second.Queue("b").Allocated, second.Queue("root").Subtree, second.Allocated)
+	if !quota.Equals(second.Queue("root").Subtree, cpu("3")) || !quota.Equals(second.Allocated, cpu("3")) {
+		t.Errorf("after b's pod: root's subtree %v, all %v", second.Queue("root").Subtree, second.Allocated)
 	}
 	if first.Queue("b").Allocated != nil || !quota.Equals(first.Allocated, cpu("1")) {
 		t.Error("a published snapshot changed")
 	}
-	// A computation moves b's share only: b is copied with it, a whose share stayed is not.
-	a.recomputeShares()
+	// A computation that moves no share copies no queue.
+	compute(a)
 	third := a.Snapshot()
-	if b := third.Queue("b"); third.Stale() || third.Queue("a") != second.Queue("a") || b.Deserved.Cpu().Cmp(resource.MustParse("2")) != 0 ||
-		!quota.Equals(b.Allocated, cpu("2")) {
-		t.Errorf("after a computation: stale %t, a copied %t, b deserves %v and holds %v", third.Stale(), third.Queue("a") != second.Queue("a"), b.Deserved, b.Allocated)
+	if third == second || third.Queue("a") != second.Queue("a") || third.Queue("b") != second.Queue("b") {
+		t.Errorf("after a computation that moved nothing: same value %t, a copied %t, b copied %t", third == second,
+			third.Queue("a") != second.Queue("a"), third.Queue("b") != second.Queue("b"))
 	}
-	if a.ChangedSince(third) || !a.SharesCaughtUp(second) {
-		t.Errorf("changed since the latest: %t; shares caught up with the one before: %t", a.ChangedSince(third), a.SharesCaughtUp(second))
+	if a.ChangedSince(third) || !a.ChangedSince(second) {
+		t.Errorf("changed since the latest: %t; since the one before: %t", a.ChangedSince(third), a.ChangedSince(second))
 	}
 	// The tree's totals recounted (a queue added, deleted or moved) is a change of its own: whichever
 	// handler of the queue informer runs first, no snapshot built before stays current.
@@ -67,8 +69,8 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 }
 
 // TestClaimsFollowUsageWithoutAComputation places and lets go pods of queues below and above their
-// share with no computation of the shares between: after each step the snapshot stays fresh, and
-// its claims and spare, kept as the changed queues' differences, equal a whole build's.
+// share: no step computes the shares (a placement moves no demand), and after each the snapshot's
+// claims and spare, kept as the changed queues' differences, equal a whole build's.
 func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 	// Of 10 cpu, a holds 6, b asks for 4 and c for 2: c deserves 2, a and b 4 each; a holds 2 above.
 	kube := []runtime.Object{util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n")}
@@ -78,8 +80,8 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 	}
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj(),
 		util.MakeQueue("c").Obj()}, kube...)
-	a.recomputeShares()
-	holdComputations(t, a)
+	compute(a)
+	before := a.readShares().computedGen
 	placed := func(p *v1.Pod) *v1.Pod {
 		on := p.DeepCopy()
 		on.Spec.NodeName = "n"
@@ -108,8 +110,8 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 		a.usage.mu.Lock()
 		a.usage.wholeQueues(whole, a.AllQueues(), sh)
 		a.usage.mu.Unlock()
-		if snap.Stale() || snap.Updated == nil {
-			t.Fatalf("after %s: stale %t, built whole %t; want fresh and built from the changes", s.name, snap.Stale(), snap.Updated == nil)
+		if computed := a.readShares().computedGen; computed != before || snap.Updated == nil {
+			t.Fatalf("after %s: shares computed %t, built whole %t; want neither", s.name, computed != before, snap.Updated == nil)
 		}
 		if !quota.Equals(snap.Claimable, whole.Claimable) || !equalLists(snap.Spare, whole.Spare) {
 			t.Errorf("after %s: claimable %v, spare %v; a whole build has %v, %v", s.name, snap.Claimable, snap.Spare, whole.Claimable, whole.Spare)
@@ -155,8 +157,8 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 	} {
 		step.do()
 		snap := a.Snapshot()
-		if snap.Stale() || !quota.Equals(snap.Spare["a"], cpu(step.spare)) || snap.SpareGrowths != base+step.growth {
-			t.Fatalf("after %s: stale %t, a's spare %v, growths %d; want fresh, %s, %d", step.name, snap.Stale(), snap.Spare["a"],
+		if !quota.Equals(snap.Spare["a"], cpu(step.spare)) || snap.SpareGrowths != base+step.growth {
+			t.Fatalf("after %s: a's spare %v, growths %d; want %s, %d", step.name, snap.Spare["a"],
 				snap.SpareGrowths-base, step.spare, step.growth)
 		}
 		if i != 1 {
@@ -166,14 +168,12 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 }
 
 // aboveItsShare is an accounting on 10 cpu where queue a holds 6 and asks for 1 more (extra), and b
-// asks for 6: each deserves 5, and a holds 1 above its share. The shares are computed, and no
-// computation comes after until the test ends.
+// asks for 6: each deserves 5, and a holds 1 above its share.
 func aboveItsShare(t *testing.T) (*Accounting, *v1.Pod) {
 	extra := pod("a", "a-extra", "1", "")
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
 		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "6", "n"), extra, pod("b", "b-0", "6", ""))
-	a.recomputeShares()
-	holdComputations(t, a)
+	compute(a)
 	return a, extra
 }
 
@@ -191,13 +191,6 @@ func waitTold(t *testing.T, told <-chan uint64, growths uint64, after string) {
 			t.Fatalf("after %s: no OnSpareGrown call after growth %d", after, growths)
 		}
 	}
-}
-
-// holdComputations keeps the shares from being computed until the test ends: the steps of a test
-// that follow usage without a computation are not raced by the accounting's own.
-func holdComputations(t *testing.T, a *Accounting) {
-	a.shares.computing.Lock()
-	t.Cleanup(a.shares.computing.Unlock)
 }
 
 // TestPlacementsMoveTheSharesWhereTheyCount: a pod placed or let go moves no demand, and so not the
@@ -230,9 +223,9 @@ func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
 				{"forgotten", func() { a.Forget(p) }},
 				{"bound", func() { a.usage.upsert(placed.DeepCopy()) }},
 			} {
-				before := a.Snapshot().SharesMoved
+				before := a.shares.movedGen.Load()
 				step.do()
-				if moved := a.Snapshot().SharesMoved != before; moved != tt.moves {
+				if moved := a.shares.movedGen.Load() != before; moved != tt.moves {
 					t.Errorf("%s: shares moved %t, want %t", step.name, moved, tt.moves)
 				}
 			}
@@ -292,7 +285,7 @@ func TestSnapshotsBuiltFromChangesEqualAWholeBuild(t *testing.T) {
 		a.usage.upsert(pod(name, name+"-0", "1", "n"))
 		a.usage.upsert(pod(name, name+"-1", "1", ""))
 		if i%7 == 0 {
-			a.recomputeShares()
+			compute(a)
 		}
 		snap := a.Snapshot()
 		folded = folded || snap.Updated == nil

@@ -135,8 +135,7 @@ func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 		priority = max(priority, corev1helpers.PodPriority(p))
 	}
 	queue := a.QueueOfPodGroup(pg)
-	// A refusal that only waits for fresh shares is gone in a moment: the reservation stays.
-	if refusal := a.Admit(queue, PodGroupWork(pg), asked); refusal != nil && !refusal.WaitsForShares {
+	if refusal := a.Admit(queue, PodGroupWork(pg), asked); refusal != nil {
 		return WaitingGang{}, false
 	}
 	return WaitingGang{Key: key, PodGroup: pg, Queue: queue, Members: planned, Placing: placing, Place: policy.Place{

@@ -14,7 +14,6 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // QueueUsage is what a queue's live (non-terminal) pods hold.
@@ -57,9 +56,6 @@ type podUsage struct {
 	assumed bool
 	// informed: the informer delivered the pod. An entry that is only assumed goes with Forget.
 	informed bool
-	// countedGen is the change that counted the pod's demand as it stands: shares computed at or
-	// after it include the pod. Placing the pod or letting it go moves no demand, and keeps it.
-	countedGen uint64
 }
 
 // holds says whether the pod counts as holding its requests: bound, or assumed to be.
@@ -90,11 +86,11 @@ type usage struct {
 	// built, so that the next one copies only those; allChanged, that every queue's may have.
 	changed    map[string]struct{}
 	allChanged bool
-	// numberChange numbers a change of usage and asks for a computation of the shares; moves: the
-	// change moves the demand (a pod came, went, or asks for more or less), and the shares are
-	// stale until they include it. It is called in the same critical section as the change, so
-	// that whoever sees a new pod sees the shares stale too until they are recomputed with it. A
-	// pod placed, let go or terminating moves usage only, which every snapshot reads as it is.
+	// numberChange numbers a change of usage, which the next snapshot includes; moves: the change
+	// moves the demand (a pod came, went, or asks for more or less), and that snapshot computes the
+	// shares anew. It is called in the same critical section as the change, so that whoever sees a
+	// new pod builds a snapshot with it. A pod placed, let go or terminating moves usage only, which
+	// every snapshot reads as it is.
 	numberChange func(moves bool) uint64
 	// onChange hear of a queue whose usage changed; freed of room a queue's pods gave back: a pod of
 	// it left, stopped holding, or asks for less.
@@ -165,7 +161,8 @@ func isQueuePod(obj any) bool {
 }
 
 // OnQueueUsageChange registers f to be told the name of a queue whose usage changed; f must not
-// block. A listener registered once the informers run is told of the changes from then on.
+// block, nor take the scheduling queue's lock: it may be called from a PreEnqueue plugin that counts
+// a pod on sight (Count). A listener registered once the informers run is told of the changes from then on.
 func (a *Accounting) OnQueueUsageChange(f func(queue string)) { a.usage.onChange.add(f) }
 
 // RoomFreed is room a queue's pods gave back: a pod of the queue that held it left, was forgotten,
@@ -242,6 +239,15 @@ func (u *usage) leave(queue string, requests v1.ResourceList) {
 	}
 }
 
+// heldLocked is what queue's pods hold, and its count of requests that started holding; call with
+// u.mu held.
+func (u *usage) heldLocked(queue string) (allocated, entered v1.ResourceList) {
+	if q := u.queues[queue]; q != nil {
+		allocated = q.Allocated
+	}
+	return allocated, u.entered[queue]
+}
+
 // enteredSnapshot is usage.entered as it stands; its lists are replaced, never changed in place.
 func (a *Accounting) enteredSnapshot() map[string]v1.ResourceList {
 	a.usage.mu.RLock()
@@ -270,22 +276,23 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 	return p.queue, ok && p.settled
 }
 
-// SharesInclude says whether the published shares include pod as the accounting counts it.
-func (a *Accounting) SharesInclude(pod *v1.Pod) bool {
-	return a.includedBy(pod, a.sharesGeneration())
-}
-
-// SnapshotIncludes says whether the shares snap holds include pod as the accounting counts it now.
-func (a *Accounting) SnapshotIncludes(snap *policy.Snapshot, pod *v1.Pod) bool {
-	return a.includedBy(pod, snap.SharesInclude)
-}
-
-// includedBy says whether shares that include the changes up to gen count pod as it stands.
-func (a *Accounting) includedBy(pod *v1.Pod, gen uint64) bool {
+// Count counts pod now if the accounting has not counted it yet, as the informer's store holds it:
+// a reader that sees a pod before the accounting's handler of the pod informer does (the scheduling
+// queue's handler ran first) takes the snapshot after it, with the pod in its demand and shares. The
+// handler then finds it counted. A pod the store no longer holds is not counted.
+func (a *Accounting) Count(pod *v1.Pod) {
+	if !isQueuePod(pod) || !a.namespacesSynced() {
+		return // another scheduler's, which no queue counts; or the handler's, once the namespaces are known
+	}
 	a.usage.mu.RLock()
-	p, ok := a.usage.pods[pod.UID]
+	_, counted := a.usage.pods[pod.UID]
 	a.usage.mu.RUnlock()
-	return ok && p.informed && p.countedGen <= gen
+	if counted {
+		return
+	}
+	if current, ok := a.usage.current(pod); ok {
+		a.usage.count(current, true)
+	}
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
@@ -346,8 +353,16 @@ func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
 
 // upsert counts a pod as the informer shows it. The pod keeps the queue and unit it was first
 // counted under, and an assumption made at Reserve stands until the informer shows the pod bound.
-func (u *usage) upsert(pod *v1.Pod) {
+func (u *usage) upsert(pod *v1.Pod) { u.count(pod, false) }
+
+// count is upsert; onSight, it counts only a pod not counted yet that the informer's store still
+// holds, checked under the lock that the handler's removal takes: the store loses a deleted pod
+// before the handler hears of it, so a pod counted here is either still there or removed after.
+func (u *usage) count(pod *v1.Pod, onSight bool) {
 	entry, err := u.entryFor(pod)
+	if err != nil && onSight {
+		return // the handler's to wait for what the pod lacks
+	}
 	if err != nil {
 		u.remove(pod)
 		u.wait(pod)
@@ -363,9 +378,14 @@ func (u *usage) upsert(pod *v1.Pod) {
 	entry.informed = true
 	u.mu.Lock()
 	old, existed := u.pods[pod.UID]
+	if onSight {
+		if _, stored := u.current(pod); existed || !stored {
+			u.mu.Unlock()
+			return
+		}
+	}
 	if existed {
 		entry.assumed = old.assumed && !entry.bound
-		entry.countedGen = old.countedGen
 		if countsAlike(old, entry) {
 			// Most updates of a pod (its conditions, its nomination) change nothing counted.
 			u.put(pod.UID, entry)
@@ -382,9 +402,7 @@ func (u *usage) upsert(pod *v1.Pod) {
 	demand := movesDemand(old, entry, existed)
 	changed := demand || placed || old.terminating != entry.terminating
 	if changed {
-		if gen := u.numberChange(demand || placed && u.placingMoves(entry.queue)); demand {
-			entry.countedGen = gen
-		}
+		u.numberChange(demand || placed && u.placingMoves(entry.queue))
 	}
 	u.put(pod.UID, entry)
 	var freed RoomFreed
@@ -631,16 +649,13 @@ func (u *usage) assume(pod *v1.Pod) {
 	}
 	if existed {
 		u.subtract(old)
-		entry.informed, entry.countedGen = old.informed, old.countedGen
+		entry.informed = old.informed
 	}
 	// Assumed on a node, the pod keeps the queue it was scheduled for. The scheduler hands over its
 	// copy with the node set: bound stays the informer's word, so that Forget lets go of it.
 	entry.assumed, entry.settled, entry.bound = true, true, false
 	// A pod assumed before the informer delivered it, or under another queue, moves the demand.
-	demand := movesDemand(old, entry, existed)
-	if gen := u.numberChange(demand || u.placingMoves(entry.queue)); demand {
-		entry.countedGen = gen
-	}
+	u.numberChange(movesDemand(old, entry, existed) || u.placingMoves(entry.queue))
 	u.put(pod.UID, entry)
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
@@ -102,20 +103,21 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			var freed []RoomFreed
 			a.OnQueueRoomFreed(func(f RoomFreed) { freed = append(freed, f) })
 			held, deleted := false, false // whether p holds room, as the steps want; was deleted
-			a.recomputeShares()
+			compute(a)
 			for _, s := range tt.steps {
-				before := len(freed)
+				a.Snapshot()
+				before, computed := len(freed), a.readShares().computedGen
 				s.do(a, p)
 				// Room is freed exactly when p stops holding it, once.
 				if wantFreed := held && s.want == "1"; (len(freed) > before) != wantFreed || len(freed) > before+1 {
 					t.Fatalf("after %s: %d RoomFreed, want one only if p held room and no longer does (%t)", s.name, len(freed)-before, wantFreed)
 				}
 				held = s.want == "3"
-				// Placing a counted pod or letting it go moves no demand: the shares stay fresh until
-				// the pod is deleted.
+				// Placing a counted pod or letting it go moves no demand: the snapshot after it
+				// computes no shares, until the pod is deleted.
 				deleted = deleted || strings.HasPrefix(s.name, "delete")
-				if a.Snapshot().Stale() && !deleted && informedFirst(tt.name) {
-					t.Fatalf("after %s: the shares are stale", s.name)
+				if a.Snapshot(); a.readShares().computedGen != computed && !deleted && informedFirst(tt.name) {
+					t.Fatalf("after %s: the shares were computed again", s.name)
 				}
 				if got := allocatedCPU(a, "a"); got != s.want {
 					t.Fatalf("after %s: allocated %s, want %s", s.name, got, s.want)
@@ -201,35 +203,32 @@ func TestSubtreeTotals(t *testing.T) {
 }
 
 // TestLeavingShowsInTheSnapshotAtOnce checks that whoever sees a pod go sees what the shares derive
-// from usage move with it, with no computation of the shares: a victim terminating leaves the
-// reclaimable spare at once (it is never counted both as under way and as spare), and the shares
-// stay fresh, as the demand is unchanged; the deletion moves the demand, and the shares are stale
-// until they include it.
+// from usage move with it: a victim terminating leaves the reclaimable spare at once (it is never
+// counted both as under way and as spare), with no computation of the shares, as the demand is
+// unchanged; the deletion moves the demand, and the next snapshot's shares follow it.
 func TestLeavingShowsInTheSnapshotAtOnce(t *testing.T) {
 	// a holds 6 and b asks for 6 of 10: each deserves 5, and a holds 1 above its share.
 	victim := pod("a", "victim", "2", "n")
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()},
 		util.MakeNode("n", "10", "10Gi"), victim, pod("a", "other", "4", "n"), pod("b", "asking", "6", ""))
 	snap := a.Snapshot()
-	if a.Leaving(victim) || snap.Stale() || !quota.Equals(snap.Spare["a"], cpu("1")) || !quota.Equals(snap.Claimable, cpu("5")) {
-		t.Fatalf("before the eviction: leaving %t, shares stale %t, spare %v, claimable %v; want a 1 above its share, b claiming 5",
-			a.Leaving(victim), snap.Stale(), snap.Spare, snap.Claimable)
+	computed := a.readShares().computedGen
+	if a.Leaving(victim) || !quota.Equals(snap.Spare["a"], cpu("1")) || !quota.Equals(snap.Claimable, cpu("5")) {
+		t.Fatalf("before the eviction: leaving %t, spare %v, claimable %v; want a 1 above its share, b claiming 5",
+			a.Leaving(victim), snap.Spare, snap.Claimable)
 	}
 	terminating := victim.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	a.usage.upsert(terminating)
 	snap = a.Snapshot()
-	if !a.Leaving(victim) || snap.Stale() || len(snap.Spare) != 0 || len(a.ReclaimableSpare("b")) != 0 {
-		t.Errorf("after the eviction: leaving %t, shares stale %t, spare %v; want leaving, fresh, no spare", a.Leaving(victim), snap.Stale(), snap.Spare)
+	if !a.Leaving(victim) || a.readShares().computedGen != computed || len(snap.Spare) != 0 || len(a.ReclaimableSpare("b")) != 0 {
+		t.Errorf("after the eviction: leaving %t, shares computed again %t, spare %v; want leaving, not computed, no spare",
+			a.Leaving(victim), a.readShares().computedGen != computed, snap.Spare)
 	}
 	a.usage.remove(terminating)
 	snap = a.Snapshot()
-	if !snap.Stale() || len(snap.Spare) != 0 {
-		t.Errorf("after the deletion: shares stale %t, spare %v; want stale, no spare", snap.Stale(), snap.Spare)
-	}
-	a.recomputeShares()
-	if snap = a.Snapshot(); snap.Stale() || len(snap.Spare) != 0 {
-		t.Errorf("after a computation: shares stale %t, spare %v; want fresh, no spare", snap.Stale(), snap.Spare)
+	if b := snap.Queue("b"); b.Deserved.Cpu().Cmp(resource.MustParse("6")) != 0 || !quota.Equals(snap.Claimable, cpu("6")) || len(snap.Spare) != 0 {
+		t.Errorf("after the deletion: b deserves %v, claimable %v, spare %v; want 6, 6, no spare", b.Deserved, snap.Claimable, snap.Spare)
 	}
 }
 
@@ -247,6 +246,8 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 		return reflect.ValueOf(q.Allocated).Pointer(), reflect.ValueOf(q.Pending).Pointer()
 	}
 	allocated, asked := lists()
+	a.Snapshot()
+	computed := a.readShares().computedGen
 	for _, change := range []func(*v1.Pod){
 		func(p *v1.Pod) { p.Status.NominatedNodeName = "n" },
 		func(p *v1.Pod) {
@@ -262,8 +263,8 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	if nowAllocated, nowAsked := lists(); nowAllocated != allocated || nowAsked != asked {
 		t.Error("updates that change nothing counted replaced the queue's sums")
 	}
-	if a.Snapshot().Stale() {
-		t.Error("updates that change nothing counted made the shares stale")
+	if a.Snapshot(); a.readShares().computedGen != computed {
+		t.Error("updates that change nothing counted computed the shares again")
 	}
 	if got := a.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {
 		t.Errorf("after the updates: %+v, want 2 cpu allocated, 1 pending, 2 pods", got)

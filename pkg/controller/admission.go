@@ -31,8 +31,9 @@ type admission struct {
 	refusal string
 	// reason is the refusal's reason: ReasonNotAdmitted, or ReasonExceedsCapability.
 	reason string
-	// waitsForShares: only the recomputation of the shares stands in the way.
-	waitsForShares bool
+	// behind: the queue takes the group in its informer's store, and the snapshot still has it
+	// Suspended (see snapshotBehind): nothing is decided, and the pass stops.
+	behind bool
 }
 
 // admitPodGroup says whether a Pending PodGroup may enter its queue now. A group without
@@ -49,7 +50,10 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 		return admission{admitted: true}
 	}
 	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
-		a := admission{refusal: "minResources do not fit: " + r.Message, reason: ReasonNotAdmitted, waitsForShares: r.WaitsForShares}
+		if r.Suspended {
+			return admission{behind: true}
+		}
+		a := admission{refusal: "minResources do not fit: " + r.Message, reason: ReasonNotAdmitted}
 		if r.ExceedsCapability {
 			a.reason = ReasonExceedsCapability
 		}
@@ -89,17 +93,17 @@ func (c *Controller) enqueuePending(queue string) {
 // admitPending is one admission pass over a queue's Pending PodGroups that take room, by priority,
 // then age: each is admitted or keeps waiting with the reason, in that order, so that of two groups
 // that each fit alone the one ahead enters first, however their events were delivered. A group that
-// does not fit does not stop the ones behind it; one that waits for the shares does, and the pass
-// runs again once they are fresh.
+// does not fit does not stop the ones behind it; a snapshot behind the queue's change does, and the
+// pass runs again in a moment.
 func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	var errs []error
 	for _, pg := range c.pendingPodGroups(queue) {
 		a := c.admitPodGroup(pg)
-		errs = append(errs, c.writePodGroupStatus(ctx, pg, a))
-		if a.waitsForShares {
-			c.enqueueAfter(admissions, queue, retryAfterShares)
+		if a.behind {
+			c.enqueueAfter(admissions, queue, snapshotBehind)
 			break
 		}
+		errs = append(errs, c.writePodGroupStatus(ctx, pg, a))
 	}
 	return utilerrors.NewAggregate(errs)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
@@ -47,5 +48,44 @@ func TestPodGroupAboveTheCapabilityIsRefusedForGood(t *testing.T) {
 				t.Errorf("admission %+v; want refused with reason %q and a refusal beginning %q", a, tt.reason, tt.message)
 			}
 		})
+	}
+}
+
+// A queue opened in its informer's store a moment before the accounting's handler heard of it is
+// still Suspended in the snapshot: a PodGroup's admission decides nothing on it (the pass stops and
+// runs again), and admits the group once the snapshot takes the change in.
+func TestAdmissionWaitsForTheSnapshotToTakeInTheQueuesChange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	paused := util.MakeQueue("paused").State(schedulingv1beta1.QueueStateSuspended).Obj()
+	client := fake.NewSimpleClientset(paused)
+	acct := startAccounting(t, ctx, client, kubefake.NewClientset(util.MakeNode("n", "16", "64Gi")))
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		q := acct.Snapshot().Queue("paused")
+		return acct.Synced() && q != nil && q.Suspended, nil
+	}); err != nil {
+		t.Fatal("the snapshot never held the queue Suspended")
+	}
+	opened := paused.DeepCopy()
+	opened.Spec.State, opened.Generation = schedulingv1beta1.QueueStateOpen, 2
+	if err := acct.QueueInformer().GetIndexer().Update(opened); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{acct: acct}
+	pg := util.MakePodGroup("a", "g").Queue("paused").MinMember(1).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	if a := c.admitPodGroup(pg); !a.behind || a.admitted || a.refusal != "" {
+		t.Fatalf("admission on a snapshot behind the queue's change: %+v; want nothing decided", a)
+	}
+	// The same change reaches the accounting's handler (the store above stood for the informer's,
+	// updated before its handlers run).
+	written := opened.DeepCopy()
+	written.Generation = 3
+	if _, err := client.SchedulingV1beta1().Queues().Update(ctx, written, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return c.admitPodGroup(pg).admitted, nil
+	}); err != nil {
+		t.Errorf("the group was never admitted once the accounting heard of the change: %+v", c.admitPodGroup(pg))
 	}
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // usageCheckpoint is what a queue's status says of its usage history: the checkpoint it holds
-// while that is younger than the queue's checkpoint interval, else the usage of its own pods now (to
-// the second, as the status keeps time) with the effective weights of the last computation of the
-// shares. A queue that used nothing has none. One the history has not counted yet, or a scheduler
+// while that is younger than the queue's checkpoint interval, else the usage of its own pods at the
+// start of this second (the status keeps time to the second: taken back to it as if what the queue
+// holds had been held since, so that a restore, which counts it so, counts no time twice) with the
+// effective weights of the last computation of the shares. A queue that used nothing has none. One the history has not counted yet, or a scheduler
 // that keeps no history (turned off, or an older one during an upgrade), leaves the checkpoint as
 // it is. due is how long until the next one.
 func (c *Controller) usageCheckpoint(q *schedulingv1beta1.Queue) (checkpoint *schedulingv1beta1.UsageCheckpoint, due time.Duration) {
@@ -27,7 +28,7 @@ func (c *Controller) usageCheckpoint(q *schedulingv1beta1.Queue) (checkpoint *sc
 	if !c.acct.UsageHistory().Keeps() {
 		return q.Status.Usage, 0
 	}
-	used, ok := c.acct.OwnUsage(q.Name)
+	used, ok := c.acct.OwnUsage(q.Name, now)
 	switch {
 	case !ok:
 		// Not counted yet (the history starts once the pods are): the checkpoint stays, the

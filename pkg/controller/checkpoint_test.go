@@ -40,7 +40,7 @@ func TestUsageCheckpoint(t *testing.T) {
 		if !acct.Synced() {
 			return false, nil
 		}
-		_, ok := acct.OwnUsage("used")
+		_, ok := acct.OwnUsage("used", clk.Now())
 		if !ok && clk.Since(now) < 900*time.Millisecond {
 			clk.Step(100 * time.Millisecond)
 		}
@@ -55,15 +55,18 @@ func TestUsageCheckpoint(t *testing.T) {
 		t.Errorf("used's checkpoint interval is %s, want 5m and up to a tenth more", interval)
 	}
 	used, _ := acct.Queue("used")
+	// Stamped at the start of the second, with the usage then.
+	stamp := clk.Now().Truncate(time.Second)
 	checkpoint, due := c.usageCheckpoint(used)
-	if checkpoint == nil || !checkpoint.Time.Time.Equal(now) || checkpoint.ResourceSeconds.Cpu().Value() != 3600 || due != interval {
-		t.Fatalf("an hour-old checkpoint of 7200 cpu-seconds, half-life one hour: got %+v due in %s; want 3600 now, next in %s", checkpoint, due, interval)
+	if checkpoint == nil || !checkpoint.Time.Time.Equal(stamp) || checkpoint.ResourceSeconds.Cpu().Value() != 3600 || due != interval {
+		t.Fatalf("an hour-old checkpoint of 7200 cpu-seconds, half-life one hour: got %+v due in %s; want 3600 at %s, next in %s", checkpoint, due, stamp, interval)
 	}
 	clk.Step(2 * time.Minute)
 	fresh := used.DeepCopy()
 	fresh.Status.Usage = checkpoint
-	if kept, due := c.usageCheckpoint(fresh); kept != checkpoint || due != interval-2*time.Minute {
-		t.Errorf("a two-minute-old checkpoint was replaced (%+v) or comes due in %s, want kept for %s", kept, due, interval-2*time.Minute)
+	age := clk.Now().Truncate(time.Second).Sub(stamp)
+	if kept, due := c.usageCheckpoint(fresh); kept != checkpoint || due != interval-age {
+		t.Errorf("a checkpoint %s old was replaced (%+v) or comes due in %s, want kept for %s", age, kept, due, interval-age)
 	}
 	idle, _ := acct.Queue("idle")
 	if got, _ := c.usageCheckpoint(idle); got != nil {

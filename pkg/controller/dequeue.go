@@ -38,8 +38,14 @@ const dequeueKey = "dequeue"
 // soon as that consumer is gone.
 const orphanGrace = time.Minute
 
-// retryAfterShares is when a pass refused only for stale shares runs again.
-const retryAfterShares = 200 * time.Millisecond
+// snapshotBehind is when an admission or dequeue pass that found the accounting's snapshot behind a
+// queue's change runs again: the queue's informer store has it take work, and the snapshot, which
+// the accounting's handler of the same informer brings up to date, a moment later, still has it
+// Suspended. Deciding on it would refuse the work ahead and let in the work behind.
+const snapshotBehind = 100 * time.Millisecond
+
+// errBehind stops a dequeue pass that found the snapshot behind the queue's change.
+var errBehind = errors.New("the snapshot is behind the queue's change")
 
 func (c *Controller) enqueueDequeue() {
 	c.enqueue(func(w *workqueues) workqueue.TypedRateLimitingInterface[string] { return w.units }, dequeueKey)
@@ -112,7 +118,12 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 	})
 	var errs []error
 	for _, u := range units {
-		errs = append(errs, c.dequeue(ctx, queue, u))
+		err := c.dequeue(ctx, queue, u)
+		if errors.Is(err, errBehind) {
+			c.enqueueDequeueAfter(snapshotBehind)
+			break
+		}
+		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
 }
@@ -143,9 +154,8 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 	key := accounting.UnitWork(u)
 	refusal := c.acct.AdmitWork(key, queue, u.Spec.Resource)
 	switch {
-	case refusal != nil && refusal.WaitsForShares:
-		c.enqueueDequeueAfter(retryAfterShares)
-		return nil
+	case refusal != nil && refusal.Suspended:
+		return errBehind // queueHolds read the queue open in the store
 	case refusal != nil:
 		return c.stillEnqueued(ctx, u, "resource does not fit: "+refusal.Message)
 	}

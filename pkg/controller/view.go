@@ -328,8 +328,8 @@ func (c *Controller) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *polic
 // queueReasonNow is why a piece of work that last waited for was waits now, given its queue's
 // refusal now (nil: the queue takes it), with the reason the scheduler gives that refusal; ok is
 // false when what its last attempt said stands: the queue takes it and it waited for something else
-// (the nodes), or the refusal is a moment's (fresh shares, older work of the queue, a change of the
-// queue on its way).
+// (the nodes), or the refusal is a moment's (older work of the queue, a change of the queue on its
+// way).
 func queueReasonNow(queue, was string, refusal *policy.Refusal) (reason, message string, ok bool) {
 	switch {
 	case refusal == nil:
@@ -337,7 +337,7 @@ func queueReasonNow(queue, was string, refusal *policy.Refusal) (reason, message
 			return "", "", false
 		}
 		return v1.PodReasonUnschedulable, fmt.Sprintf("queue %q takes it now: it waits for its next scheduling attempt", queue), true
-	case refusal.WaitsForShares || refusal.Behind || refusal.Suspended:
+	case refusal.Behind || refusal.Suspended:
 		return "", "", false
 	case refusal.ExceedsCapability:
 		return ReasonExceedsCapability, refusal.Message, true

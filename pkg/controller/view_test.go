@@ -175,7 +175,6 @@ func TestQueueReasonNow(t *testing.T) {
 			ReasonExceedsCapability, "m", true},
 		{"at its capability now", ReasonExceedsCapability, &policy.Refusal{Message: "m", AtCapability: true}, holdreport.QueueCapability, "m", true},
 		{"at its share now", holdreport.QueueCapability, &policy.Refusal{Message: "m"}, v1.PodReasonUnschedulable, "m", true},
-		{"waits for fresh shares", holdreport.QueueCapability, &policy.Refusal{Message: "m", WaitsForShares: true}, "", "", false},
 		{"older work first", "", &policy.Refusal{Message: "m", Behind: true}, "", "", false},
 		{"a suspension on its way", "", &policy.Refusal{Message: "m", Suspended: true}, "", "", false},
 	} {

@@ -25,7 +25,6 @@ type Writer interface {
 const (
 	snapshotKey       fwk.StateKey = "queue-scheduler.io/snapshot"
 	queueVerdictKey   fwk.StateKey = "queue-scheduler.io/queue-verdict"
-	groupWaitsKey     fwk.StateKey = "queue-scheduler.io/group-waits-for-shares"
 	reclaimRefusalKey fwk.StateKey = "queue-scheduler.io/reclaim-refusal"
 	letInKey          fwk.StateKey = "queue-scheduler.io/let-in"
 )
@@ -63,9 +62,6 @@ type QueueVerdict struct {
 	// Refused: the queue turned the pod away; Message says why.
 	Refused bool
 	Message string
-	// WaitsForShares: only the recomputation of the shares stood in the way; the pod comes back as
-	// soon as they are fresh.
-	WaitsForShares bool
 	// Behind: the queue would take the pod, but older pods of it go first; nothing is to be evicted
 	// for it.
 	Behind bool
@@ -74,14 +70,8 @@ type QueueVerdict struct {
 // Clone returns the verdict itself: it is a value.
 func (v QueueVerdict) Clone() fwk.StateData { return v }
 
-// SetQueueVerdict records the queue's verdict on the cycle's pod; in kube-scheduler's pod-group
-// cycle, a member that waits only for the shares marks its group too.
-func SetQueueVerdict(state fwk.CycleState, v QueueVerdict) {
-	state.Write(queueVerdictKey, v)
-	if v.WaitsForShares && state.IsPodGroupSchedulingCycle() {
-		state.GetPodGroupSchedulingCycle().Write(groupWaitsKey, groupWaits{})
-	}
-}
+// SetQueueVerdict records the queue's verdict on the cycle's pod.
+func SetQueueVerdict(state fwk.CycleState, v QueueVerdict) { state.Write(queueVerdictKey, v) }
 
 // QueueVerdictOf returns the queue's verdict on the cycle's pod, if it gave one.
 func QueueVerdictOf(state Reader) (QueueVerdict, bool) {
@@ -91,24 +81,6 @@ func QueueVerdictOf(state Reader) (QueueVerdict, bool) {
 	}
 	v, ok := data.(QueueVerdict)
 	return v, ok
-}
-
-// WaitsForShares says whether the queue turned the cycle's pod away only because the shares were
-// being recomputed.
-func WaitsForShares(state Reader) bool {
-	v, ok := QueueVerdictOf(state)
-	return ok && v.Refused && v.WaitsForShares
-}
-
-type groupWaits struct{}
-
-func (groupWaits) Clone() fwk.StateData { return groupWaits{} }
-
-// GroupWaitsForShares is WaitsForShares for the pod group of a pod-group cycle: some member was
-// turned away only for the shares, and comes back as soon as they are fresh.
-func GroupWaitsForShares(state Reader) bool {
-	_, err := state.Read(groupWaitsKey)
-	return err == nil
 }
 
 type reclaimRefusal string

@@ -32,21 +32,15 @@ func TestOneSnapshotACycle(t *testing.T) {
 	}
 }
 
-// The verdicts read back as written; a member of a pod-group cycle that waits only for the shares
-// marks its group, and no other verdict does.
+// The verdicts read back as written.
 func TestVerdicts(t *testing.T) {
 	state, group := framework.NewCycleState(), framework.NewCycleState()
-	if _, ok := QueueVerdictOf(state); ok || WaitsForShares(state) {
+	if _, ok := QueueVerdictOf(state); ok {
 		t.Error("a verdict read from a state that has none")
 	}
-	state.SetPodGroupSchedulingCycle(group)
-	SetQueueVerdict(state, QueueVerdict{Refused: true, Message: "full"})
-	if v, ok := QueueVerdictOf(state); !ok || v.Message != "full" || WaitsForShares(state) || GroupWaitsForShares(group) {
-		t.Errorf("a refusal not for the shares: %+v, waits %t, group marked %t", v, WaitsForShares(state), GroupWaitsForShares(group))
-	}
-	SetQueueVerdict(state, QueueVerdict{Refused: true, WaitsForShares: true})
-	if !WaitsForShares(state) || !GroupWaitsForShares(group) {
-		t.Errorf("a refusal for the shares: waits %t, group marked %t", WaitsForShares(state), GroupWaitsForShares(group))
+	SetQueueVerdict(state, QueueVerdict{Refused: true, Message: "full", Behind: true})
+	if v, ok := QueueVerdictOf(state); !ok || v.Message != "full" || !v.Refused || !v.Behind {
+		t.Errorf("the verdict read back: %+v, %t", v, ok)
 	}
 	if _, ok := ReclaimRefusal(state); ok {
 		t.Error("a reclaim refusal read before one was written")

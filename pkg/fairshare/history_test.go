@@ -24,16 +24,17 @@ func sumOver(q *Queue, of func(*Queue) float64, sums map[*Queue]float64) float64
 // guarantees is the oracle's: each child's guarantee, capped by its capability, scaled down
 // proportionally when together they exceed amount.
 func guarantees(children []*Queue, name v1.ResourceName, amount float64) []float64 {
-	given := make([]float64, len(children))
-	sum := 0.0
+	given, sum := make([]float64, len(children)), 0.0
 	for i, c := range children {
 		given[i] = math.Min(milli(c.Guarantee, name), limit(c.Capability, name))
 		sum += given[i]
 	}
+	scale := 1.0
 	if sum > amount && sum > 0 {
-		for i := range given {
-			given[i] *= amount / sum
-		}
+		scale = amount / sum
+	}
+	for i := range given {
+		given[i] *= scale
 	}
 	return given
 }

@@ -172,7 +172,7 @@ func (w *world) asWork(work *Work, backfill v1.ResourceList) policy.Work {
 	if whole(work) {
 		return policy.Work{Whole: true}
 	}
-	return policy.Work{Pod: true, Backfill: backfill}
+	return policy.Work{Backfill: backfill}
 }
 
 // whole says whether work is admitted whole: a unit, or pods that start together.

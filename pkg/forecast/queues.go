@@ -112,7 +112,7 @@ func (q *queues) snapshot() *policy.Snapshot {
 		q.claims[name] = policy.Claim(q.deserved[name], q.demands[name], q.allocated[name])
 		q.claimable = quota.Add(q.claimable, q.claims[name])
 	}
-	s := &policy.Snapshot{Changes: 1, SharesInclude: 1, UnitDemandCurrent: true, Capacity: q.capacity, SharedCapacity: q.capacity,
+	s := &policy.Snapshot{Changes: 1, Capacity: q.capacity, SharedCapacity: q.capacity,
 		Queues: make(map[string]*policy.Queue, len(q.byName))}
 	for name, qs := range q.byName {
 		s.Queues[name] = q.value(qs)

@@ -92,6 +92,30 @@ func (s Settings) Advance(u Usage, allocated, entered v1.ResourceList, now time.
 	return out
 }
 
+// Rewind is u taken back to to, before u.At, as if allocated had been held from to until u.At: the
+// inverse of Advance with nothing entered. A checkpoint, stamped to the second, holds the usage at
+// its stamp this way, so that a restore, which counts what the queue holds as held since the stamp,
+// counts no time twice. A time at or after u.At leaves u as it is; what would fall below nothing
+// (the queue held less meanwhile), or a reset between to and u.At, leaves nothing.
+func (s Settings) Rewind(u Usage, allocated v1.ResourceList, to time.Time) Usage {
+	if !to.Before(u.At) {
+		return u
+	}
+	out := Usage{ResourceSeconds: make(map[v1.ResourceName]float64, len(u.ResourceSeconds)), At: to}
+	if b := s.lastReset(u.At); !b.IsZero() && b.After(to) {
+		return out
+	}
+	d := u.At.Sub(to)
+	held, decay := s.heldFor(d), s.decay(d)
+	for name, used := range u.ResourceSeconds {
+		q := allocated[name]
+		if v := (used - q.AsApproximateFloat64()*held) / decay; v >= Least {
+			out.ResourceSeconds[name] = v
+		}
+	}
+	return out
+}
+
 // decay is what a resource-second counts after d.
 func (s Settings) decay(d time.Duration) float64 {
 	if d <= 0 {

@@ -152,3 +152,31 @@ func TestRestoreRefusesCredit(t *testing.T) {
 		}
 	}
 }
+
+// Rewind takes a usage back as if the allocation had been held meanwhile: advancing the rewound
+// usage to the moment it was taken at gives it back, for any span; a checkpoint stamped at the
+// rewound time and restored later counts what the live history counts. Rewinding past a change of
+// allocation leaves nothing below zero, and a time at or after the usage's leaves it as it is.
+func TestRewindIsTheInverseOfAdvance(t *testing.T) {
+	s := Settings{HalfLife: time.Hour}
+	used := s.Advance(Usage{At: start}, cpu("3"), nil, start.Add(90*time.Minute))
+	for _, back := range []time.Duration{time.Millisecond, 400 * time.Millisecond, 999 * time.Millisecond, 10 * time.Minute} {
+		to := used.At.Add(-back)
+		rewound := s.Rewind(used, cpu("3"), to)
+		if again := s.Advance(rewound, cpu("3"), nil, used.At); math.Abs(cpuSeconds(again)-cpuSeconds(used)) > 1e-9*cpuSeconds(used) {
+			t.Errorf("rewound %s and advanced again: %v cpu-seconds, want %v", back, cpuSeconds(again), cpuSeconds(used))
+		}
+		// As a restore: the checkpoint at to, the queue holding 3 cpus since, read 2 minutes later.
+		later := used.At.Add(2 * time.Minute)
+		if restored, live := s.Advance(Restore(Quantities(rewound.ResourceSeconds), to, later), cpu("3"), nil, later),
+			s.Advance(used, cpu("3"), nil, later); math.Abs(cpuSeconds(restored)-cpuSeconds(live)) > 1e-3 {
+			t.Errorf("restored from a checkpoint rewound %s: %v cpu-seconds, the live history %v", back, cpuSeconds(restored), cpuSeconds(live))
+		}
+	}
+	if got := s.Rewind(used, cpu("1000"), used.At.Add(-time.Hour)); len(got.ResourceSeconds) != 0 {
+		t.Errorf("rewound past more than was used: %v, want nothing", got.ResourceSeconds)
+	}
+	if got := s.Rewind(used, cpu("3"), used.At.Add(time.Second)); cpuSeconds(got) != cpuSeconds(used) || !got.At.Equal(used.At) {
+		t.Errorf("rewound forward: %+v, want %+v", got, used)
+	}
+}

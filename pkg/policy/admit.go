@@ -14,9 +14,6 @@ import (
 type Refusal struct {
 	// Message names the queue, the resource and the rule.
 	Message string
-	// WaitsForShares is set when only the recomputation of the shares stands in the way: the work is
-	// worth trying again as soon as they are fresh.
-	WaitsForShares bool
 	// AtCapability is set when the queue or an ancestor would exceed its capability: more nodes do
 	// not help, only the queue's own pods leaving (or a larger capability) does.
 	AtCapability bool
@@ -35,21 +32,6 @@ type Refusal struct {
 // SuspendedMessage says why the work of a suspended queue waits.
 func SuspendedMessage(queue string) string {
 	return fmt.Sprintf("queue %q is Suspended: no new resources are allocated", queue)
-}
-
-// waitingForShares begins the message of a refusal that only waits for fresh shares.
-const waitingForShares = "waiting for the fair shares"
-
-func waitForShares(queue string, over v1.ResourceName) *Refusal {
-	return &Refusal{WaitsForShares: true, Message: fmt.Sprintf(
-		waitingForShares+": queue %q is at its share of %s until the shares include the latest demand", queue, over)}
-}
-
-// BehindWaitingForShares refuses a pod of queue that older pods of the queue, which wait for fresh
-// shares, must go before: they are let in as soon as the shares are fresh, and the pod after them.
-func BehindWaitingForShares(queue string) *Refusal {
-	return &Refusal{WaitsForShares: true, Behind: true, Message: fmt.Sprintf(
-		waitingForShares+": older pods of queue %q wait for them, and go first", queue)}
 }
 
 // BehindLetIn refuses a pod of queue that older pods of the queue, let in for the room that freed,
@@ -77,14 +59,6 @@ type Work struct {
 	// HeldBack is added to the queue's allocation for the capability checks only: what its admitted
 	// PodGroups, but the work's own, keep beyond what their members hold.
 	HeldBack v1.ResourceList
-	// Uncounted: the work is not counted in the snapshot's demand, so the shares cannot include it.
-	Uncounted bool
-	// Ahead is what the queue's other pending pods request: they may be allocated first. Set only
-	// until the shares include the pod, it can turn it away only to wait for them.
-	Ahead v1.ResourceList
-	// Pod: the work is one pod, which needs no fresh shares while the cluster holds all the demand
-	// there is (uncontended).
-	Pod bool
 	// Backfill is room the queues below their share claim for gangs whose reservations start later
 	// (ReservedClaims): the reservations keep it free on the nodes for them, so the claim does not
 	// bar the work now.
@@ -111,17 +85,8 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 	}
 	allocated := quota.Add(q.Allocated, w.Reserved)
 	over := overShare(allocated, q.Deserved, req, w.Whole)
-	if over == "" && len(w.Ahead) > 0 {
-		if over = overShare(quota.Add(allocated, w.Ahead), q.Deserved, req, w.Whole); over != "" {
-			return waitForSharesUnlessUncontended(s, queue, over, req, w)
-		}
-	}
 	if over == "" {
 		return nil
-	}
-	if s.Stale() || w.Uncounted {
-		// What is idle and unclaimed is only known once the shares include the latest demand.
-		return waitForSharesUnlessUncontended(s, queue, over, req, w)
 	}
 	if Borrowable(s, quota.Add(req, w.Reserved), w.Backfill) {
 		return nil
@@ -129,31 +94,6 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 	d, al, r := q.Deserved[over], allocated[over], req[over]
 	return refuse("queue %q is at its deserved share of %s (%s allocated, %s deserved, %s requested) and no idle %s is left to borrow",
 		queue, over, al.String(), d.String(), r.String(), over)
-}
-
-// waitForSharesUnlessUncontended turns a pod away to wait for the shares, unless the cluster holds
-// all the demand there is besides it: then every queue can have its whole demand whatever the
-// shares say, and waiting would only delay the pod.
-func waitForSharesUnlessUncontended(s *Snapshot, queue string, over v1.ResourceName, req v1.ResourceList, w Work) *Refusal {
-	if w.Pod && Uncontended(s, req, !w.Uncounted) {
-		return nil
-	}
-	return waitForShares(queue, over)
-}
-
-// Uncontended says whether req fits beside all the demand there is: what the queues hold, what
-// every pending pod asks for (counted says whether req is among them), and what their units and
-// PodGroups asked for when the shares were last computed, none of those having changed since. It
-// reads totals: no queue is visited.
-func Uncontended(s *Snapshot, req v1.ResourceList, counted bool) bool {
-	if !s.UnitDemandCurrent {
-		return false
-	}
-	pending := s.Pending
-	if counted {
-		pending = quota.SubtractWithNonNegativeResult(pending, req)
-	}
-	return fitsBeside(req, s.Capacity, s.Allocated, pending, s.UnitDemand)
 }
 
 // Borrowable says whether req fits in what is idle once the queues below their share have what they

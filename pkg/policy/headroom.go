@@ -91,7 +91,7 @@ func HeadroomOf(s *Snapshot, queue string, reserved, req v1.ResourceList) Headro
 		}
 		h.share[r] = amountOf(r, q.Allocated[r]) - amountOf(r, d)
 	}
-	h.borrows = !s.Stale() && Borrowable(s, req, nil)
+	h.borrows = Borrowable(s, req, nil)
 	return h
 }
 

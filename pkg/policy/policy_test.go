@@ -35,10 +35,10 @@ func leaf(name, allocated, deserved string) *Queue {
 		Deserved: cpu(deserved)}
 }
 
-// snapshotOf is a fresh snapshot (the shares include every change) of 10 cpu holding the queues, the
+// snapshotOf is a snapshot of 10 cpu holding the queues, the
 // root's totals summed from them.
 func snapshotOf(queues ...*Queue) *Snapshot {
-	s := &Snapshot{Changes: 7, SharesInclude: 7, UnitDemandCurrent: true, Capacity: cpu("10"), SharedCapacity: cpu("10"),
+	s := &Snapshot{Changes: 7, Capacity: cpu("10"), SharedCapacity: cpu("10"),
 		Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}, Queues: map[string]*Queue{}}
 	root := &Queue{Name: "root", Deserved: cpu("10")}
 	for _, q := range queues {
@@ -73,9 +73,8 @@ func TestAdmit(t *testing.T) {
 	for _, tt := range []struct {
 		name, queue, cpu string
 		work             Work
-		stale            bool
 		want             string
-		waits, atCap     bool
+		atCap            bool
 		exceeds          bool
 	}{
 		{name: "below its share", queue: "b", cpu: "1"},
@@ -92,22 +91,12 @@ func TestAdmit(t *testing.T) {
 		{name: "a queue the snapshot does not know", queue: "nowhere", cpu: "100"},
 		{name: "a suspended queue, however much room", queue: "stopped", cpu: "1",
 			want: `queue "stopped" is Suspended: no new resources are allocated`},
-		{name: "at its share while the shares are stale", queue: "a", cpu: "1", stale: true, waits: true,
-			want: `waiting for the fair shares: queue "a" is at its share of cpu`},
-		{name: "at its share, not counted yet", queue: "a", cpu: "1", work: Work{Uncounted: true}, waits: true,
-			want: "waiting for the fair shares"},
-		{name: "below its share, but not with the pods ahead", queue: "b", cpu: "1", work: Work{Ahead: cpu("3"), Pod: true}, waits: true,
-			want: "waiting for the fair shares"},
 		{name: "a unit whole within its share", queue: "b", cpu: "2", work: Work{Whole: true}},
 		{name: "a unit whole beyond its share with 1 reserved", queue: "b", cpu: "2", work: Work{Whole: true, Reserved: cpu("1")},
 			want: `queue "b" is at its deserved share of cpu`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := contended()
-			if tt.stale {
-				s.Changes++
-				s.SharesMoved = s.Changes
-			}
 			r := Admit(s, tt.queue, cpu(tt.cpu), tt.work)
 			got := ""
 			if r != nil {
@@ -116,9 +105,8 @@ func TestAdmit(t *testing.T) {
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("Admit = %q, want %q", got, tt.want)
 			}
-			if r != nil && (r.WaitsForShares != tt.waits || r.AtCapability != tt.atCap || r.ExceedsCapability != tt.exceeds) {
-				t.Errorf("waits for shares %t, at capability %t, exceeds it %t; want %t, %t, %t", r.WaitsForShares, r.AtCapability,
-					r.ExceedsCapability, tt.waits, tt.atCap, tt.exceeds)
+			if r != nil && (r.AtCapability != tt.atCap || r.ExceedsCapability != tt.exceeds) {
+				t.Errorf("at capability %t, exceeds it %t; want %t, %t", r.AtCapability, r.ExceedsCapability, tt.atCap, tt.exceeds)
 			}
 		})
 	}
@@ -157,27 +145,6 @@ func TestAdmitBorrowsClaimsOfLaterReservations(t *testing.T) {
 	}
 }
 
-// A pod needs no fresh shares while the cluster holds all the demand there is; a unit of work
-// always does, and so does a pod while units asked for more than the shares know.
-func TestUncontendedPodsNeedNoFreshShares(t *testing.T) {
-	s := snapshotOf(leaf("a", "4", "4"), leaf("b", "", "4"))
-	s.Allocated, s.Pending, s.Changes, s.SharesMoved = cpu("4"), cpu("1"), 8, 8
-	if r := Admit(s, "a", cpu("1"), Work{Pod: true}); r != nil {
-		t.Errorf("a pod with 6 cpu idle and 1 asked for, shares stale: %q", r.Message)
-	}
-	if r := Admit(s, "a", cpu("1"), Work{}); r == nil || !r.WaitsForShares {
-		t.Errorf("work that is not a pod on stale shares: %+v, want to wait for them", r)
-	}
-	s.Pending = cpu("6")
-	if r := Admit(s, "a", cpu("1"), Work{Pod: true, Uncounted: true}); r == nil || !r.WaitsForShares {
-		t.Errorf("an uncounted pod beside 6 cpu asked for, 6 idle: %+v, want to wait", r)
-	}
-	s.Pending, s.UnitDemandCurrent = cpu("1"), false
-	if r := Admit(s, "a", cpu("1"), Work{Pod: true}); r == nil || !r.WaitsForShares {
-		t.Errorf("a pod while the units' demand is not current: %+v, want to wait", r)
-	}
-}
-
 // TestHeadroom: what a refused pod's queue must free. Above its share, more than its excess; at an
 // ancestor's capability, at least what the request would exceed it by; with idle room to borrow,
 // nothing for the share.
@@ -209,11 +176,6 @@ func TestHeadroom(t *testing.T) {
 	idle := snapshotOf(leaf("a", "4", "4"))
 	if h := HeadroomOf(idle, "a", nil, cpu("1")); !h.Fits(Amounts{}) {
 		t.Errorf("a pod that borrows idle room must free nothing for the share: %+v", h)
-	}
-	idle.Changes++
-	idle.SharesMoved = idle.Changes
-	if h := HeadroomOf(idle, "a", nil, cpu("1")); h.Fits(Amounts{}) {
-		t.Errorf("on stale shares nothing is borrowed: passed with nothing freed: %+v", h)
 	}
 	shareless := snapshotOf(leaf("a", "", "4"))
 	if h := HeadroomOf(shareless, "a", nil, list("1", "1Gi")); h.Fits(AmountsOf(list("100", "100Gi"))) {
@@ -375,8 +337,6 @@ func TestNothingToReclaimBeside(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := snapshotOf(tt.queues...)
-		s.Changes++ // stale: the answer does not depend on the shares
-		s.SharesMoved = s.Changes
 		if got := NothingToReclaimBeside(s, "mine"); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}

@@ -18,25 +18,19 @@ import (
 // changed once built: a scheduling cycle takes one and every plugin of the cycle reads that one.
 type Snapshot struct {
 	// Changes is how many changes of usage, capacity, demand or the queue tree the accounting had
-	// numbered when the snapshot was built; SharesMoved, the number of the latest of them that can
-	// move the fair shares (of demand, capacity, the queue tree or the usage history: a pod placed
-	// or let go moves none, unless the history charges pods on entry or its queue is Suspended);
-	// SharesInclude, how many of them the fair shares include.
-	Changes, SharesMoved, SharesInclude uint64
+	// numbered when the snapshot was built: the fair shares it holds include every one of them.
+	Changes uint64
 	// QueueSpecs is the version of the queues' specs the shares were computed under.
 	QueueSpecs int64
 	// SpareGrowths counts the snapshots, up to this one, in which some queue held more above its
 	// share than in the one before.
 	SpareGrowths uint64
-	// UnitDemandCurrent: no change to what units and PodGroups ask for beyond their pods came after
-	// the shares were computed, so UnitDemand is what they ask for now.
-	UnitDemandCurrent bool
 	// Capacity is what the cluster's nodes can hold now; SharedCapacity, what the shares divided.
 	Capacity, SharedCapacity v1.ResourceList
 	// Claimable is what the queues below their share can still claim: the sum of the leaves' Claim.
 	Claimable v1.ResourceList
-	// UnitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups asked for beyond their
-	// pods when the shares were computed.
+	// UnitDemand is what the queues' Enqueued QueueUnits and Pending PodGroups ask for beyond their
+	// pods.
 	UnitDemand v1.ResourceList
 	// Allocated and Pending are what all queues' pods hold, and what those not bound ask for.
 	Allocated, Pending v1.ResourceList
@@ -74,10 +68,6 @@ type Queue struct {
 	// with no computation of the shares.
 	Claim, Spare v1.ResourceList
 }
-
-// Stale says whether changes that can move the shares came that the shares do not include yet:
-// what is idle and unclaimed is only known once they do.
-func (s *Snapshot) Stale() bool { return s.SharesMoved > s.SharesInclude }
 
 // Queue returns the named queue, or nil.
 func (s *Snapshot) Queue(name string) *Queue {

@@ -144,7 +144,7 @@ func (g *Gang) timeout(pg *schedulingv1beta1.PodGroup) time.Duration {
 // release what they reserved.
 func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	why := func() string { return withRefusal(g.fitSummary(m, state), state) }
-	return nil, g.rejectGang(ctx, pod, why, cycle.WaitsForShares(state))
+	return nil, g.rejectGang(ctx, pod, why)
 }
 
 // PodGroupPostFilter runs when kube-scheduler's pod-group cycle could not place a native gang and
@@ -159,7 +159,7 @@ func (g *Gang) PodGroupPostFilter(ctx context.Context, state fwk.PodGroupCycleSt
 	why := func() string {
 		return withRefusal(fmt.Sprintf("the pod-group cycle could not place its %d unscheduled members together", len(pods)), state)
 	}
-	return nil, g.rejectGang(ctx, pods[0], why, cycle.GroupWaitsForShares(state))
+	return nil, g.rejectGang(ctx, pods[0], why)
 }
 
 // withRefusal adds to reason why Reclaim, which ran before, could not help the gang.
@@ -173,10 +173,9 @@ func withRefusal(reason string, state cycle.Reader) string {
 // rejectGang turns away the gang of pod, a member that could not be placed: the siblings waiting at
 // Permit are rejected, the gang is denied until room is freed, and why() it failed is counted and
 // reported. A gang that has minMember assigned, is denied already (the failure that denied it is
-// reported), whose member waits only for fresh shares (it is back as soon as they are), or whose
-// member's snapshot lacks room the informers saw freed (the cache's event brings it back) is left as
-// it is.
-func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, waitsForShares bool) *fwk.Status {
+// reported), or whose member's snapshot lacks room the informers saw freed (the cache's event brings
+// it back) is left as it is.
+func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string) *fwk.Status {
 	pg := g.podGroup(pod)
 	if pg == nil || !gangs.IsGang(pg) {
 		return fwk.NewStatus(fwk.Unschedulable)
@@ -189,7 +188,7 @@ func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string, w
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("podgroup %s was rejected: its members wait until a pod leaves a node or a node is added", key))
 	}
 	reason := why()
-	if waitsForShares || g.freed.unseenBy(g.handle.SnapshotSharedLister().NodeInfos()) {
+	if g.freed.unseenBy(g.handle.SnapshotSharedLister().NodeInfos()) {
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	rejected := g.rejectWaiting(key, fmt.Sprintf("member %s unschedulable: %s", pod.Name, reason))

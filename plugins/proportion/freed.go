@@ -5,7 +5,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
-	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // onRoomFreed brings back the pods a queue turned away at its share once it holds less: the
@@ -19,14 +18,14 @@ func (p *Proportion) onRoomFreed(freed accounting.RoomFreed) {
 	}
 }
 
-// waitForRoom keeps a pod PreFilter saw in the line, where room that frees finds it, marked when it
-// waits for fresh shares; not a gang's member, tried with its group (Gang).
-func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, gang bool, req v1.ResourceList, refusal *policy.Refusal) {
+// waitForRoom keeps a pod PreFilter saw in the line, where room that frees finds it; not a gang's
+// member, tried with its group (Gang).
+func (p *Proportion) waitForRoom(pod *v1.Pod, queue string, gang bool, req v1.ResourceList) {
 	if gang {
 		p.line.remove(pod)
 		return
 	}
-	p.line.add(pod, queue, req, refusal != nil && refusal.WaitsForShares)
+	p.line.add(pod, queue, req)
 }
 
 // waiting says whether pod is still there, of the same UID, and not bound.

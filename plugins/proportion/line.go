@@ -34,10 +34,6 @@ type line struct {
 	// queues holds each queue's waiting pods, sorted by place; queueOf, where each pod is.
 	queues  map[string][]waiter
 	queueOf map[types.UID]string
-	// stale holds the places of each queue's pods turned away only for stale shares, sorted: they are
-	// let in together as soon as the shares are fresh, and a younger pod of the queue that finds the
-	// shares fresh before then does not pass them.
-	stale map[string][]policy.Place
 	// offered is the Seq of the latest room freed offered (accounting.RoomFreed).
 	offered uint64
 	// gaveWay holds, by queue, the pods that gave way to older ones let in, or to room on its way:
@@ -50,8 +46,6 @@ type waiter struct {
 	place    policy.Place
 	pod      *v1.Pod
 	requests policy.Amounts
-	// stale: turned away only for stale shares, and not let in since they are fresh.
-	stale bool
 	// letIn is the room the pod was last let in for, at letInAt, until its next try reads it: it is
 	// not let in again before, however long that takes.
 	letIn   cycle.LetIn
@@ -67,8 +61,7 @@ func (w *waiter) letInBy(now time.Time) bool {
 func byPlace(w waiter, p policy.Place) int { return policy.Compare(w.place, p) }
 
 func newLine() *line {
-	return &line{queues: map[string][]waiter{}, queueOf: map[types.UID]string{}, stale: map[string][]policy.Place{},
-		gaveWay: map[string]map[types.UID]*v1.Pod{}}
+	return &line{queues: map[string][]waiter{}, queueOf: map[types.UID]string{}, gaveWay: map[string]map[types.UID]*v1.Pod{}}
 }
 
 func placeOf(pod *v1.Pod) policy.Place {
@@ -76,9 +69,8 @@ func placeOf(pod *v1.Pod) policy.Place {
 		Namespace: pod.Namespace, Name: pod.Name}
 }
 
-// add keeps pod, which asks for requests, among queue's waiting pods, marked as turned away only
-// for stale shares, or not.
-func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList, stale bool) {
+// add keeps pod, which asks for requests, among queue's waiting pods.
+func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if q, ok := l.queueOf[pod.UID]; ok && q != queue {
@@ -91,58 +83,6 @@ func (l *line) add(pod *v1.Pod, queue string, requests v1.ResourceList, stale bo
 		l.queues[queue] = slices.Insert(waiting, i, w)
 		l.queueOf[pod.UID] = queue
 	}
-	l.markLocked(pod, stale)
-}
-
-// markLocked marks pod, kept in the line, as turned away only for stale shares, or not; call with
-// l.mu held.
-func (l *line) markLocked(pod *v1.Pod, stale bool) {
-	w := l.find(pod)
-	if w == nil || w.stale == stale {
-		return
-	}
-	w.stale = stale
-	queue := l.queueOf[pod.UID]
-	places := l.stale[queue]
-	i, found := slices.BinarySearchFunc(places, w.place, policy.Compare)
-	switch {
-	case stale && !found:
-		l.stale[queue] = slices.Insert(places, i, w.place)
-	case !stale && found:
-		l.unmarkLocked(queue, i)
-	}
-}
-
-func (l *line) unmarkLocked(queue string, i int) {
-	places := slices.Delete(l.stale[queue], i, i+1)
-	if len(places) == 0 {
-		delete(l.stale, queue)
-		return
-	}
-	l.stale[queue] = places
-}
-
-// sharesFresh unmarks every pod that waited for fresh shares: they were let in.
-func (l *line) sharesFresh() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for queue, places := range l.stale {
-		waiting := l.queues[queue]
-		for _, place := range places {
-			i, _ := slices.BinarySearchFunc(waiting, place, byPlace)
-			for ; i < len(waiting) && policy.Compare(waiting[i].place, place) == 0; i++ {
-				waiting[i].stale = false
-			}
-		}
-	}
-	clear(l.stale)
-}
-
-// staleAheadLocked says whether an older pod of queue, before place in its order, waits for fresh
-// shares; call with l.mu held.
-func (l *line) staleAheadLocked(place policy.Place, queue string) bool {
-	places := l.stale[queue]
-	return len(places) > 0 && policy.Ahead(places[0], place)
 }
 
 // find returns pod's entry in the line, or nil; call with l.mu held.
@@ -183,11 +123,6 @@ func (l *line) remove(pod *v1.Pod) {
 func (l *line) removeLocked(pod *v1.Pod, queue string) {
 	waiting := l.queues[queue]
 	if i := l.indexLocked(pod, queue); i >= 0 {
-		if waiting[i].stale {
-			if j, found := slices.BinarySearchFunc(l.stale[queue], waiting[i].place, policy.Compare); found {
-				l.unmarkLocked(queue, j)
-			}
-		}
 		waiting = slices.Delete(waiting, i, i+1)
 	}
 	delete(l.queueOf, pod.UID)
@@ -236,19 +171,16 @@ func (l *line) next(freed accounting.RoomFreed, now time.Time, waiting func(*v1.
 }
 
 // try is what the line says of a pod tried: the room it was let in for since its last try, if it
-// was (letIn, ok); whether it goes after older pods waiting for fresh shares (stale); whether it
-// gives way (ahead); the pods that gave way to it, to let in now.
+// was (letIn, ok); whether it gives way (ahead); the pods that gave way to it, to let in now.
 type try struct {
 	letIn   cycle.LetIn
 	ok      bool
-	stale   bool
 	ahead   bool
 	release map[string]*v1.Pod
 }
 
 // tried reads, as pod is tried at now, the room it was let in for since its last try, and forgets
-// it. A pod its queue admitted goes after the older pods of queue that wait for fresh shares
-// (stale). It gives way when it was not let in and an older pod of queue was and has not been
+// it. A pod its queue admitted gives way when it was not let in and an older pod of queue was and has not been
 // tried since, for less than letInWait (among the first maxWalk), or when room freed up to
 // freedSeq is on its way to the line, not offered yet, and an older pod waits first: it is kept
 // among the pods that gave way, let in when one of those is tried or room is offered.
@@ -267,10 +199,10 @@ func (l *line) tried(pod *v1.Pod, queue string, now time.Time, freedSeq uint64, 
 	if !admitted {
 		return t
 	}
-	place := placeOf(pod)
-	if t.stale = l.staleAheadLocked(place, queue); t.ok {
+	if t.ok {
 		return t
 	}
+	place := placeOf(pod)
 	for j, w := range waiting[:min(len(waiting), maxWalk)] {
 		if !policy.Ahead(w.place, place) {
 			break

@@ -60,7 +60,7 @@ func TestLineOffersRoomToEachQueuesFirstPods(t *testing.T) {
 		return out
 	}
 	add := func(pod *v1.Pod) {
-		l.add(pod, pod.Labels[schedulingv1beta1.QueueLabel], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), false)
+		l.add(pod, pod.Labels[schedulingv1beta1.QueueLabel], resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	}
 	urgent := waitingPod("urgent", "a", 30, "1")
 	urgent.Spec.Priority = new(int32)
@@ -124,7 +124,7 @@ func TestPodsLetInKeepTheirRoomUntilTheirTry(t *testing.T) {
 	first, second, third, fourth := waitingPod("first", "a", 1, "1"), waitingPod("second", "a", 2, "1"),
 		waitingPod("third", "a", 3, "1"), waitingPod("fourth", "a", 4, "1")
 	for _, pod := range []*v1.Pod{first, second, third, fourth} {
-		l.add(pod, "a", resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), false)
+		l.add(pod, "a", resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	}
 	if diff := cmp.Diff([]string{"first"}, names(l.next(oneCPU, t0, all))); diff != "" {
 		t.Errorf("first room (-want,+got):\n%s", diff)
@@ -265,38 +265,5 @@ func TestALetInPodCarriesItsRoomIntoItsNextCycle(t *testing.T) {
 	p.onRoomFreed(accounting.RoomFreed{Queue: "a", Requests: oneCPU})
 	if got, ok := cycle.LetInOf(preFilter(first)); ok {
 		t.Errorf("room no pod left is carried as %+v", got)
-	}
-}
-
-// A pod turned away only for stale shares holds back the younger pods of its queue, not the older
-// ones nor another queue's, until the stale pods are let in; a pod bound or gone no longer does.
-func TestPodsWaitingForSharesGoBeforeYoungerOnes(t *testing.T) {
-	node := util.MakeNode("node", "4", "8Gi")
-	acct := newTestAccountingWith(t, []runtime.Object{node}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj())
-	p := newTestPlugin(acct, &activations{})
-	cpu := util.ResourceList(map[v1.ResourceName]string{v1.ResourceCPU: "1"})
-	stale, older, younger, other := waitingPod("stale", "a", 10, "1"), waitingPod("older", "a", 5, "1"),
-		waitingPod("younger", "a", 20, "1"), waitingPod("other", "b", 20, "1")
-	p.line.add(stale, "a", cpu, true)
-	admitted := func(pod *v1.Pod) (bool, string) {
-		_, status := p.PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
-		return status.Code() == fwk.Skip, status.Message()
-	}
-	for _, pod := range []*v1.Pod{older, other} {
-		if ok, why := admitted(pod); !ok {
-			t.Errorf("%s was held back by a younger pod or another queue's: %s", pod.Name, why)
-		}
-	}
-	if ok, why := admitted(younger); ok || why != `waiting for the fair shares: older pods of queue "a" wait for them, and go first` {
-		t.Errorf("the younger pod passed one waiting for fresh shares (admitted %t, %q)", ok, why)
-	}
-	p.letInStale()
-	if ok, why := admitted(younger); !ok {
-		t.Errorf("the younger pod is still held back once the stale pods were let in: %s", why)
-	}
-	p.line.add(stale, "a", cpu, true)
-	p.line.remove(stale)
-	if p.line.tried(younger, "a", time.Time{}, 0, true).stale {
-		t.Error("a pod gone still holds back the younger pods of its queue")
 	}
 }

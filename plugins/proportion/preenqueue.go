@@ -17,10 +17,10 @@ import (
 // PreEnqueue holds back, before any scheduling attempt, the pods that no new node can help: those
 // whose request exceeds their queue's (or an ancestor's) capability on its own, which wait until it
 // is raised, and those whose queue (or an ancestor) is at its capability, unless a lower-priority pod of the queue could
-// make room by preemption. It also holds the pods that only wait for the shares to include the
-// latest demand, a wait of a moment that should not read as a failure: the report is written only if
-// the wait lasts (holdreport.ReportDelay). Every other refusal goes on to PreFilter, where the
-// framework reports it Unschedulable and reclaim may make room: there, a node would help.
+// make room by preemption. It also holds, for a moment, a pod whose queue the snapshot has Suspended
+// while the queue's informer store has it schedule: the report is written only if the wait lasts
+// (holdreport.ReportDelay). Every other refusal goes on to PreFilter, where the framework reports it
+// Unschedulable and reclaim may make room: there, a node would help.
 func (p *Proportion) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 	queue, err := p.acct.QueueOf(pod)
 	if err != nil {
@@ -48,27 +48,24 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	}
 	p.Held.Add(pod, queue)
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	snap := p.acct.Snapshot()
-	refusal := p.acct.AdmitQueuedPod(snap, pod, queue, req)
+	p.acct.Count(pod)
+	refusal := p.acct.AdmitPod(p.acct.Snapshot(), pod, queue, req)
 	switch {
 	case refusal == nil:
 		return holdreport.Why{}
-	case refusal.WaitsForShares:
-		// Fresh already: the recomputation announced itself before the pod was indexed, and
-		// PreFilter checks it against the fresh shares.
-		if !p.waitForShares(pod, snap) {
-			return holdreport.Why{}
-		}
-		return holdreport.Why{Message: refusal.Message}
 	case refusal.Suspended:
 		if q, ok := p.acct.Queue(queue); !ok || p.acct.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			return holdreport.Why{} // QueueState holds the pods of a Suspended queue
 		}
 		// The queue's informer store has it schedule, the snapshot does not yet: the change reached
-		// the store (and QueueState's gate, which let the pod in) before the accounting, whose
-		// computation of the shares on it lets the pod in again.
-		p.Held.Add(pod, staleBucket)
-		return holdreport.Why{Message: fmt.Sprintf("waiting for the fair shares: queue %q changed a moment ago", queue)}
+		// the store (and QueueState's gate, which let the pod in) before the accounting's handler,
+		// whose next snapshot lets the pod in again. Indexed, then checked again: a snapshot built
+		// in between finds it, or this one sees the change.
+		p.Held.Add(pod, changedBucket)
+		if q := p.acct.Snapshot().Queue(queue); q == nil || !q.Suspended {
+			return holdreport.Why{}
+		}
+		return holdreport.Why{Message: fmt.Sprintf("waiting for queue %q's change of a moment ago to reach the snapshot", queue)}
 	case refusal.ExceedsCapability:
 		return holdreport.Why{Reason: holdreport.ExceedsCapability, Message: refusal.Message}
 	case refusal.AtCapability && !p.mayPreemptWithin(pod, queue):

@@ -27,11 +27,13 @@ import (
 // Name is the plugin's name in the scheduler configuration.
 const Name = "Proportion"
 
-// staleBucket holds the pods turned away while the shares were being recomputed.
-const staleBucket = "\x00stale-shares"
+// changedBucket holds the pods whose queue the snapshot had Suspended a moment after its informer's
+// store had it schedule: the next snapshot, built on the accounting's handling of the change, lets
+// them in.
+const changedBucket = "\x00queue-changed"
 
 // Proportion enforces capabilities and fair shares. Its Holder indexes the pods it turned away, at
-// PreEnqueue or PreFilter, by their queue (or by the wait for fresh shares), and reports the pods it
+// PreEnqueue or PreFilter, by their queue (or by a change of it on its way), and reports the pods it
 // holds before scheduling.
 type Proportion struct {
 	acct *accounting.Accounting
@@ -64,9 +66,10 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	if err := holdreport.OnPodDone(pods.Informer(), p.line.remove); err != nil {
 		return nil, err
 	}
-	// A larger share lets in the pods that waited for it; fresh shares, those that waited for them.
+	// A larger share lets in the pods that waited for it; shares computed on a queue's change, those
+	// that waited for the snapshot to see it.
 	acct.OnDeservedChange(p.Activate)
-	acct.OnSharesComputed(p.letInStale)
+	acct.OnSharesComputed(p.letInChanged)
 	// Room freed in a queue lets in the pods it turned away at its share, and the first pods of each
 	// queue that found no room.
 	acct.OnQueueRoomFreed(p.onRoomFreed)
@@ -123,6 +126,7 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	// Indexed before the snapshot is taken, so that a larger share or room freed after it finds the
 	// pod. The cycle's snapshot is taken here: Gang only reads one if taken (cycle.Taken).
 	p.Held.Add(pod, queue)
+	p.acct.Count(pod)
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
 	gang := p.acct.GangKey(pod) != ""
@@ -134,19 +138,14 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 			p.Activator(klog.FromContext(ctx), t.release)
 		}
 		letIn = t.letIn
-		switch {
-		case refusal != nil:
-		case t.stale:
-			// Older pods of the queue were turned away for stale shares: they go first, this one after.
-			refusal = policy.BehindWaitingForShares(queue)
-		case t.ahead:
+		if refusal == nil && t.ahead {
 			// Older pods of the queue were let in for the room that freed: it is theirs.
 			refusal = policy.BehindLetIn(queue)
 		}
 	}
 	s := &cycleState{queue: queue, refusal: refusal}
 	state.Write(stateKey, s)
-	p.waitForRoom(pod, queue, gang, req, refusal)
+	p.waitForRoom(pod, queue, gang, req)
 	if refusal == nil {
 		p.Held.Remove(pod)
 		if letIn.Node != "" {
@@ -156,12 +155,8 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 		// Filter has nothing to check for an admitted pod: Skip spares it on every node.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, WaitsForShares: refusal.WaitsForShares,
-		Behind: refusal.Behind})
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Message: refusal.Message, Behind: refusal.Behind})
 	s.headroom, s.freed = p.acct.HeadroomOf(snap, queue, p.acct.PodWork(pod), req), policy.Amounts{}
-	if refusal.WaitsForShares && !p.waitForShares(pod, snap) {
-		p.letInStale()
-	}
 	klog.FromContext(ctx).V(5).Info("Queue share exhausted", "pod", klog.KObj(pod), "reason", refusal.Message)
 	if refusal.ExceedsCapability {
 		// No eviction makes room for a request larger than the capability itself.
@@ -169,6 +164,10 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable, refusal.Message)
 }
+
+// letInChanged lets in the pods held while the snapshot had their queue Suspended: shares were
+// computed, on the queue's change among others.
+func (p *Proportion) letInChanged() { p.Activate(changedBucket) }
 
 // Filter runs only for a pod PreFilter refused (an admitted pod skips it), that is in a preemption
 // dry run, where the queue's pods taken off the node free their share: the pod passes once that is
@@ -225,20 +224,4 @@ func (p *Proportion) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if queue, err := p.acct.QueueOf(pod); err == nil {
 		metrics.PodWait.WithLabelValues(queue).Observe(metrics.SinceCreation(pod.CreationTimestamp.Time, p.acct.Clock().Now()))
 	}
-}
-
-// letInStale lets in the pods turned away for stale shares, now fresh; from then on they no longer
-// hold back the younger pods of their queues (line.tried).
-func (p *Proportion) letInStale() {
-	p.Activate(staleBucket)
-	p.line.sharesFresh()
-}
-
-// waitForShares indexes a pod turned away on snap's stale shares until they are fresh, and says
-// whether they still are stale for it: they do not include yet every change snap saw, or the pod.
-// The recomputation that makes them fresh may have announced itself between the pod's check and its
-// indexing: when it returns false, the pod must be let in at once.
-func (p *Proportion) waitForShares(pod *v1.Pod, snap *policy.Snapshot) bool {
-	p.Held.Add(pod, staleBucket)
-	return !p.acct.SharesCaughtUp(snap) || !p.acct.SharesInclude(pod)
 }

@@ -26,7 +26,6 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
-	"github.com/queue-scheduler/queue-scheduler/pkg/cycle"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
@@ -54,8 +53,7 @@ func TestIsSchedulableAfterPodDelete(t *testing.T) {
 	}
 }
 
-// newTestAccounting starts an accounting on fake clients holding the queue objects and waits until
-// its shares are fresh.
+// newTestAccounting starts an accounting on fake clients holding the queue objects.
 func newTestAccounting(t *testing.T, objs ...runtime.Object) *accounting.Accounting {
 	t.Helper()
 	return newTestAccountingWith(t, nil, objs...)
@@ -67,11 +65,6 @@ func newTestAccountingWith(t *testing.T, cluster []runtime.Object, objs ...runti
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(cluster...), objs...)
-	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !acct.Snapshot().Stale(), nil
-	}); err != nil {
-		t.Fatal("the shares never turned fresh")
-	}
 	return acct
 }
 
@@ -132,24 +125,33 @@ func (a *activations) names() []string {
 	return slices.Clone(a.pods)
 }
 
-// A pod turned away for stale shares that are fresh, and include it, by the time it is indexed is not
-// left waiting: the recomputation's announcement may have come before the pod was indexed, and no
-// other one may follow. A pod the accounting has not counted yet waits: counting it makes the shares
-// stale, and their recomputation lets it in.
-func TestWaitForSharesThatTurnedFresh(t *testing.T) {
-	counted := util.MakePod("ns", "counted").UID("counted").Label(schedulingv1beta1.QueueLabel, "a").Obj()
-	acct := newTestAccountingWith(t, []runtime.Object{counted}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj())
+// A pod the scheduler sees before the accounting's handler does is counted on sight by PreFilter:
+// its queue's share includes its demand at once. Of 2 cpu, b asks for 2; a's new pod asks for 1 and
+// is in the informer's store only: counted, a deserves 1 and takes it; not counted, b would claim
+// all of the room.
+func TestPreFilterCountsThePodOnSight(t *testing.T) {
+	asking := util.MakePod("ns", "b-0").UID("b-0").Label(schedulingv1beta1.QueueLabel, "b").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	acct, kube := accountingtest.Start(ctx, t, kubefake.NewClientset(util.MakeNode("n", "2", "8Gi"), asking), util.MakeQueue("root").Obj(),
+		util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj())
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.SharesInclude(counted) && !acct.Snapshot().Stale(), nil
+		return acct.Usage("b").Pods == 1, nil
 	}); err != nil {
-		t.Fatal("the pod was never counted in fresh shares")
+		t.Fatal("b's pod was never counted")
+	}
+	seen := util.MakePod("ns", "a-0").UID("a-0").Label(schedulingv1beta1.QueueLabel, "a").
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+	if err := kube.Core().V1().Pods().Informer().GetStore().Add(seen); err != nil {
+		t.Fatal(err)
 	}
 	p := newTestPlugin(acct, &activations{})
-	if p.waitForShares(counted, acct.Snapshot()) {
-		t.Error("a counted pod waits for shares that turned fresh")
+	if _, status := p.PreFilter(context.Background(), framework.NewCycleState(), seen, nil); status.Code() != fwk.Skip {
+		t.Errorf("a pod counted on sight, below its share: %v %q; want admitted", status.Code(), status.Message())
 	}
-	if !p.waitForShares(util.MakePod("ns", "new").UID("new").Label(schedulingv1beta1.QueueLabel, "a").Obj(), acct.Snapshot()) {
-		t.Error("a pod not yet counted does not wait for the shares to include it")
+	if got := acct.Usage("a").Pods; got != 1 {
+		t.Errorf("a counts %d pods after PreFilter, want 1", got)
 	}
 }
 
@@ -187,9 +189,9 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 	acct := newTestAccountingWith(t, cluster, util.MakeQueue("root").Obj(),
 		util.MakeQueue("parent").Capability(cpu("3")).Obj(),
 		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj(), unit)
-	// Every pod counted, in fresh shares: what is left to check is the capability.
+	// Every pod counted: what is left to check is the capability.
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Usage("capped").Pods == len(cluster)-1 && !acct.Snapshot().Stale(), nil
+		return acct.Usage("capped").Pods == len(cluster)-1, nil
 	}); err != nil {
 		t.Fatal("the pods were never counted")
 	}
@@ -250,34 +252,11 @@ func BenchmarkDryRunStep(b *testing.B) {
 	}
 }
 
-// In kube-scheduler's pod-group cycle, a member turned away only for the shares marks its group, so
-// that Gang's PodGroupPostFilter does not reject a gang that is back as soon as they are fresh.
-func TestGroupWaitsForShares(t *testing.T) {
-	node := util.MakeNode("node", "2", "8Gi")
-	acct := newTestAccountingWith(t, []runtime.Object{node}, util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj())
-	p := newTestPlugin(acct, &activations{})
-	// Not counted yet, and more than the cluster has: the shares must include it first.
-	member := util.MakePod("ns", "member").UID("member").Label(schedulingv1beta1.QueueLabel, "a").
-		Req(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj()
-	group := framework.NewCycleState()
-	state := framework.NewCycleState()
-	state.SetPodGroupSchedulingCycle(group)
-	if _, status := p.PreFilter(context.Background(), state, member, nil); status.IsSuccess() {
-		t.Fatal("a pod the shares do not include, larger than the cluster, was admitted")
-	}
-	if !cycle.WaitsForShares(state) || !cycle.GroupWaitsForShares(group) {
-		t.Errorf("member waits for shares: %t, its group marked: %t; want both", cycle.WaitsForShares(state), cycle.GroupWaitsForShares(group))
-	}
-	if cycle.GroupWaitsForShares(framework.NewCycleState()) {
-		t.Error("a group none of whose members waited for the shares is marked")
-	}
-}
-
 // The pods of a Suspended queue are QueueState's to hold. A pod that came past QueueState's gate
 // while the snapshot still has its queue Suspended (the gate reads the queue's informer store, which
 // is updated before the accounting hears of the change) is held, not sent on to be refused by
 // PreFilter on the snapshot's older state, and let in again by the computation of the shares that
-// the queue's change brings.
+// the accounting's handling of the change brings.
 func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "paused").Obj()
 	acct := newTestAccountingWith(t, []runtime.Object{pod}, util.MakeQueue("root").Obj(),
@@ -290,6 +269,7 @@ func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	}
 	handle := &activations{}
 	p := newTestPlugin(acct, handle)
+	acct.OnSharesComputed(p.letInChanged) // as New registers it
 	if why := p.hold(pod, "paused"); why.Message != "" {
 		t.Fatalf("hold of a pod of a Suspended queue: %+v; want it left to QueueState", why)
 	}
@@ -306,8 +286,15 @@ func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	if why := p.hold(pod, "paused"); why.Message == "" {
 		t.Fatalf("hold: %+v; want the pod held until the snapshot takes in the change", why)
 	}
-	p.letInStale()
-	if got := handle.names(); !slices.Equal(got, []string{"p"}) {
-		t.Errorf("the computation of the shares let in %v; want the held pod", got)
+	// The change reaches the accounting's handler: the snapshot built on it lets the pod in.
+	written := opened.DeepCopy() // the store holds opened itself
+	written.Generation = 2
+	if _, err := acct.Client.SchedulingV1beta1().Queues().Update(context.Background(), written, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return slices.Contains(handle.names(), "p"), nil
+	}); err != nil {
+		t.Errorf("the computation of the shares let in %v; want the held pod", handle.names())
 	}
 }

@@ -96,7 +96,7 @@ func (g *gangPreemptor) lowest() *v1.Pod {
 // postFilterGang looks for victims whose eviction lets every missing member of the gang fit, and
 // evicts them together. While an earlier attempt's victims are on their way out it evicts nothing
 // more. It answers UnschedulableAndUnresolvable when the gang should keep its reserved members
-// (an attempt under way, shares being recomputed), which ends the PostFilter chain before Gang's
+// (an attempt under way, the queues changed while it was tried), which ends the PostFilter chain before Gang's
 // rejects them; Unschedulable when reclaim cannot help, and then says why in the cycle state.
 func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader, g *gangPreemptor) (*fwk.PostFilterResult, *fwk.Status) {
 	if node, why, ok := r.attempts.UnderWay(g.key, pod.UID, r.acct.Holds); ok {
@@ -105,18 +105,19 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	if nodes, err := m.NodesForStatusCode(r.handle.SnapshotSharedLister().NodeInfos(), fwk.Unschedulable); err != nil || len(nodes) == 0 {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: preemption is not helpful: no node turned the pod away for a reason an eviction removes")
 	}
-	snap := r.acct.Snapshot() // the latest: see PostFilter
-	if snap.Stale() || !allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(snap, m) }) {
-		// The shares must count every member the gang asks room for: the gang's members are read
-		// from the informer's store, which the accounting's handler may not have caught up with.
-		return r.gangWaitsForShares(pod, snap, g.missing...)
+	// The shares must count every member the gang asks room for: the gang's members are read from
+	// the informer's store, which the accounting's handler may not have caught up with.
+	for _, m := range g.missing {
+		r.acct.Count(m)
 	}
+	snap := r.acct.Snapshot() // the latest: see PostFilter
 	if m := g.neverPreempts(); m != nil {
 		return r.refuse(state, snap, pod, fmt.Sprintf("podgroup %s: member %s has preemptionPolicy Never", g.key, m.Name))
 	}
 	p, why := r.newPlan(snap, g.lowest(), g.req)
 	if p != nil && r.acct.ChangedSince(snap) {
-		return r.gangWaitsForShares(pod, r.acct.Snapshot(), g.missing...)
+		// The gang keeps its reserved members (see above) and tries again.
+		return r.again(pod, fwk.UnschedulableAndUnresolvable)
 	}
 	if p != nil {
 		p.gang = g.key
@@ -144,24 +145,6 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	}
 	r.start(ctx, g, placements, run.victims)
 	return nominating(placements[pod.UID]), nil
-}
-
-// gangWaitsForShares keeps the gang's reserved members while the shares are recomputed to include
-// every change snap saw and the missing members.
-func (r *Reclaim) gangWaitsForShares(pod *v1.Pod, snap *policy.Snapshot, missing ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
-	_, s := r.waitForShares(pod, snap, missing...)
-	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, s.Message())
-}
-
-// allCounted says whether each of pods is counted as included says; a pod of another scheduler,
-// which no queue counts, is left out.
-func allCounted(pods []*v1.Pod, included func(*v1.Pod) bool) bool {
-	for _, p := range pods {
-		if p.Spec.SchedulerName == schedulingv1beta1.SchedulerName && !included(p) {
-			return false
-		}
-	}
-	return true
 }
 
 // start evicts the victims of a gang's dry run, nominates each missing member to its node so that

@@ -1,12 +1,11 @@
 package reclaim
 
 import (
-	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	fwk "k8s.io/kube-scheduler/framework"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -20,24 +19,19 @@ func gangMember(name string) *v1.Pod {
 }
 
 // A gang whose members the informer's store holds before the accounting counted them all is judged
-// on shares that count every one: until they do, it waits for the shares (keeping what it reserved,
-// and denied nothing), and it is let in once they do. Judged on shares that miss a member, its queue
-// would deserve too little, and the gang would be refused with numbers that never held.
-func TestAGangWaitsForSharesThatCountEveryMember(t *testing.T) {
+// on shares that count every one: reclaim counts the missing members on sight before it takes the
+// snapshot. Judged on shares that miss a member, its queue would deserve too little, and the gang
+// would be refused with numbers that never held.
+func TestAGangIsJudgedOnSharesThatCountEveryMember(t *testing.T) {
 	f := newNodeFixture(t, nil)
 	r := f.reclaim
-	handle := &activations{Handle: f.framework}
-	r.handle = handle
-	r.acct.OnSharesComputed(r.activateWaiting) // as New wires it
 	pg := util.MakePodGroup("ns", "g").MinMember(2).Queue("owner").Obj()
 	if _, err := r.acct.Client.SchedulingV1beta1().PodGroups("ns").Create(f.ctx, pg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	first, second := gangMember("g-0"), gangMember("g-1")
 	createPod(t, f, first)
-	waitFor(t, f.ctx, "shares that count the first member", func() bool {
-		return r.acct.SharesInclude(first) && !r.acct.Snapshot().Stale()
-	})
+	waitFor(t, f.ctx, "the first member counted", func() bool { return r.acct.Usage("owner").Pods == 1 })
 	// The second member is in the informer's store, where the gang's members are read, and not yet
 	// handed to the accounting's handler.
 	if err := f.informers.Core().V1().Pods().Informer().GetIndexer().Add(second); err != nil {
@@ -47,23 +41,8 @@ func TestAGangWaitsForSharesThatCountEveryMember(t *testing.T) {
 	if g == nil || len(g.missing) != 2 {
 		t.Fatalf("gang of %s: %+v; want both members missing", first.Name, g)
 	}
-	judged := r.acct.Snapshot()
-	_, status := r.postFilterGang(f.ctx, framework.NewCycleState(), first, unschedulableOnN(), g)
-	if status.Code() != fwk.UnschedulableAndUnresolvable || status.Message() != "reclaim: waiting for the fair shares to include the latest demand" {
-		t.Fatalf("PostFilter on shares that miss a member: %v; want the gang to wait for the shares", status)
+	r.postFilterGang(f.ctx, framework.NewCycleState(), first, unschedulableOnN(), g)
+	if q := r.acct.Snapshot().Queue("owner"); r.acct.Usage("owner").Pods != 2 || !quota.Equals(q.Pending, cpu("2")) {
+		t.Errorf("after PostFilter: owner counts %d pods asking for %v; want both members, 2 cpu", r.acct.Usage("owner").Pods, q.Pending)
 	}
-	if got := handle.activated(); len(got) != 0 {
-		t.Fatalf("activated %v while the shares miss a member; want the gang to wait for them", got)
-	}
-	if _, err := f.client.CoreV1().Pods("ns").Create(f.ctx, second, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, f.ctx, "the gang let in on shares that count its second member", func() bool { return slices.Contains(handle.activated(), first.Name) })
-	// The members are judged against the snapshot the plan reads, not the shares published since.
-	if allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(judged, m) }) {
-		t.Errorf("the snapshot read before %s was counted includes it", second.Name)
-	}
-	waitFor(t, f.ctx, "a snapshot that counts both members", func() bool {
-		return allCounted(g.missing, func(m *v1.Pod) bool { return r.acct.SnapshotIncludes(r.acct.Snapshot(), m) })
-	})
 }

@@ -217,7 +217,7 @@ func TestRefusalBeforeTheSpareGrewComesBack(t *testing.T) {
 	var now *policy.Snapshot
 	waitFor(t, ctx, "a snapshot of the grown spare", func() bool {
 		now = acct.Snapshot()
-		return !now.Stale() && now.SpareGrowths == acct.SpareGrowths()
+		return now.SpareGrowths == acct.SpareGrowths()
 	})
 	r.refuse(framework.NewCycleState(), now, pod, "no reclaimable queue holds more than its share")
 	if len(handle.activated()) != 1 {
@@ -234,8 +234,8 @@ func TestPodBehindOlderOnesTakesNothingBack(t *testing.T) {
 	r := &Reclaim{acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "two").Obj()
 	state := framework.NewCycleState()
-	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, WaitsForShares: true, Behind: true,
-		Message: `waiting for the fair shares: older pods of queue "two" wait for them, and go first`})
+	cycle.SetQueueVerdict(state, cycle.QueueVerdict{Refused: true, Behind: true,
+		Message: `older pods of queue "two" were let in for the room that freed, and go first`})
 	result, status := r.PostFilter(ctx, state, pod, nil)
 	if result != nil || status.Code() != fwk.Unschedulable || status.Message() != "reclaim: older pods of the queue go first" {
 		t.Errorf("PostFilter: %+v, %v; want no result, Unschedulable, the older pods named", result, status)
@@ -244,7 +244,7 @@ func TestPodBehindOlderOnesTakesNothingBack(t *testing.T) {
 
 // A pod its queue refused on a snapshot older than the accounting's numbers evicts nothing: the dry
 // run would measure what must be freed against the old numbers and count what its victims free on
-// the new ones. It waits for the shares and is let in again at once when they include every change.
+// the new ones. It is activated, to be judged again on the latest.
 func TestARefusalOnOlderNumbersEvictsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -261,10 +261,13 @@ func TestARefusalOnOlderNumbersEvictsNothing(t *testing.T) {
 	if _, err := kube.CoreV1().Pods("ns").Create(ctx, arrival, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "shares that count the arrival", func() bool { return acct.ChangedSince(judged) && !acct.Snapshot().Stale() })
+	waitFor(t, ctx, "a snapshot that counts the arrival", func() bool { return acct.ChangedSince(judged) })
 	pod := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "two").Obj()
 	result, status := r.PostFilter(ctx, state, pod, nil)
-	if result != nil || status.Message() != "reclaim: waiting for the fair shares to include the latest demand" {
-		t.Errorf("PostFilter: %+v, %v; want no result, waiting for the shares", result, status)
+	if result != nil || status.Message() != "reclaim: the queues changed while the pod was tried; it is tried again on them" {
+		t.Errorf("PostFilter: %+v, %v; want no result, tried again", result, status)
+	}
+	if got := handle.activated(); !slices.Equal(got, []string{"p"}) {
+		t.Errorf("activated %v; want the pod, to be judged again", got)
 	}
 }

@@ -65,12 +65,9 @@ type Reclaim struct {
 	clock clock.PassiveClock
 }
 
-// staleBucket holds the pods that wait for fresh shares; refusedBucket, those reclaim could not
-// help, until a queue's spec changes what it may take (reclaimable, weight, guarantee, capability).
-const (
-	staleBucket   = "stale-shares"
-	refusedBucket = "refused"
-)
+// refusedBucket holds the pods reclaim could not help, until a queue's spec changes what it may
+// take (reclaimable, weight, guarantee, capability), or some queue's spare grows.
+const refusedBucket = "refused"
 
 var (
 	_ fwk.PostFilterPlugin = &Reclaim{}
@@ -85,7 +82,6 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
-	acct.OnSharesComputed(r.activateWaiting)
 	acct.OnSpareGrown(r.activateRefused)
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
@@ -101,13 +97,6 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 
 // Name returns the plugin's name.
 func (r *Reclaim) Name() string { return Name }
-
-// activateWaiting lets in the pods that waited for fresh shares.
-func (r *Reclaim) activateWaiting() {
-	if pods := r.waiting.Take(staleBucket); len(pods) > 0 {
-		r.handle.Activate(klog.Background(), pods)
-	}
-}
 
 // activateRefused lets in the pods reclaim could not help: a queue holds more above its share than
 // before, or a queue's spec changed, and there may be something to take back now. Without it they
@@ -152,13 +141,13 @@ func (r *Reclaim) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.
 	// The plan reads the latest snapshot, the cycle's own unless something changed since PreFilter:
 	// victims that left since must not count twice, as spare and as gone.
 	snap := r.acct.Snapshot()
-	if snap.Stale() && r.readsShares(state, snap, pod) || r.judgedOnOlder(state, snap) {
-		return r.waitForShares(pod, snap)
+	if r.judgedOnOlder(state, snap) {
+		return r.again(pod, fwk.Unschedulable)
 	}
 	p, why := r.newPlan(snap, pod, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	if p != nil && r.acct.ChangedSince(snap) && r.readsShares(state, snap, pod) {
-		// A victim may have left the in-flight list for shares that do not leave it out yet.
-		return r.waitForShares(pod, r.acct.Snapshot())
+		// A victim may have left the in-flight list for a snapshot that does not leave it out.
+		return r.again(pod, fwk.Unschedulable)
 	}
 	// A pod nominated by an earlier cycle keeps its node while pods leave it: the shares count its
 	// victims gone already, and may leave nothing more to take back.
@@ -297,16 +286,12 @@ func atShare(q *policy.Queue, req, held v1.ResourceList) string {
 		q.Name, holds, textout.Resources(within(q.Deserved, req)), textout.Resources(req))
 }
 
-// waitForShares turns the pod away until the shares include every change snap saw, and the pods
-// counted (a gang's missing members): evicting on shares that miss the latest demand, or a victim
-// that went, could take what is not spare. They may have caught up, and said so, before the pod was
-// indexed: then it is let in at once.
-func (r *Reclaim) waitForShares(pod *v1.Pod, snap *policy.Snapshot, counted ...*v1.Pod) (*fwk.PostFilterResult, *fwk.Status) {
-	r.waiting.Add(pod, staleBucket)
-	if r.acct.SharesCaughtUp(snap) && allCounted(counted, r.acct.SharesInclude) {
-		r.activateWaiting()
-	}
-	return nil, fwk.NewStatus(fwk.Unschedulable, "reclaim: waiting for the fair shares to include the latest demand")
+// again turns the pod away, with code, and activates it, to be tried again on the latest snapshot
+// once its backoff ends: the plan read one that something changed since (a victim that went could be
+// counted twice, as spare and as gone, and one too many taken).
+func (r *Reclaim) again(pod *v1.Pod, code fwk.Code) (*fwk.PostFilterResult, *fwk.Status) {
+	r.handle.Activate(klog.Background(), map[string]*v1.Pod{pod.Namespace + "/" + pod.Name: pod})
+	return nil, fwk.NewStatus(code, "reclaim: the queues changed while the pod was tried; it is tried again on them")
 }
 
 // pending says whether the accounting counts a pod that is neither bound nor assumed.
