@@ -1,6 +1,8 @@
 package accounting
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -67,5 +69,12 @@ func (a *Accounting) PodWork(pod *v1.Pod) WorkKey {
 // its admitted units that have not started reserve, must fit its capabilities and its deserved
 // share, or else fit in the idle capacity nobody below their share can claim.
 func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Refusal {
-	return policy.Admit(a.Snapshot(), queue, req, policy.Work{Reserved: reserved, Whole: true})
+	snap := a.Snapshot()
+	if snap.Queue(queue) == nil {
+		if _, stored := a.Queue(queue); stored {
+			// Created a moment ago: the snapshot would take it for no bar.
+			return &Refusal{Unseen: true, Message: fmt.Sprintf("queue %q is not in the scheduler's snapshot yet", queue)}
+		}
+	}
+	return policy.Admit(snap, queue, req, policy.Work{Reserved: reserved, Whole: true})
 }

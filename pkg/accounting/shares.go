@@ -64,7 +64,10 @@ type shares struct {
 	// (a queue, a PodGroup, a QueueUnit, a node): the next computation builds the tree anew.
 	untrackedGen atomic.Uint64
 	// tree is the last computation's, under the snapshots' building lock.
-	tree       *shareTree
+	tree *shareTree
+	// unsynced: the last computation came before every pod was counted, and so before the usage
+	// history started; the first build once they are computes again.
+	unsynced   atomic.Bool
 	onDeserved listeners[string]
 	computed   listeners[struct{}]
 }
@@ -166,18 +169,23 @@ func movesShares(old, obj any) bool {
 // else changing. Its builds tell the listeners of the shares and of spare growth as a reader's do.
 func (a *Accounting) runShares(ctx context.Context) {
 	for {
-		var refresh <-chan time.Time
+		var refresh, unsynced <-chan time.Time
 		if d := a.historyRefresh(); d > 0 {
 			refresh = a.clock.After(d)
+		}
+		if a.shares.unsynced.Load() {
+			// Looked at again until every pod is counted, when the usage history starts.
+			unsynced = a.clock.After(sharesInterval)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.shares.dirty:
+		case <-unsynced:
 		case <-refresh:
 			// The passage of time is the change: numbered as any other, so that the next snapshot
 			// computes the shares it moved.
-			a.shares.markDirty()
+			a.shares.numberedChange(true)
 			select {
 			case <-a.shares.dirty:
 			default:
@@ -185,11 +193,6 @@ func (a *Accounting) runShares(ctx context.Context) {
 		}
 		start := a.clock.Now()
 		a.Snapshot()
-		if !a.Synced() {
-			// Computed before every pod was counted: the usage history starts at the next, once
-			// they are.
-			a.shares.markDirty()
-		}
 		select {
 		case <-ctx.Done():
 			return
@@ -236,9 +239,11 @@ func (a *Accounting) computeShares(c counters) (changed []string) {
 	capacity := a.shares.capacityOf.get()
 	usage := a.usageSnapshot()
 	now := a.clock.Now()
-	if a.Synced() {
+	synced := a.Synced()
+	if synced {
 		a.ledger.advance(a.AllQueues(), usage, a.enteredSnapshot(), now)
 	}
+	a.shares.unsynced.Store(!synced)
 	factor := a.ledger.settings.Factor
 	var used map[string]history.Usage
 	if factor > 0 {

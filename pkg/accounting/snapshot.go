@@ -118,7 +118,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 		return last
 	}
 	var moved []string
-	computed := a.shares.due(c)
+	computed := a.shares.due(c) || a.shares.unsynced.Load() && a.Synced()
 	if computed {
 		moved = a.computeShares(c)
 	}

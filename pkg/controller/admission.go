@@ -32,7 +32,7 @@ type admission struct {
 	// reason is the refusal's reason: ReasonNotAdmitted, or ReasonExceedsCapability.
 	reason string
 	// behind: the queue takes the group in its informer's store, and the snapshot still has it
-	// Suspended (see snapshotBehind): nothing is decided, and the pass stops.
+	// Suspended, or does not hold it yet (see snapshotBehind): nothing is decided, and the pass stops.
 	behind bool
 }
 
@@ -50,7 +50,7 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 		return admission{admitted: true}
 	}
 	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
-		if r.Suspended {
+		if r.Suspended || r.Unseen {
 			return admission{behind: true}
 		}
 		a := admission{refusal: "minResources do not fit: " + r.Message, reason: ReasonNotAdmitted}

@@ -89,3 +89,43 @@ func TestAdmissionWaitsForTheSnapshotToTakeInTheQueuesChange(t *testing.T) {
 		t.Errorf("the group was never admitted once the accounting heard of the change: %+v", c.admitPodGroup(pg))
 	}
 }
+
+// A queue created a moment before the accounting's handler heard of it is not in the snapshot,
+// which would take it for no bar: a PodGroup's admission waits for it, and is checked against the
+// queue's capability once the snapshot holds it.
+func TestAdmissionWaitsForTheSnapshotToHoldANewQueue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewSimpleClientset()
+	acct := startAccounting(t, ctx, client, kubefake.NewClientset(util.MakeNode("n", "16", "64Gi")))
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never synced")
+	}
+	fresh := util.MakeQueue("fresh").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	if err := acct.QueueInformer().GetIndexer().Add(fresh.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{acct: acct}
+	pg := util.MakePodGroup("a", "g").Queue("fresh").MinMember(1).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	if a := c.admitPodGroup(pg); !a.behind || a.admitted {
+		t.Fatalf("admission into a queue the snapshot does not hold yet: %+v; want nothing decided", a)
+	}
+	// The queue's creation reaches the informer and its handlers (the store above stood for the
+	// informer's, which holds an object before its handlers hear of it).
+	if err := acct.QueueInformer().GetIndexer().Delete(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.SchedulingV1beta1().Queues().Create(ctx, fresh, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return acct.Snapshot().Queue("fresh") != nil, nil
+	}); err != nil {
+		t.Fatal("the snapshot never held the new queue")
+	}
+	if a := c.admitPodGroup(pg); a.admitted || a.reason != ReasonExceedsCapability {
+		t.Errorf("4 cpu into a queue capped at 2: %+v; want refused, ExceedsCapability", a)
+	}
+}

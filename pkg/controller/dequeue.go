@@ -41,7 +41,8 @@ const orphanGrace = time.Minute
 // snapshotBehind is when an admission or dequeue pass that found the accounting's snapshot behind a
 // queue's change runs again: the queue's informer store has it take work, and the snapshot, which
 // the accounting's handler of the same informer brings up to date, a moment later, still has it
-// Suspended. Deciding on it would refuse the work ahead and let in the work behind.
+// Suspended, or does not hold it yet. Deciding on it would refuse the work ahead and let in the work
+// behind, or let work into a queue unchecked.
 const snapshotBehind = 100 * time.Millisecond
 
 // errBehind stops a dequeue pass that found the snapshot behind the queue's change.
@@ -154,8 +155,8 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 	key := accounting.UnitWork(u)
 	refusal := c.acct.AdmitWork(key, queue, u.Spec.Resource)
 	switch {
-	case refusal != nil && refusal.Suspended:
-		return errBehind // queueHolds read the queue open in the store
+	case refusal != nil && (refusal.Suspended || refusal.Unseen):
+		return errBehind // queueHolds read the queue in the store, and open
 	case refusal != nil:
 		return c.stillEnqueued(ctx, u, "resource does not fit: "+refusal.Message)
 	}

@@ -337,7 +337,7 @@ func queueReasonNow(queue, was string, refusal *policy.Refusal) (reason, message
 			return "", "", false
 		}
 		return v1.PodReasonUnschedulable, fmt.Sprintf("queue %q takes it now: it waits for its next scheduling attempt", queue), true
-	case refusal.Behind || refusal.Suspended:
+	case refusal.Behind || refusal.Suspended || refusal.Unseen:
 		return "", "", false
 	case refusal.ExceedsCapability:
 		return ReasonExceedsCapability, refusal.Message, true

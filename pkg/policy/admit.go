@@ -27,6 +27,9 @@ type Refusal struct {
 	// queue's gate a moment before the queue was suspended, or while the snapshot was behind a change
 	// of the queue.
 	Suspended bool
+	// Unseen is set when the snapshot does not hold the work's queue, which its informer's store
+	// holds: the queue was created a moment ago, and the snapshot takes it in at the next change.
+	Unseen bool
 }
 
 // SuspendedMessage says why the work of a suspended queue waits.
