@@ -60,9 +60,14 @@ func TestAdmissionWaitsForTheSnapshotToTakeInTheQueuesChange(t *testing.T) {
 	paused := util.MakeQueue("paused").State(schedulingv1beta1.QueueStateSuspended).Obj()
 	client := fake.NewSimpleClientset(paused)
 	acct := startAccounting(t, ctx, client, kubefake.NewClientset(util.MakeNode("n", "16", "64Gi")))
+	// Synced first: every handler has heard of what the informers started with, so that no change
+	// on its way makes the next snapshot read the queues anew.
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		if !acct.Synced() {
+			return false, nil
+		}
 		q := acct.Snapshot().Queue("paused")
-		return acct.Synced() && q != nil && q.Suspended, nil
+		return q != nil && q.Suspended, nil
 	}); err != nil {
 		t.Fatal("the snapshot never held the queue Suspended")
 	}
@@ -103,6 +108,7 @@ func TestAdmissionWaitsForTheSnapshotToHoldANewQueue(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the accounting never synced")
 	}
+	acct.Snapshot() // built whole before the queue comes: the next builds copy what changed
 	fresh := util.MakeQueue("fresh").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
 	if err := acct.QueueInformer().GetIndexer().Add(fresh.DeepCopy()); err != nil {
 		t.Fatal(err)

@@ -53,8 +53,7 @@ func TestIsSchedulableAfterPodDelete(t *testing.T) {
 	}
 }
 
-// newTestAccounting starts an accounting on fake clients holding the queue objects, once it has
-// heard of every object the informers started with.
+// newTestAccounting starts an accounting on fake clients holding the queue objects.
 func newTestAccounting(t *testing.T, objs ...runtime.Object) *accounting.Accounting {
 	t.Helper()
 	return newTestAccountingWith(t, nil, objs...)
@@ -66,11 +65,6 @@ func newTestAccountingWith(t *testing.T, cluster []runtime.Object, objs ...runti
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(cluster...), objs...)
-	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Synced(), nil
-	}); err != nil {
-		t.Fatal("the accounting never heard of the cluster's objects")
-	}
 	return acct
 }
 

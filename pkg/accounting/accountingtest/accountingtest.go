@@ -5,8 +5,10 @@ package accountingtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
@@ -15,7 +17,8 @@ import (
 )
 
 // Start starts an accounting on kube and on a fake client holding the queue-scheduler objects objs,
-// until ctx ends, and returns it with its informer factory once the caches synced.
+// until ctx ends, and returns it with its informer factory once the caches synced and the accounting
+// heard of every object they started with.
 func Start(ctx context.Context, t testing.TB, kube kubernetes.Interface, objs ...runtime.Object) (*accounting.Accounting, informers.SharedInformerFactory) {
 	t.Helper()
 	return StartWith(ctx, t, kube, accounting.Config{}, objs...)
@@ -31,5 +34,12 @@ func StartWith(ctx context.Context, t testing.TB, kube kubernetes.Interface, cfg
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	// The informers' stores are synced; their handlers, which count the pods, nodes and queues for
+	// the snapshots, may still be catching up.
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return acct.Synced(), nil
+	}); err != nil {
+		t.Fatal("the accounting never heard of every object the informers started with")
+	}
 	return acct, factory
 }
