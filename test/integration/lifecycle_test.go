@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	busv1alpha1 "github.com/queue-scheduler/queue-scheduler/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -305,12 +306,19 @@ func TestDeletedQueueTakesItsFinishedWork(t *testing.T) {
 		return util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "done").Obj()
 	})
 	units := cluster.Queues.SchedulingV1beta1().QueueUnits(ns)
-	unit, err := units.Create(context.Background(), queueUnit(ns, "done-unit", queue), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := units.Create(context.Background(), queueUnit(ns, "done-unit", queue), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	unit.Status.Phase = schedulingv1beta1.QueueUnitDequeued
-	if _, err := units.UpdateStatus(context.Background(), unit, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the new unit's status beside this update: take the latest on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		unit, err := units.Get(context.Background(), "done-unit", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		unit.Status.Phase = schedulingv1beta1.QueueUnitDequeued
+		_, err = units.UpdateStatus(context.Background(), unit, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	waitBound(t, ns, members)
@@ -324,7 +332,7 @@ func TestDeletedQueueTakesItsFinishedWork(t *testing.T) {
 	if err := cluster.Queues.SchedulingV1beta1().Queues().Delete(context.Background(), queue, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
 		_, pgErr := api.Get(ctx, "done", metav1.GetOptions{})
 		_, unitErr := units.Get(ctx, "done-unit", metav1.GetOptions{})
 		return apierrors.IsNotFound(pgErr) && apierrors.IsNotFound(unitErr), nil
