@@ -40,6 +40,8 @@ type Accounting struct {
 	Client versioned.Interface
 	// Informers is the process's one informer factory on the queue-scheduler API.
 	Informers externalversions.SharedInformerFactory
+	// Events tells what changed in the queue layer to whoever subscribed.
+	Events *Events
 
 	queues           listers.QueueLister
 	podGroups        listers.PodGroupLister
@@ -67,10 +69,9 @@ type Accounting struct {
 	reservations  reservations
 	pins          pins
 	// gangFits keeps each gang's GangNeverFits verdict while what it rests on stays.
-	gangFits    gangFits
-	workDeleted listeners[string] // told the queue of a deleted PodGroup or QueueUnit
-	attempts    *gangs.Attempts
-	selectors   selectors
+	gangFits  gangFits
+	attempts  *gangs.Attempts
+	selectors selectors
 	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
 	takesGangsOf func(schedulingv1beta1.GangSource) bool
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
@@ -138,6 +139,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	a := &Accounting{
 		Client:           client,
 		Informers:        factory,
+		Events:           &Events{},
 		queues:           v1beta1.Queues().Lister(),
 		podGroups:        v1beta1.PodGroups().Lister(),
 		queueUnits:       v1beta1.QueueUnits().Lister(),

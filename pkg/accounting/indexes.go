@@ -125,23 +125,18 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 		}
 		switch o := obj.(type) {
 		case *schedulingv1beta1.PodGroup:
-			a.workDeleted.notify(a.QueueOfPodGroup(o))
+			a.Events.WorkDeleted.notify(a.QueueOfPodGroup(o))
 			a.pins.unpin(o.UID)
 			a.ForgetWork(PodGroupWork(o))
 			a.gangFits.forget(o.Namespace + "/" + o.Name)
 		case *schedulingv1beta1.QueueUnit:
-			a.workDeleted.notify(a.QueueOfQueueUnit(o))
+			a.Events.WorkDeleted.notify(a.QueueOfQueueUnit(o))
 			a.pins.unpin(o.UID)
 			a.ForgetWork(UnitWork(o))
 		}
 	}})
 	return err
 }
-
-// OnWorkDeleted registers f to be told the queue of a PodGroup or QueueUnit that was deleted, read
-// before its pinned queue is forgotten (a handler of its own on the informer may run after that, and
-// find the queue its namespace names now); f must not block.
-func (a *Accounting) OnWorkDeleted(f func(queue string)) { a.workDeleted.add(f) }
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.
 func (a *Accounting) HoldsWork(queue string) bool {

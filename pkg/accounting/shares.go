@@ -67,9 +67,7 @@ type shares struct {
 	tree *shareTree
 	// unsynced: the last computation came before every pod was counted, and so before the usage
 	// history started; the first build once they are computes again.
-	unsynced   atomic.Bool
-	onDeserved listeners[string]
-	computed   listeners[struct{}]
+	unsynced atomic.Bool
 }
 
 func newShares() *shares {
@@ -212,9 +210,6 @@ func (a *Accounting) historyRefresh() time.Duration {
 	return min(max(s.HalfLife/100, time.Second), time.Minute)
 }
 
-// OnDeservedChange registers f to be told the name of a queue whose deserved share changed.
-func (a *Accounting) OnDeservedChange(f func(queue string)) { a.shares.onDeserved.add(f) }
-
 // Deserved returns a queue's fair share now, as a snapshot built now holds it; for the root, the
 // cluster's capacity.
 func (a *Accounting) Deserved(queue string) v1.ResourceList {
@@ -307,10 +302,6 @@ func weightsMoved(before, now fairshare.Weights) []string {
 	}
 	return moved
 }
-
-// OnSharesComputed registers f to be called after computations of the shares; f is called on a
-// goroutine of the accounting's, never the builder's, once for one or more computations.
-func (a *Accounting) OnSharesComputed(f func()) { a.shares.computed.add(func(struct{}) { f() }) }
 
 // shareTree builds the fair-share tree from the cached queues, each with its demand (queueDemand)
 // given usage, extra and with used, its own usage history. Each queue is taken as as gives it (as it

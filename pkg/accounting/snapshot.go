@@ -26,9 +26,6 @@ type snapshots struct {
 	untracked atomic.Uint64
 	// shares are those the latest was built with, under building.
 	shares publishedShares
-	// spareGrown hear of a snapshot in which some queue holds more above its share than in the one
-	// before.
-	spareGrown listeners[struct{}]
 	// told is what the builds left to tell the listeners.
 	told notices
 }
@@ -93,13 +90,13 @@ func (a *Accounting) tell(ctx context.Context) {
 		n.deserved, n.computed, n.grew = map[string]struct{}{}, false, false
 		n.mu.Unlock()
 		for q := range deserved {
-			a.shares.onDeserved.notify(q)
+			a.Events.Deserved.notify(q)
 		}
 		if computed {
-			a.shares.computed.notify(struct{}{})
+			a.Events.SharesComputed.notify(struct{}{})
 		}
 		if grew {
-			a.snapshots.spareGrown.notify(struct{}{})
+			a.Events.SpareGrown.notify(struct{}{})
 		}
 	}
 }
@@ -165,14 +162,9 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	return next
 }
 
-// OnSpareGrown registers f to be called after a snapshot is built in which some queue holds more
-// above its share than in the one before (its usage grew, or its share shrank): there may be more to
-// take back. f is called on a goroutine of the accounting's, never the builder's.
-func (a *Accounting) OnSpareGrown(f func()) { a.snapshots.spareGrown.add(func(struct{}) { f() }) }
-
 // SpareGrowths is how many snapshots so far found some queue holding more above its share than the
 // one before, as of a snapshot built now: a decision on a snapshot whose SpareGrowths is lower
-// missed a growth, and the OnSpareGrown call it may have missed too.
+// missed a growth, and the Events.SpareGrown call it may have missed too.
 func (a *Accounting) SpareGrowths() uint64 { return a.Snapshot().SpareGrowths }
 
 // spareGrew says whether some queue holds more above its share in now than in before, in any

@@ -148,7 +148,7 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 	a, extra := aboveItsShare(t)
 	// Each call says how many growths the snapshots had counted when it came.
 	told := make(chan uint64, 64)
-	a.OnSpareGrown(func() { told <- a.snapshots.latest.Load().SpareGrowths })
+	a.Events.SpareGrown.SubscribeSignal(func() { told <- a.snapshots.latest.Load().SpareGrowths })
 	base := a.Snapshot().SpareGrowths
 	placed := extra.DeepCopy()
 	placed.Spec.NodeName = "n"
@@ -184,7 +184,7 @@ func aboveItsShare(t *testing.T) (*Accounting, *v1.Pod) {
 	return a, extra
 }
 
-// waitTold waits for an OnSpareGrown call that came once the snapshots had counted growths.
+// waitTold waits for an Events.SpareGrown call that came once the snapshots had counted growths.
 func waitTold(t *testing.T, told <-chan uint64, growths uint64, after string) {
 	t.Helper()
 	timeout := time.After(wait.ForeverTestTimeout)
@@ -195,7 +195,7 @@ func waitTold(t *testing.T, told <-chan uint64, growths uint64, after string) {
 				return
 			}
 		case <-timeout:
-			t.Fatalf("after %s: no OnSpareGrown call after growth %d", after, growths)
+			t.Fatalf("after %s: no Events.SpareGrown call after growth %d", after, growths)
 		}
 	}
 }
@@ -248,7 +248,7 @@ func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
 	a, extra := aboveItsShare(t)
 	var queueLock sync.Mutex
 	told := make(chan uint64, 64)
-	a.OnSpareGrown(func() {
+	a.Events.SpareGrown.SubscribeSignal(func() {
 		queueLock.Lock()
 		defer queueLock.Unlock()
 		told <- a.snapshots.latest.Load().SpareGrowths

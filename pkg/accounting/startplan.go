@@ -41,8 +41,6 @@ type startPlan struct {
 	latest atomic.Pointer[timeline.Plan]
 	// planned: a planner runs in this process, and will publish a plan.
 	planned atomic.Bool
-	// onChange hear of each gang whose reservation was made, moved or dropped.
-	onChange listeners[string]
 }
 
 // WaitingGangs returns the first limit waiting gangs in the scheduler's order (priority, then the
@@ -200,7 +198,7 @@ func (a *Accounting) StartPlanKnown() bool {
 func (a *Accounting) PublishStartPlan(plan *timeline.Plan) {
 	last := a.startPlan.latest.Swap(plan)
 	for _, gang := range changedReservations(last, plan) {
-		a.startPlan.onChange.notify(gang)
+		a.Events.Reservation.notify(gang)
 	}
 }
 
@@ -211,10 +209,6 @@ func (a *Accounting) StartPlan() *timeline.Plan { return a.startPlan.latest.Load
 func (a *Accounting) Reservation(gang string) *timeline.Reservation {
 	return a.startPlan.latest.Load().Reservation(gang)
 }
-
-// OnReservationChange registers f to be told the key of each PodGroup whose reservation was made,
-// moved (another start or other nodes) or dropped; f must not block.
-func (a *Accounting) OnReservationChange(f func(gang string)) { a.startPlan.onChange.add(f) }
 
 // backfillClaim is the part of the queues' claims that the reservations starting later keep on the
 // nodes (policy.ReservedClaims): it does not bar other work now, as the reservations' guards keep it

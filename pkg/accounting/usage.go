@@ -92,10 +92,6 @@ type usage struct {
 	// new pod builds a snapshot with it. A pod placed, let go or terminating moves usage only, which
 	// every snapshot reads as it is.
 	numberChange func(moves bool) uint64
-	// onChange hear of a queue whose usage changed; freed of room a queue's pods gave back: a pod of
-	// it left, stopped holding, or asks for less.
-	onChange listeners[string]
-	freed    listeners[RoomFreed]
 	// freedSeq counts the room freed, as the usage counts it: a listener told of less has more on
 	// its way.
 	freedSeq atomic.Uint64
@@ -160,11 +156,6 @@ func isQueuePod(obj any) bool {
 	return pod != nil && pod.Spec.SchedulerName == schedulingv1beta1.SchedulerName
 }
 
-// OnQueueUsageChange registers f to be told the name of a queue whose usage changed; f must not
-// block, nor take the scheduling queue's lock: it may be called from a PreEnqueue plugin that counts
-// a pod on sight (Count). A listener registered once the informers run is told of the changes from then on.
-func (a *Accounting) OnQueueUsageChange(f func(queue string)) { a.usage.onChange.add(f) }
-
 // RoomFreed is room a queue's pods gave back: a pod of the queue that held it left, was forgotten,
 // or asks for less.
 type RoomFreed struct {
@@ -182,9 +173,6 @@ type RoomFreed struct {
 // RoomFreedSeq is the Seq of the last room freed the usage counted: a listener told of a lower one
 // has room on its way to it that the usage counts free already.
 func (a *Accounting) RoomFreedSeq() uint64 { return a.usage.freedSeq.Load() }
-
-// OnQueueRoomFreed registers f to be told of the room a queue's pods give back; f must not block.
-func (a *Accounting) OnQueueRoomFreed(f func(RoomFreed)) { a.usage.freed.add(f) }
 
 // frees says whether replacing old by entry gives back room in old's queue.
 func frees(old, entry podUsage) bool {
@@ -412,13 +400,13 @@ func (u *usage) count(pod *v1.Pod, onSight bool) {
 	}
 	u.mu.Unlock()
 	if changed {
-		u.onChange.notify(entry.queue)
+		u.acct.Events.QueueUsage.notify(entry.queue)
 	}
 	if existed && old.queue != entry.queue {
-		u.onChange.notify(old.queue)
+		u.acct.Events.QueueUsage.notify(old.queue)
 	}
 	if freed.Seq != 0 {
-		u.freed.notify(freed)
+		u.acct.Events.RoomFreed.notify(freed)
 	}
 }
 
@@ -501,10 +489,10 @@ func (u *usage) remove(obj any) {
 	}
 	u.mu.Unlock()
 	if existed {
-		u.onChange.notify(old.queue)
+		u.acct.Events.QueueUsage.notify(old.queue)
 	}
 	if seq != 0 {
-		u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Pod: pod.UID, Node: pod.Spec.NodeName, Seq: seq})
+		u.acct.Events.RoomFreed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Pod: pod.UID, Node: pod.Spec.NodeName, Seq: seq})
 	}
 }
 
@@ -660,9 +648,9 @@ func (u *usage) assume(pod *v1.Pod) {
 	u.add(entry)
 	u.enter(entry.queue, entry.requests)
 	u.mu.Unlock()
-	u.onChange.notify(entry.queue)
+	u.acct.Events.QueueUsage.notify(entry.queue)
 	if existed && old.queue != entry.queue {
-		u.onChange.notify(old.queue)
+		u.acct.Events.QueueUsage.notify(old.queue)
 	}
 }
 
@@ -685,6 +673,6 @@ func (u *usage) forget(uid types.UID) {
 	u.numberChange(!old.informed || u.placingMoves(old.queue))
 	seq := u.freedSeq.Add(1)
 	u.mu.Unlock()
-	u.onChange.notify(old.queue)
-	u.freed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Seq: seq}) // an assumed pod held room, and no longer does
+	u.acct.Events.QueueUsage.notify(old.queue)
+	u.acct.Events.RoomFreed.notify(RoomFreed{Queue: old.queue, Requests: old.requests, Seq: seq}) // an assumed pod held room, and no longer does
 }

@@ -101,7 +101,7 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 				a.usage.upsert(p.DeepCopy())
 			}
 			var freed []RoomFreed
-			a.OnQueueRoomFreed(func(f RoomFreed) { freed = append(freed, f) })
+			a.Events.RoomFreed.Subscribe(func(f RoomFreed) { freed = append(freed, f) })
 			held, deleted := false, false // whether p holds room, as the steps want; was deleted
 			compute(a)
 			for _, s := range tt.steps {
@@ -319,7 +319,7 @@ func TestRoomFreedNamesThePodThatLeft(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 		util.MakeNode("n", "10", "10Gi"), bound)
 	var told []RoomFreed
-	a.OnQueueRoomFreed(func(f RoomFreed) { told = append(told, f) })
+	a.Events.RoomFreed.Subscribe(func(f RoomFreed) { told = append(told, f) })
 	smaller := pod("a", "bound", "1", "n") // the same pod, asking for less
 	a.usage.upsert(smaller)
 	a.usage.remove(smaller)

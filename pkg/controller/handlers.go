@@ -54,9 +54,9 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	if err := c.acct.OnUnlabeledGangPod(func(pod *v1.Pod) { c.onMember(pod) }); err != nil {
 		return err
 	}
-	c.acct.OnQueueUsageChange(c.enqueueQueueForUsage)
-	c.acct.OnDeservedChange(c.enqueueQueuePaced)
-	c.acct.OnReservationChange(c.enqueuePodGroup)
+	c.acct.Events.QueueUsage.Subscribe(c.enqueueQueueForUsage)
+	c.acct.Events.Deserved.Subscribe(c.enqueueQueuePaced)
+	c.acct.Events.Reservation.Subscribe(c.enqueuePodGroup)
 	if err := c.acct.OnPodFinished(c.learnRuntime); err != nil {
 		return err
 	}

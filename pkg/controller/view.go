@@ -37,14 +37,14 @@ import (
 // object, its pods' usage, its deserved share, or the PodGroups and QueueUnits it counts. It may be
 // called once the informers run; f must not block.
 func (c *Controller) OnQueueChange(f func(queue string)) error {
-	c.acct.OnQueueUsageChange(f)
-	c.acct.OnDeservedChange(f)
-	c.acct.OnWorkDeleted(f)
+	c.acct.Events.QueueUsage.Subscribe(f)
+	c.acct.Events.Deserved.Subscribe(f)
+	c.acct.Events.WorkDeleted.Subscribe(f)
 	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
 	registrations := []struct {
 		informer cache.SharedIndexInformer
 		queueOf  func(any) (string, bool)
-		deletes  bool // told here; the accounting tells of deleted work (OnWorkDeleted)
+		deletes  bool // told here; the accounting tells of deleted work (Events.WorkDeleted)
 	}{
 		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name }), true},
 		{v1beta1.PodGroups().Informer(), queueOf(c.acct.QueueOfPodGroup), false},

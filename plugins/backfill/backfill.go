@@ -65,7 +65,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	b := &Backfill{handle: h, acct: acct, args: args, clock: acct.Clock(), refused: refusedPods{pods: map[string]*v1.Pod{}},
 		lapses: lapses{after: args.LapseAfter.Duration, most: min(lapseMost*args.LapseAfter.Duration, args.Window.Duration), set: map[string]lapse{}}}
 	acct.PlanStarts()
-	acct.OnReservationChange(func(string) { b.refused.activate(h) })
+	acct.Events.Reservation.Subscribe(func(string) { b.refused.activate(h) })
 	go b.runPrune(ctx, acct.Clock())
 	return b, nil
 }

@@ -97,7 +97,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	if err := g.watch(pods.Informer()); err != nil {
 		return nil, err
 	}
-	acct.OnSharesComputed(g.recheckHeld)
+	acct.Events.SharesComputed.SubscribeSignal(g.recheckHeld)
 	go g.reporter.Run(ctx)
 	go g.failures.run(ctx)
 	go g.runUnnominate(ctx)

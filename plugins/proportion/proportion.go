@@ -68,13 +68,13 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	}
 	// A larger share lets in the pods that waited for it; shares computed on a queue's change, those
 	// that waited for the snapshot to see it.
-	acct.OnDeservedChange(p.Activate)
-	acct.OnSharesComputed(p.letInChanged)
+	acct.Events.Deserved.Subscribe(p.Activate)
+	acct.Events.SharesComputed.SubscribeSignal(p.letInChanged)
 	// Room freed in a queue lets in the pods it turned away at its share, and the first pods of each
 	// queue that found no room.
-	acct.OnQueueRoomFreed(p.onRoomFreed)
+	acct.Events.RoomFreed.Subscribe(p.onRoomFreed)
 	// A reservation made or moved may let pods that end before it starts borrow its gang's claim.
-	acct.OnReservationChange(func(string) { p.activateAll() })
+	acct.Events.Reservation.Subscribe(func(string) { p.activateAll() })
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err

@@ -269,7 +269,7 @@ func TestPodPastTheGateOfAQueueTheSnapshotHasSuspended(t *testing.T) {
 	}
 	handle := &activations{}
 	p := newTestPlugin(acct, handle)
-	acct.OnSharesComputed(p.letInChanged) // as New registers it
+	acct.Events.SharesComputed.SubscribeSignal(p.letInChanged) // as New registers it
 	if why := p.hold(pod, "paused"); why.Message != "" {
 		t.Fatalf("hold of a pod of a Suspended queue: %+v; want it left to QueueState", why)
 	}

@@ -82,7 +82,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
-	acct.OnSpareGrown(r.activateRefused)
+	acct.Events.SpareGrown.SubscribeSignal(r.activateRefused)
 	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,52 @@
+package accounting
+
+import "sync"
+
+// Events is the accounting's event bus: what changed in the queue layer, told to whoever subscribed,
+// each topic by the one part of the accounting that owns the fact. Subscribers may come at any time
+// and from then on hear of every change; they are called with no lock of the accounting held, and
+// must not block.
+type Events struct {
+	// QueueUsage tells the name of a queue whose usage changed.
+	QueueUsage Topic[string]
+	// RoomFreed tells of room a queue's pods gave back.
+	RoomFreed Topic[RoomFreed]
+	// Deserved tells the name of a queue whose deserved share or effective weights changed, after the
+	// snapshot that holds the change was built.
+	Deserved Topic[string]
+	// SharesComputed tells that a snapshot's build computed the shares.
+	SharesComputed Topic[struct{}]
+	// SpareGrown tells that a snapshot found some queue holding more above its share than the
+	// snapshot before it.
+	SpareGrown Topic[struct{}]
+	// Reservation tells the key ("namespace/name") of a PodGroup whose reservation was made, moved
+	// or dropped.
+	Reservation Topic[string]
+	// WorkDeleted tells the queue of a deleted PodGroup or QueueUnit.
+	WorkDeleted Topic[string]
+}
+
+// Topic is one kind of event and its subscribers.
+type Topic[E any] struct {
+	mu sync.Mutex
+	fs []func(E)
+}
+
+// Subscribe registers f to be told of every event of the topic from now on.
+func (t *Topic[E]) Subscribe(f func(E)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fs = append(t.fs, f)
+}
+
+// SubscribeSignal registers f to be told of every event of the topic from now on, whatever it says.
+func (t *Topic[E]) SubscribeSignal(f func()) { t.Subscribe(func(E) { f() }) }
+
+func (t *Topic[E]) notify(e E) {
+	t.mu.Lock()
+	fs := t.fs
+	t.mu.Unlock()
+	for _, f := range fs {
+		f(e)
+	}
+}
