@@ -42,15 +42,10 @@ type Accounting struct {
 	Informers externalversions.SharedInformerFactory
 	// Events tells what changed in the queue layer to whoever subscribed.
 	Events *Events
+	// Store is the informer-fed view of the queues, namespaces, PodGroups, QueueUnits and Commands.
+	Store *Store
 
-	queues           listers.QueueLister
-	podGroups        listers.PodGroupLister
-	queueUnits       listers.QueueUnitLister
-	commands         buslisters.CommandLister
-	namespaces       corelisters.NamespaceLister
-	nsInformer       cache.SharedIndexInformer
-	namespacesSynced cache.InformerSynced
-	handlersSynced   []cache.InformerSynced
+	handlersSynced []cache.InformerSynced
 	// podsSynced: the usage has counted every pod the informer started with.
 	podsSynced cache.InformerSynced
 	usage      *usage
@@ -60,18 +55,11 @@ type Accounting struct {
 	// podInformer is the scheduler's pod informer, whose store pods is.
 	podInformer cache.SharedIndexInformer
 	// nodes lists the nodes the capacity is counted from.
-	nodes corelisters.NodeLister
-	// queueIndex and podGroupIndex are the queue and PodGroup informers' stores, with the indexes
-	// the accounting adds, taken once: reading them is a lookup, not a walk of the factory.
-	queueIndex    cache.Indexer
-	podGroupIndex cache.Indexer
-	units         units
-	reservations  reservations
-	pins          pins
+	nodes        corelisters.NodeLister
+	reservations reservations
 	// gangFits keeps each gang's GangNeverFits verdict while what it rests on stays.
-	gangFits  gangFits
-	attempts  *gangs.Attempts
-	selectors selectors
+	gangFits gangFits
+	attempts *gangs.Attempts
 	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
 	takesGangsOf func(schedulingv1beta1.GangSource) bool
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
@@ -137,45 +125,49 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	v1beta1 := factory.Scheduling().V1beta1()
 	nsInformer := kube.Core().V1().Namespaces()
 	a := &Accounting{
-		Client:           client,
-		Informers:        factory,
-		Events:           &Events{},
-		queues:           v1beta1.Queues().Lister(),
-		podGroups:        v1beta1.PodGroups().Lister(),
-		queueUnits:       v1beta1.QueueUnits().Lister(),
-		commands:         factory.Bus().V1alpha1().Commands().Lister(),
-		namespaces:       nsInformer.Lister(),
-		nsInformer:       nsInformer.Informer(),
-		namespacesSynced: nsInformer.Informer().HasSynced,
-		takesGangsOf:     takes,
-		clock:            clk,
-		attempts:         gangs.NewAttempts(clk),
-		reservations:     reservations{admitted: map[WorkKey]v1.ResourceList{}},
-		pins:             pins{byUID: map[types.UID]string{}},
-		ledger:           ledger{settings: cfg.History},
+		Client:    client,
+		Informers: factory,
+		Events:    &Events{},
+		Store: &Store{
+			informers:        factory,
+			queues:           v1beta1.Queues().Lister(),
+			podGroups:        v1beta1.PodGroups().Lister(),
+			queueUnits:       v1beta1.QueueUnits().Lister(),
+			commands:         factory.Bus().V1alpha1().Commands().Lister(),
+			namespaces:       nsInformer.Lister(),
+			nsInformer:       nsInformer.Informer(),
+			namespacesSynced: nsInformer.Informer().HasSynced,
+			pins:             pins{byUID: map[types.UID]string{}},
+			queueIndex:       v1beta1.Queues().Informer().GetIndexer(),
+			podGroupIndex:    v1beta1.PodGroups().Informer().GetIndexer(),
+			units: units{
+				indexer:         v1beta1.QueueUnits().Informer().GetIndexer(),
+				jobs:            kube.Batch().V1().Jobs().Lister(),
+				priorityClasses: kube.Scheduling().V1().PriorityClasses().Lister(),
+			},
+		},
+		takesGangsOf: takes,
+		clock:        clk,
+		attempts:     gangs.NewAttempts(clk),
+		reservations: reservations{admitted: map[WorkKey]v1.ResourceList{}},
+		ledger:       ledger{settings: cfg.History},
 	}
 	if err := a.addIndexers(); err != nil {
 		return nil, err
-	}
-	a.queueIndex, a.podGroupIndex = v1beta1.Queues().Informer().GetIndexer(), v1beta1.PodGroups().Informer().GetIndexer()
-	a.units = units{
-		indexer:         v1beta1.QueueUnits().Informer().GetIndexer(),
-		jobs:            kube.Batch().V1().Jobs().Lister(),
-		priorityClasses: kube.Scheduling().V1().PriorityClasses().Lister(),
 	}
 	if err := a.gangIndex(kube.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
 	a.shares = newShares()
 	a.usage = newUsage(a, a.shares.numberedChange)
-	podsCounted, err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.namespacesSynced)
+	podsCounted, err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.Store.namespacesSynced)
 	if err != nil {
 		return nil, err
 	}
 	if err := a.usage.watchTree(v1beta1.Queues().Informer()); err != nil {
 		return nil, err
 	}
-	if err := a.selectors.watch(v1beta1.Queues().Informer()); err != nil {
+	if err := a.Store.selectors.watch(v1beta1.Queues().Informer()); err != nil {
 		return nil, err
 	}
 	a.nodes = kube.Core().V1().Nodes().Lister()
@@ -217,17 +209,17 @@ func WithoutManagedFields(obj any) (any, error) {
 }
 
 // QueueInformer is the shared informer on queues, for plugins that react to queue changes.
-func (a *Accounting) QueueInformer() cache.SharedIndexInformer {
-	return a.Informers.Scheduling().V1beta1().Queues().Informer()
+func (s *Store) QueueInformer() cache.SharedIndexInformer {
+	return s.informers.Scheduling().V1beta1().Queues().Informer()
 }
 
 // PodGroupInformer is the shared informer on PodGroups.
-func (a *Accounting) PodGroupInformer() cache.SharedIndexInformer {
-	return a.Informers.Scheduling().V1beta1().PodGroups().Informer()
+func (s *Store) PodGroupInformer() cache.SharedIndexInformer {
+	return s.informers.Scheduling().V1beta1().PodGroups().Informer()
 }
 
 // NamespacesSynced reports whether namespaces, and so their queue annotations, are known yet.
-func (a *Accounting) NamespacesSynced() bool { return a.namespacesSynced() }
+func (s *Store) NamespacesSynced() bool { return s.namespacesSynced() }
 
 // sharesInformed reports whether the shares have been told of every node and queue the informers
 // started with: from then on, the shares go stale only on a change.
@@ -243,25 +235,25 @@ func (a *Accounting) sharesInformed() bool {
 // Synced says whether the accounting holds every pod, node, queue, PodGroup, QueueUnit and
 // namespace its informers started with: a reader of its state before then would see work missing.
 func (a *Accounting) Synced() bool {
-	return a.namespacesSynced() && a.podsSynced() && a.sharesInformed()
+	return a.Store.namespacesSynced() && a.podsSynced() && a.sharesInformed()
 }
 
 // Queues lists queues from the cache.
-func (a *Accounting) Queues() listers.QueueLister { return a.queues }
+func (s *Store) Queues() listers.QueueLister { return s.queues }
 
 // PodGroups lists PodGroups from the cache.
-func (a *Accounting) PodGroups() listers.PodGroupLister { return a.podGroups }
+func (s *Store) PodGroups() listers.PodGroupLister { return s.podGroups }
 
 // QueueUnits lists QueueUnits from the cache.
-func (a *Accounting) QueueUnits() listers.QueueUnitLister { return a.queueUnits }
+func (s *Store) QueueUnits() listers.QueueUnitLister { return s.queueUnits }
 
 // Namespaces lists namespaces from the cache.
-func (a *Accounting) Namespaces() corelisters.NamespaceLister { return a.namespaces }
+func (s *Store) Namespaces() corelisters.NamespaceLister { return s.namespaces }
 
 // OnNamespaceLabels calls f with the name of a namespace whose labels changed: the queues that select
 // it may have changed.
-func (a *Accounting) OnNamespaceLabels(f func(namespace string)) error {
-	_, err := a.nsInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, obj any) {
+func (s *Store) OnNamespaceLabels(f func(namespace string)) error {
+	_, err := s.nsInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, obj any) {
 		old, okOld := oldObj.(*v1.Namespace)
 		ns, ok := obj.(*v1.Namespace)
 		if okOld && ok && !maps.Equal(old.Labels, ns.Labels) {
@@ -272,11 +264,11 @@ func (a *Accounting) OnNamespaceLabels(f func(namespace string)) error {
 }
 
 // Commands lists Commands from the cache.
-func (a *Accounting) Commands() buslisters.CommandLister { return a.commands }
+func (s *Store) Commands() buslisters.CommandLister { return s.commands }
 
 // Queue returns the named queue, or false when it does not exist.
-func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
-	q, err := a.queues.Get(name)
+func (s *Store) Queue(name string) (*schedulingv1beta1.Queue, bool) {
+	q, err := s.queues.Get(name)
 	if err != nil {
 		return nil, false
 	}
@@ -285,22 +277,22 @@ func (a *Accounting) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 
 // QueueHold says why queue name (q, nil when it does not exist) holds back all of its work, or
 // nothing when it does not.
-func (a *Accounting) QueueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
+func (s *Store) QueueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
 	if q == nil {
 		return holdreport.QueueHold(name, nil, "", "")
 	}
-	return holdreport.QueueHold(name, q, a.SchedulingState(q), a.TreeFaultOf(q).Detail)
+	return holdreport.QueueHold(name, q, s.SchedulingState(q), s.TreeFaultOf(q).Detail)
 }
 
 // SchedulingState is the state that decides whether a queue's pending work may be scheduled now,
 // derived from the queue's spec and the queue tree, never from status: a request to suspend takes
 // effect at once, and a queue whose parent does not exist, or whose parent chain is a cycle, is
 // Unknown.
-func (a *Accounting) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
+func (s *Store) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
 	switch {
 	case q.Spec.State == schedulingv1beta1.QueueStateSuspended:
 		return schedulingv1beta1.QueueStateSuspended
-	case a.TreeFaultOf(q).Reason != "":
+	case s.TreeFaultOf(q).Reason != "":
 		return schedulingv1beta1.QueueStateUnknown
 	case q.Spec.State == "":
 		return schedulingv1beta1.QueueStateOpen

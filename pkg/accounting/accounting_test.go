@@ -23,7 +23,7 @@ func TestCachesHoldNoManagedFields(t *testing.T) {
 	root.ObjectMeta, team.ObjectMeta = *withFields("root"), *withFields("team")
 	a := newTestAccounting(t, []runtime.Object{root, team})
 	for _, name := range []string{"root", "team"} {
-		q, err := a.Queues().Get(name)
+		q, err := a.Store.Queues().Get(name)
 		if err != nil {
 			t.Fatalf("queue %s not cached: %v", name, err)
 		}

@@ -17,14 +17,14 @@ type Refusal = policy.Refusal
 // refusal says why not when there is something to say (the queue's namespaceSelector refuses the
 // namespace); it is "" while the queue is missing, Suspended or Unknown, which say so themselves.
 func (a *Accounting) QueueTakes(pg *schedulingv1beta1.PodGroup) (ok bool, refusal string) {
-	q, found := a.Queue(a.QueueOfPodGroup(pg))
+	q, found := a.Store.Queue(a.Store.QueueOfPodGroup(pg))
 	if !found {
 		return false, ""
 	}
-	if s := a.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
+	if s := a.Store.SchedulingState(q); s == schedulingv1beta1.QueueStateSuspended || s == schedulingv1beta1.QueueStateUnknown {
 		return false, ""
 	}
-	if refusal := a.NamespaceRefusal(q, pg.Namespace); refusal != "" {
+	if refusal := a.Store.NamespaceRefusal(q, pg.Namespace); refusal != "" {
 		return false, refusal
 	}
 	return true, ""
@@ -71,7 +71,7 @@ func (a *Accounting) PodWork(pod *v1.Pod) WorkKey {
 func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Refusal {
 	snap := a.Snapshot()
 	if snap.Queue(queue) == nil {
-		if _, stored := a.Queue(queue); stored {
+		if _, stored := a.Store.Queue(queue); stored {
 			// Created a moment ago: the snapshot would take it for no bar.
 			return &Refusal{Unseen: true, Message: fmt.Sprintf("queue %q is not in the scheduler's snapshot yet", queue)}
 		}

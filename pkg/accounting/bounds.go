@@ -61,7 +61,7 @@ func jobTimeLeft(job *batchv1.Job, now time.Time) int64 {
 
 // DefaultDeadline is the queue's defaultActiveDeadlineSeconds, or nil.
 func (a *Accounting) DefaultDeadline(queue string) *int64 {
-	if q, ok := a.Queue(queue); ok {
+	if q, ok := a.Store.Queue(queue); ok {
 		return q.Spec.DefaultActiveDeadlineSeconds
 	}
 	return nil

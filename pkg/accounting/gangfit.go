@@ -20,7 +20,7 @@ import (
 // kept per gang while its spec, its number of live members and the queues' specs the snapshot rests
 // on stay the same.
 func (a *Accounting) GangNeverFits(snap *policy.Snapshot, pg *schedulingv1beta1.PodGroup) *policy.Refusal {
-	queue := a.QueueOfPodGroup(pg)
+	queue := a.Store.QueueOfPodGroup(pg)
 	capped := policy.Capped(snap, queue)
 	if len(capped) == 0 {
 		return nil

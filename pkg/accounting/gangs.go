@@ -98,6 +98,6 @@ func (a *Accounting) PodGroupByKey(key string) (*schedulingv1beta1.PodGroup, boo
 	if err != nil {
 		return nil, false
 	}
-	pg, err := a.podGroups.PodGroups(namespace).Get(name)
+	pg, err := a.Store.podGroups.PodGroups(namespace).Get(name)
 	return pg, err == nil
 }

@@ -170,7 +170,7 @@ func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
 	seen := map[string]bool{queue: true}
 	var below func(name string)
 	below = func(name string) {
-		for _, c := range a.Children(name) {
+		for _, c := range a.Store.Children(name) {
 			if seen[c.Name] {
 				continue // a cycle the webhook did not see: counted once
 			}

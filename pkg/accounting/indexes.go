@@ -25,10 +25,10 @@ func (a *Accounting) addIndexers() error {
 	if err := v1beta1.Queues().Informer().AddIndexers(cache.Indexers{byParent: parentIndex}); err != nil {
 		return fmt.Errorf("index queues: %w", err)
 	}
-	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.podGroupQueueIndex, byQueuePhase: a.podGroupQueuePhaseIndex}); err != nil {
+	if err := v1beta1.PodGroups().Informer().AddIndexers(cache.Indexers{byQueue: a.Store.podGroupQueueIndex, byQueuePhase: a.Store.podGroupQueuePhaseIndex}); err != nil {
 		return fmt.Errorf("index PodGroups: %w", err)
 	}
-	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
+	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.Store.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
 		return fmt.Errorf("index QueueUnits: %w", err)
 	}
 	if err := a.forgetOnDelete(v1beta1.PodGroups().Informer()); err != nil {
@@ -45,28 +45,28 @@ func parentIndex(obj any) ([]string, error) {
 	return []string{ParentOf(q)}, nil
 }
 
-func (a *Accounting) podGroupQueueIndex(obj any) ([]string, error) {
+func (s *Store) podGroupQueueIndex(obj any) ([]string, error) {
 	pg, ok := obj.(*schedulingv1beta1.PodGroup)
 	if !ok {
 		return nil, nil
 	}
-	return []string{a.pinnedQueueOfPodGroup(pg)}, nil
+	return []string{s.pinnedQueueOfPodGroup(pg)}, nil
 }
 
-func (a *Accounting) podGroupQueuePhaseIndex(obj any) ([]string, error) {
+func (s *Store) podGroupQueuePhaseIndex(obj any) ([]string, error) {
 	pg, ok := obj.(*schedulingv1beta1.PodGroup)
 	if !ok || len(pg.Spec.MinResources) == 0 {
 		return nil, nil
 	}
-	return []string{queuePhaseKey(a.pinnedQueueOfPodGroup(pg), string(pg.Status.Phase))}, nil
+	return []string{queuePhaseKey(s.pinnedQueueOfPodGroup(pg), string(pg.Status.Phase))}, nil
 }
 
-func (a *Accounting) queueUnitQueueIndex(obj any) ([]string, error) {
+func (s *Store) queueUnitQueueIndex(obj any) ([]string, error) {
 	u, ok := obj.(*schedulingv1beta1.QueueUnit)
 	if !ok {
 		return nil, nil
 	}
-	return []string{a.pinnedQueueOfQueueUnit(u)}, nil
+	return []string{s.pinnedQueueOfQueueUnit(u)}, nil
 }
 
 // ParentOf names a queue's parent: spec.parent, else the root.
@@ -78,26 +78,26 @@ func ParentOf(q *schedulingv1beta1.Queue) string {
 }
 
 // Children returns the queues whose parent is name.
-func (a *Accounting) Children(name string) []*schedulingv1beta1.Queue {
-	return byIndex[schedulingv1beta1.Queue](a.queueIndex, byParent, name)
+func (s *Store) Children(name string) []*schedulingv1beta1.Queue {
+	return byIndex[schedulingv1beta1.Queue](s.queueIndex, byParent, name)
 }
 
 // PodGroupsOf returns the PodGroups of a queue.
-func (a *Accounting) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
-	return byIndex[schedulingv1beta1.PodGroup](a.podGroupIndex, byQueue, queue)
+func (s *Store) PodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
+	return byIndex[schedulingv1beta1.PodGroup](s.podGroupIndex, byQueue, queue)
 }
 
 // QueueUnitsOf returns the QueueUnits of a queue.
-func (a *Accounting) QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit {
-	return byIndex[schedulingv1beta1.QueueUnit](a.units.indexer, byQueue, queue)
+func (s *Store) QueueUnitsOf(queue string) []*schedulingv1beta1.QueueUnit {
+	return byIndex[schedulingv1beta1.QueueUnit](s.units.indexer, byQueue, queue)
 }
 
 // QueueNames names every queue.
-func (a *Accounting) QueueNames() []string { return a.queueIndex.ListKeys() }
+func (s *Store) QueueNames() []string { return s.queueIndex.ListKeys() }
 
 // AllQueues lists every queue.
-func (a *Accounting) AllQueues() []*schedulingv1beta1.Queue {
-	qs, _ := a.queues.List(labels.Everything())
+func (s *Store) AllQueues() []*schedulingv1beta1.Queue {
+	qs, _ := s.queues.List(labels.Everything())
 	return qs
 }
 
@@ -125,13 +125,13 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 		}
 		switch o := obj.(type) {
 		case *schedulingv1beta1.PodGroup:
-			a.Events.WorkDeleted.notify(a.QueueOfPodGroup(o))
-			a.pins.unpin(o.UID)
+			a.Events.WorkDeleted.notify(a.Store.QueueOfPodGroup(o))
+			a.Store.pins.unpin(o.UID)
 			a.ForgetWork(PodGroupWork(o))
 			a.gangFits.forget(o.Namespace + "/" + o.Name)
 		case *schedulingv1beta1.QueueUnit:
-			a.Events.WorkDeleted.notify(a.QueueOfQueueUnit(o))
-			a.pins.unpin(o.UID)
+			a.Events.WorkDeleted.notify(a.Store.QueueOfQueueUnit(o))
+			a.Store.pins.unpin(o.UID)
 			a.ForgetWork(UnitWork(o))
 		}
 	}})
@@ -140,5 +140,5 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.
 func (a *Accounting) HoldsWork(queue string) bool {
-	return len(a.PodGroupsOf(queue)) > 0 || len(a.QueueUnitsOf(queue)) > 0 || a.PodCount(queue) > 0
+	return len(a.Store.PodGroupsOf(queue)) > 0 || len(a.Store.QueueUnitsOf(queue)) > 0 || a.PodCount(queue) > 0
 }

@@ -21,7 +21,7 @@ func (a *Accounting) serveMetrics(ctx context.Context) {
 // queueSnapshots reads, at scrape time, what the per-queue gauges report: the accounting's usage and
 // shares, the queue's spec and status state, and its PodGroups and QueueUnits by phase.
 func (a *Accounting) queueSnapshots() []metrics.QueueSnapshot {
-	queues, err := a.queues.List(labels.Everything())
+	queues, err := a.Store.queues.List(labels.Everything())
 	if err != nil {
 		return nil
 	}
@@ -36,7 +36,7 @@ func (a *Accounting) queueSnapshot(q *schedulingv1beta1.Queue) metrics.QueueSnap
 	usage := a.Usage(q.Name)
 	state := q.Status.State
 	if state == "" {
-		state = a.SchedulingState(q)
+		state = a.Store.SchedulingState(q)
 	}
 	s := metrics.QueueSnapshot{
 		Name: q.Name, State: string(state), Weight: q.Spec.Weight,
@@ -48,14 +48,14 @@ func (a *Accounting) queueSnapshot(q *schedulingv1beta1.Queue) metrics.QueueSnap
 	if used, ok := a.RememberedUsage(q.Name); ok {
 		s.Usage = used.ResourceSeconds
 	}
-	for _, pg := range a.PodGroupsOf(q.Name) {
+	for _, pg := range a.Store.PodGroupsOf(q.Name) {
 		phase := pg.Status.Phase
 		if phase == "" {
 			phase = schedulingv1beta1.PodGroupPending
 		}
 		s.PodGroups[string(phase)]++
 	}
-	for _, u := range a.QueueUnitsOf(q.Name) {
+	for _, u := range a.Store.QueueUnitsOf(q.Name) {
 		if u.Dequeued() {
 			s.QueueUnits["Dequeued"]++
 		} else {

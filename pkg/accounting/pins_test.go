@@ -31,7 +31,7 @@ func TestPodGroupQueuePinned(t *testing.T) {
 	}
 	kube.Start(ctx.Done())
 	kube.WaitForCacheSync(ctx.Done())
-	groups := a.PodGroupInformer().GetIndexer()
+	groups := a.Store.PodGroupInformer().GetIndexer()
 	early := util.MakePodGroup("ns", "early").Obj()
 	early.UID = "early"
 	if err := groups.Add(early); err != nil {
@@ -42,7 +42,7 @@ func TestPodGroupQueuePinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return a.namespaceAnnotation("ns") == "b", nil
+		return a.Store.namespaceAnnotation("ns") == "b", nil
 	}); err != nil {
 		t.Fatal("the namespace cache never saw the new annotation")
 	}
@@ -58,7 +58,7 @@ func TestPodGroupQueuePinned(t *testing.T) {
 	}
 	names := func(queue string) []string {
 		var out []string
-		for _, pg := range a.PodGroupsOf(queue) {
+		for _, pg := range a.Store.PodGroupsOf(queue) {
 			out = append(out, pg.Name)
 		}
 		return out
@@ -69,7 +69,7 @@ func TestPodGroupQueuePinned(t *testing.T) {
 	if got := names("b"); len(got) != 1 || got[0] != "late" {
 		t.Errorf("groups of b: %v, want [late]", got)
 	}
-	if got := a.QueueOfPodGroup(updated); got != "a" {
+	if got := a.Store.QueueOfPodGroup(updated); got != "a" {
 		t.Errorf("queue of early: %q, want a", got)
 	}
 }

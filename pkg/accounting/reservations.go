@@ -90,7 +90,7 @@ func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.Resou
 		}
 	}
 	if units {
-		for _, u := range a.QueueUnitsOf(queue) {
+		for _, u := range a.Store.QueueUnitsOf(queue) {
 			key := UnitWork(u)
 			just, justAdmitted := admitted[key]
 			switch {
@@ -135,7 +135,7 @@ func (a *Accounting) forgetAdmitted(keys []WorkKey) {
 func (a *Accounting) admittedPodGroupsOf(queue string) []*schedulingv1beta1.PodGroup {
 	var out []*schedulingv1beta1.PodGroup
 	for _, phase := range []string{"", string(schedulingv1beta1.PodGroupPending), string(schedulingv1beta1.PodGroupInqueue)} {
-		out = append(out, byIndex[schedulingv1beta1.PodGroup](a.podGroupIndex, byQueuePhase, queuePhaseKey(queue, phase))...)
+		out = append(out, byIndex[schedulingv1beta1.PodGroup](a.Store.podGroupIndex, byQueuePhase, queuePhaseKey(queue, phase))...)
 	}
 	return out
 }

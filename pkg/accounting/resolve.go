@@ -18,7 +18,7 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 	if queue, ok := a.usage.queueOf(pod.UID); ok {
 		return queue, nil
 	}
-	queue, _, err := a.resolveQueue(pod, a.UnitOf(pod))
+	queue, _, err := a.resolveQueue(pod, a.Store.UnitOf(pod))
 	return queue, err
 }
 
@@ -26,14 +26,14 @@ func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
 // It says whether the answer is settled: named by the pod's PodGroup, its label or its unit, which do
 // not change; a queue that comes from the namespace is resolved again at each of the pod's updates.
 func (a *Accounting) resolveQueue(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit) (queue string, settled bool, err error) {
-	return a.resolveQueueIn(pod, unit, a.namespaceAnnotation, a.PodGroupInCache)
+	return a.resolveQueueIn(pod, unit, a.Store.namespaceAnnotation, a.Store.PodGroupInCache)
 }
 
 // QueueOfNewPod is QueueOf for a pod being created, whose namespace (nil for none) the caller read,
 // and whose PodGroup podGroup reads: a namespace or a PodGroup created a moment before the pod may
 // not be in the cache yet.
 func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace, podGroup PodGroupGetter) (string, error) {
-	queue, _, err := a.resolveQueueIn(pod, a.UnitOf(pod), func(string) string {
+	queue, _, err := a.resolveQueueIn(pod, a.Store.UnitOf(pod), func(string) string {
 		if ns == nil {
 			return ""
 		}
@@ -46,8 +46,8 @@ func (a *Accounting) QueueOfNewPod(pod *v1.Pod, ns *v1.Namespace, podGroup PodGr
 type PodGroupGetter func(namespace, name string) (*schedulingv1beta1.PodGroup, error)
 
 // PodGroupInCache reads a PodGroup from the informer's cache.
-func (a *Accounting) PodGroupInCache(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
-	return a.podGroups.PodGroups(namespace).Get(name)
+func (s *Store) PodGroupInCache(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	return s.podGroups.PodGroups(namespace).Get(name)
 }
 
 // resolveQueueIn is resolveQueue with the namespace's queue annotation read by annotation, and the
@@ -62,13 +62,13 @@ func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUn
 			}
 			return "", false, err
 		}
-		return a.QueueOfPodGroup(pg), true, nil
+		return a.Store.QueueOfPodGroup(pg), true, nil
 	}
 	if q := pod.Labels[schedulingv1beta1.QueueLabel]; q != "" {
 		return q, true, nil
 	}
 	if unit != nil {
-		return a.QueueOfQueueUnit(unit), true, nil
+		return a.Store.QueueOfQueueUnit(unit), true, nil
 	}
 	// Not settled: the pod's unit, or the Job between it and its unit, may reach the caches after
 	// the pod, and the namespace's annotation may change.
@@ -77,38 +77,38 @@ func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUn
 
 // QueueOfPodGroup names the queue of a PodGroup: spec.queue, else its namespace's annotation, else
 // "default"; for a PodGroup the informer holds, the queue it was pinned to when first seen.
-func (a *Accounting) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
-	if q, ok := a.pins.lookup(pg.UID); ok {
+func (s *Store) QueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
+	if q, ok := s.pins.lookup(pg.UID); ok {
 		return q
 	}
-	return schedulingv1beta1.QueueFor(pg.Spec.Queue, a.namespaceAnnotation(pg.Namespace))
+	return schedulingv1beta1.QueueFor(pg.Spec.Queue, s.namespaceAnnotation(pg.Namespace))
 }
 
 // QueueOfQueueUnit names the queue of a QueueUnit, as QueueOfPodGroup does for PodGroups.
-func (a *Accounting) QueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
-	if q, ok := a.pins.lookup(u.UID); ok {
+func (s *Store) QueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
+	if q, ok := s.pins.lookup(u.UID); ok {
 		return q
 	}
-	return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
+	return schedulingv1beta1.QueueFor(u.Spec.Queue, s.namespaceAnnotation(u.Namespace))
 }
 
 // pinnedQueueOfPodGroup is QueueOfPodGroup for a PodGroup in the informer's store: it pins the queue.
-func (a *Accounting) pinnedQueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
-	return a.pins.queue(pg.UID, func() string {
-		return schedulingv1beta1.QueueFor(pg.Spec.Queue, a.namespaceAnnotation(pg.Namespace))
+func (s *Store) pinnedQueueOfPodGroup(pg *schedulingv1beta1.PodGroup) string {
+	return s.pins.queue(pg.UID, func() string {
+		return schedulingv1beta1.QueueFor(pg.Spec.Queue, s.namespaceAnnotation(pg.Namespace))
 	})
 }
 
 // pinnedQueueOfQueueUnit is QueueOfQueueUnit for a unit in the informer's store: it pins the queue.
-func (a *Accounting) pinnedQueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
-	return a.pins.queue(u.UID, func() string {
-		return schedulingv1beta1.QueueFor(u.Spec.Queue, a.namespaceAnnotation(u.Namespace))
+func (s *Store) pinnedQueueOfQueueUnit(u *schedulingv1beta1.QueueUnit) string {
+	return s.pins.queue(u.UID, func() string {
+		return schedulingv1beta1.QueueFor(u.Spec.Queue, s.namespaceAnnotation(u.Namespace))
 	})
 }
 
 // namespaceAnnotation is the namespace's queue annotation, or "".
-func (a *Accounting) namespaceAnnotation(namespace string) string {
-	if ns, err := a.namespaces.Get(namespace); err == nil {
+func (s *Store) namespaceAnnotation(namespace string) string {
+	if ns, err := s.namespaces.Get(namespace); err == nil {
 		return ns.Annotations[schedulingv1beta1.QueueAnnotation]
 	}
 	return ""

@@ -236,7 +236,7 @@ func (a *Accounting) computeShares(c counters) (changed []string) {
 	now := a.clock.Now()
 	synced := a.Synced()
 	if synced {
-		a.ledger.advance(a.AllQueues(), usage, a.enteredSnapshot(), now)
+		a.ledger.advance(a.Store.AllQueues(), usage, a.enteredSnapshot(), now)
 	}
 	a.shares.unsynced.Store(!synced)
 	factor := a.ledger.settings.Factor
@@ -321,14 +321,14 @@ func (a *Accounting) shareTree(usage map[string]QueueUsage, used map[string]hist
 		}
 		node := &fairshare.Queue{Name: q.Name, Weight: q.Spec.Weight, Guarantee: q.Spec.Guarantee.Resource,
 			Capability: q.Spec.Capability, Demand: d.shared, Usage: used[q.Name].ResourceSeconds}
-		for _, c := range a.Children(q.Name) {
+		for _, c := range a.Store.Children(q.Name) {
 			if _, visited := demands[c.Name]; !visited {
 				node.Children = append(node.Children, build(c))
 			}
 		}
 		return node
 	}
-	top, ok := a.Queue(schedulingv1beta1.RootQueue)
+	top, ok := a.Store.Queue(schedulingv1beta1.RootQueue)
 	if !ok {
 		top = &schedulingv1beta1.Queue{}
 		top.Name = schedulingv1beta1.RootQueue
@@ -349,7 +349,7 @@ func (a *Accounting) queueDemand(q *schedulingv1beta1.Queue, u QueueUsage, extra
 	d := demand{beyond: a.workDemand(q.Name)}
 	d.open = sumOf(u.Allocated, u.Pending, d.beyond, extra)
 	d.shared = d.open
-	if a.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
+	if a.Store.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 		d.shared = u.Allocated
 	}
 	return d
@@ -409,12 +409,12 @@ func sumOf(lists ...v1.ResourceList) v1.ResourceList {
 // admitted asks through its PodGroup); nil when they ask for nothing.
 func (a *Accounting) workDemand(queue string) v1.ResourceList {
 	var demand v1.ResourceList
-	for _, unit := range a.QueueUnitsOf(queue) {
+	for _, unit := range a.Store.QueueUnitsOf(queue) {
 		if !unit.Dequeued() {
 			demand = quota.Add(demand, unit.Spec.Resource)
 		}
 	}
-	for _, pg := range a.PodGroupsOf(queue) {
+	for _, pg := range a.Store.PodGroupsOf(queue) {
 		if len(pg.Spec.MinResources) > 0 && (pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending) {
 			demand = quota.Add(demand, quota.SubtractWithNonNegativeResult(pg.Spec.MinResources, a.groupRequested(pg)))
 		}

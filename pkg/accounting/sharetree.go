@@ -73,7 +73,7 @@ func (t *shareTree) follow(a *Accounting, usage map[string]QueueUsage) {
 	leafDemand, beyond := t.leafDemand, t.beyond
 	leafCopied, beyondMoved := false, false
 	for _, name := range moved {
-		q, ok := a.Queue(name)
+		q, ok := a.Store.Queue(name)
 		if !ok {
 			continue // not a queue of the tree: its pods ask nothing of the shares
 		}

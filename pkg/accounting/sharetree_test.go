@@ -64,7 +64,7 @@ func TestSharesBuildTheTreeAnewOnAQueueChange(t *testing.T) {
 		t.Fatalf("a alone deserves %v, want 12", got)
 	}
 	added := util.MakeQueue("c").Obj()
-	if err := a.QueueInformer().GetStore().Add(added); err != nil {
+	if err := a.Store.QueueInformer().GetStore().Add(added); err != nil {
 		t.Fatal(err)
 	}
 	a.shares.markDirty()

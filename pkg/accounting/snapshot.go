@@ -123,7 +123,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	full := last == nil || untracked != a.snapshots.untracked.Load()
 	var queues []*schedulingv1beta1.Queue
 	if full {
-		queues = a.AllQueues()
+		queues = a.Store.AllQueues()
 	}
 	next := &policy.Snapshot{QueueSpecs: sh.queueSpecs, Capacity: a.shares.capacityOf.get(), SharedCapacity: sh.capacity,
 		UnitDemand: sh.unitDemand}
@@ -136,7 +136,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	spareMoved := true
 	if full || a.usage.allChanged {
 		if queues == nil {
-			queues = a.AllQueues()
+			queues = a.Store.AllQueues()
 		}
 		a.usage.wholeQueues(next, queues, sh)
 	} else {

@@ -115,7 +115,7 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 		whole := &policy.Snapshot{}
 		sh := a.readShares()
 		a.usage.mu.Lock()
-		a.usage.wholeQueues(whole, a.AllQueues(), sh)
+		a.usage.wholeQueues(whole, a.Store.AllQueues(), sh)
 		a.usage.mu.Unlock()
 		if computed := a.readShares().computedGen; computed != before || snap.Updated == nil {
 			t.Fatalf("after %s: shares computed %t, built whole %t; want neither", s.name, computed != before, snap.Updated == nil)
@@ -299,7 +299,7 @@ func TestSnapshotsBuiltFromChangesEqualAWholeBuild(t *testing.T) {
 		whole := &policy.Snapshot{}
 		sh := a.readShares()
 		a.usage.mu.Lock()
-		a.usage.wholeQueues(whole, a.AllQueues(), sh)
+		a.usage.wholeQueues(whole, a.Store.AllQueues(), sh)
 		a.usage.mu.Unlock()
 		if len(snap.Updated) > foldAt {
 			t.Fatalf("after %s's pods: %d queues copied, more than %d", name, len(snap.Updated), foldAt)

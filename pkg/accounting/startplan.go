@@ -132,7 +132,7 @@ func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
 	for _, p := range planned {
 		priority = max(priority, corev1helpers.PodPriority(p))
 	}
-	queue := a.QueueOfPodGroup(pg)
+	queue := a.Store.QueueOfPodGroup(pg)
 	if refusal := a.Admit(queue, PodGroupWork(pg), asked); refusal != nil {
 		return WaitingGang{}, false
 	}
@@ -226,7 +226,7 @@ func (a *Accounting) backfillClaim(snap *policy.Snapshot) v1.ResourceList {
 		if !ok || !r.Start.After(now) {
 			continue
 		}
-		queue := a.QueueOfPodGroup(pg)
+		queue := a.Store.QueueOfPodGroup(pg)
 		byQueue[queue] = quota.Add(byQueue[queue], resourceList(plan.AmountOf(r)))
 	}
 	if len(byQueue) == 0 {

@@ -61,8 +61,8 @@ func (s *selectors) watch(queues cache.SharedIndexInformer) error {
 
 // SelectorRefusal says why queue q does not take work from a namespace with the given labels, or ""
 // when its namespaceSelector selects the namespace.
-func (a *Accounting) SelectorRefusal(q *schedulingv1beta1.Queue, namespace string, nsLabels map[string]string) string {
-	sel, err := a.selectors.of(q)
+func (s *Store) SelectorRefusal(q *schedulingv1beta1.Queue, namespace string, nsLabels map[string]string) string {
+	sel, err := s.selectors.of(q)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("queue %q accepts no work: its spec.namespaceSelector is invalid: %v", q.Name, err)
@@ -74,12 +74,12 @@ func (a *Accounting) SelectorRefusal(q *schedulingv1beta1.Queue, namespace strin
 
 // NamespaceRefusal is SelectorRefusal with the namespace's labels from the cache; a namespace the
 // cache does not hold reads as one without labels.
-func (a *Accounting) NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string) string {
+func (s *Store) NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string) string {
 	var nsLabels map[string]string
-	if ns, err := a.namespaces.Get(namespace); err == nil {
+	if ns, err := s.namespaces.Get(namespace); err == nil {
 		nsLabels = ns.Labels
 	}
-	return a.SelectorRefusal(q, namespace, nsLabels)
+	return s.SelectorRefusal(q, namespace, nsLabels)
 }
 
 // describeRefusal says why a selector that did not select a namespace's labels refused it.

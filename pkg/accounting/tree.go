@@ -16,12 +16,12 @@ const (
 
 // TreeFaultOf reports a queue whose parent does not exist, or whose parent chain runs into a cycle,
 // in the queue informer's store.
-func (a *Accounting) TreeFaultOf(q *schedulingv1beta1.Queue) TreeFault {
-	return rules.TreeFaultOf(q, a)
+func (s *Store) TreeFaultOf(q *schedulingv1beta1.Queue) TreeFault {
+	return rules.TreeFaultOf(q, s)
 }
 
 // CycleAbove returns the cycle that queue's parent chain runs into in the queue informer's store.
-func (a *Accounting) CycleAbove(queue string) []string { return rules.CycleAbove(queue, a) }
+func (s *Store) CycleAbove(queue string) []string { return rules.CycleAbove(queue, s) }
 
 // QueueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it sums a mark
 // of each queue's UID and generation in the informer's store, which is current before any handler
@@ -29,7 +29,7 @@ func (a *Accounting) CycleAbove(queue string) []string { return rules.CycleAbove
 // decision made under one version (a gang denied for lack of room) is stale under another.
 func (a *Accounting) QueueSpecsVersion() int64 {
 	var sum uint64
-	for _, q := range a.AllQueues() {
+	for _, q := range a.Store.AllQueues() {
 		sum += specMark(string(q.UID), q.Generation)
 	}
 	return int64(sum)

@@ -42,15 +42,15 @@ func TestCycleMakesQueuesUnknown(t *testing.T) {
 		{"orphan", TreeFault{Reason: ParentMissing, Detail: `its parent queue "gone" does not exist`}},
 		{"fine", TreeFault{}},
 	} {
-		q, _ := a.Queue(tt.queue)
-		if diff := cmp.Diff(tt.want, a.TreeFaultOf(q)); diff != "" {
+		q, _ := a.Store.Queue(tt.queue)
+		if diff := cmp.Diff(tt.want, a.Store.TreeFaultOf(q)); diff != "" {
 			t.Errorf("queue %s (-want,+got):\n%s", tt.queue, diff)
 		}
 		wantState := schedulingv1beta1.QueueStateUnknown
 		if tt.want.Reason == "" {
 			wantState = schedulingv1beta1.QueueStateOpen
 		}
-		if got := a.SchedulingState(q); got != wantState {
+		if got := a.Store.SchedulingState(q); got != wantState {
 			t.Errorf("queue %s: scheduling state %s, want %s", tt.queue, got, wantState)
 		}
 	}
@@ -83,25 +83,25 @@ func TestNamespaceRefusal(t *testing.T) {
 		{"all", "out", false}, {"all", "unknown-yet", false},
 		{"none", "in", true},
 	} {
-		q, _ := a.Queue(tt.queue)
-		if got := a.NamespaceRefusal(q, tt.namespace); (got != "") != tt.refused {
+		q, _ := a.Store.Queue(tt.queue)
+		if got := a.Store.NamespaceRefusal(q, tt.namespace); (got != "") != tt.refused {
 			t.Errorf("queue %s, namespace %s: refusal %q, want refused %t", tt.queue, tt.namespace, got, tt.refused)
 		}
 	}
 	// The cached selector of an unchanged queue is what is read; a new generation is parsed again.
-	q, _ := a.Queue("team")
-	if _, err := a.selectors.of(q); err != nil {
+	q, _ := a.Store.Queue("team")
+	if _, err := a.Store.selectors.of(q); err != nil {
 		t.Fatal(err)
 	}
-	a.selectors.mu.Lock()
-	a.selectors.parsed["team"] = parsedSelector{uid: q.UID, generation: q.Generation, selector: labels.Nothing()}
-	a.selectors.mu.Unlock()
-	if got := a.NamespaceRefusal(q, "in"); got == "" {
+	a.Store.selectors.mu.Lock()
+	a.Store.selectors.parsed["team"] = parsedSelector{uid: q.UID, generation: q.Generation, selector: labels.Nothing()}
+	a.Store.selectors.mu.Unlock()
+	if got := a.Store.NamespaceRefusal(q, "in"); got == "" {
 		t.Errorf("the selector of an unchanged queue was parsed again")
 	}
 	changed := q.DeepCopy()
 	changed.Generation++
-	if got := a.NamespaceRefusal(changed, "in"); got != "" {
+	if got := a.Store.NamespaceRefusal(changed, "in"); got != "" {
 		t.Errorf("a new generation kept the old selector: %s", got)
 	}
 }

@@ -46,22 +46,22 @@ type units struct {
 
 // UnitPriority is a QueueUnit's priority: spec.priority, else the value of its priorityClassName,
 // else that of the global default PriorityClass, else 0.
-func (a *Accounting) UnitPriority(u *schedulingv1beta1.QueueUnit) int32 {
+func (s *Store) UnitPriority(u *schedulingv1beta1.QueueUnit) int32 {
 	if u.Spec.Priority != nil {
 		return *u.Spec.Priority
 	}
-	return a.ClassPriority(u.Spec.PriorityClassName)
+	return s.ClassPriority(u.Spec.PriorityClassName)
 }
 
 // PodGroupPriority is a PodGroup's priority: the value of its priorityClassName, else that of the
 // global default PriorityClass, else 0.
-func (a *Accounting) PodGroupPriority(pg *schedulingv1beta1.PodGroup) int32 {
-	return a.ClassPriority(pg.Spec.PriorityClassName)
+func (s *Store) PodGroupPriority(pg *schedulingv1beta1.PodGroup) int32 {
+	return s.ClassPriority(pg.Spec.PriorityClassName)
 }
 
 // ClassValue is the value of the PriorityClass by that name; ok is false when there is none.
-func (a *Accounting) ClassValue(name string) (value int32, ok bool) {
-	pc, err := a.units.priorityClasses.Get(name)
+func (s *Store) ClassValue(name string) (value int32, ok bool) {
+	pc, err := s.units.priorityClasses.Get(name)
 	if err != nil {
 		return 0, false
 	}
@@ -70,14 +70,14 @@ func (a *Accounting) ClassValue(name string) (value int32, ok bool) {
 
 // ClassPriority is the value of the PriorityClass by that name (0 when there is none by it), or for
 // "" that of the global default PriorityClass, else 0.
-func (a *Accounting) ClassPriority(name string) int32 {
+func (s *Store) ClassPriority(name string) int32 {
 	if name != "" {
-		if pc, err := a.units.priorityClasses.Get(name); err == nil {
+		if pc, err := s.units.priorityClasses.Get(name); err == nil {
 			return pc.Value
 		}
 		return 0
 	}
-	classes, _ := a.units.priorityClasses.List(labels.Everything())
+	classes, _ := s.units.priorityClasses.List(labels.Everything())
 	for _, pc := range classes {
 		if pc.GlobalDefault {
 			return pc.Value
@@ -88,8 +88,8 @@ func (a *Accounting) ClassPriority(name string) int32 {
 
 // UnitsOfConsumer returns the QueueUnits whose consumer is the object with the given identity; a
 // unit whose consumerRef carries a UID matches only that incarnation of the consumer.
-func (a *Accounting) UnitsOfConsumer(namespace, apiVersion, kind, name string, uid string) []*schedulingv1beta1.QueueUnit {
-	all := byIndex[schedulingv1beta1.QueueUnit](a.units.indexer, byConsumer, ConsumerKey(namespace, apiVersion, kind, name))
+func (s *Store) UnitsOfConsumer(namespace, apiVersion, kind, name string, uid string) []*schedulingv1beta1.QueueUnit {
+	all := byIndex[schedulingv1beta1.QueueUnit](s.units.indexer, byConsumer, ConsumerKey(namespace, apiVersion, kind, name))
 	out := all[:0:0]
 	for _, u := range all {
 		if u.Spec.ConsumerRef.UID == "" || uid == "" || string(u.Spec.ConsumerRef.UID) == uid {
@@ -101,17 +101,17 @@ func (a *Accounting) UnitsOfConsumer(namespace, apiVersion, kind, name string, u
 
 // UnitOf returns the QueueUnit a pod runs under, or nil: the unit whose consumer owns the pod, or
 // owns the batch/v1 Job that owns the pod (as a Kubeflow MPIJob owns its launcher Job).
-func (a *Accounting) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
+func (s *Store) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
 	for _, ref := range pod.OwnerReferences {
-		if u := a.unitOwning(pod.Namespace, ref); u != nil {
+		if u := s.unitOwning(pod.Namespace, ref); u != nil {
 			return u
 		}
-		job := a.ownerJob(pod.Namespace, ref)
+		job := s.ownerJob(pod.Namespace, ref)
 		if job == nil {
 			continue
 		}
 		for _, jobOwner := range job.OwnerReferences {
-			if u := a.unitOwning(pod.Namespace, jobOwner); u != nil {
+			if u := s.unitOwning(pod.Namespace, jobOwner); u != nil {
 				return u
 			}
 		}
@@ -120,23 +120,23 @@ func (a *Accounting) UnitOf(pod *v1.Pod) *schedulingv1beta1.QueueUnit {
 }
 
 // Jobs reads the batch/v1 Jobs from the cache; nil when the accounting follows no Jobs.
-func (a *Accounting) Jobs() batchlisters.JobLister { return a.units.jobs }
+func (s *Store) Jobs() batchlisters.JobLister { return s.units.jobs }
 
 // ownerJob is the batch/v1 Job of namespace that ref names, or nil when ref names none or the Job
 // is not in the cache.
-func (a *Accounting) ownerJob(namespace string, ref metav1.OwnerReference) *batchv1.Job {
-	if ref.Kind != "Job" || ref.APIVersion != "batch/v1" || a.units.jobs == nil {
+func (s *Store) ownerJob(namespace string, ref metav1.OwnerReference) *batchv1.Job {
+	if ref.Kind != "Job" || ref.APIVersion != "batch/v1" || s.units.jobs == nil {
 		return nil
 	}
-	job, err := a.units.jobs.Jobs(namespace).Get(ref.Name)
+	job, err := s.units.jobs.Jobs(namespace).Get(ref.Name)
 	if err != nil || job.UID != ref.UID {
 		return nil
 	}
 	return job
 }
 
-func (a *Accounting) unitOwning(namespace string, ref metav1.OwnerReference) *schedulingv1beta1.QueueUnit {
-	found := a.UnitsOfConsumer(namespace, ref.APIVersion, ref.Kind, ref.Name, string(ref.UID))
+func (s *Store) unitOwning(namespace string, ref metav1.OwnerReference) *schedulingv1beta1.QueueUnit {
+	found := s.UnitsOfConsumer(namespace, ref.APIVersion, ref.Kind, ref.Name, string(ref.UID))
 	if len(found) == 0 {
 		return nil
 	}

@@ -55,7 +55,7 @@ func TestUnitOf(t *testing.T) {
 
 	for name, want := range map[string]string{"train-0": "direct", "train-1": "direct", "launcher": "via-job", "torch-old": "", "torch-new": "pinned", "loose": ""} {
 		got := ""
-		if u := a.UnitOf(pods[name]); u != nil {
+		if u := a.Store.UnitOf(pods[name]); u != nil {
 			got = u.Name
 		}
 		if got != want {
@@ -97,7 +97,7 @@ func TestUnitPriority(t *testing.T) {
 	} {
 		u := unit("u", "q", "batch/v1", "Job", "j", "1")
 		u.Spec.Priority, u.Spec.PriorityClassName = tt.priority, tt.className
-		if got := a.UnitPriority(u); got != tt.want {
+		if got := a.Store.UnitPriority(u); got != tt.want {
 			t.Errorf("%s: UnitPriority = %d, want %d", tt.name, got, tt.want)
 		}
 	}

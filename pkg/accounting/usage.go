@@ -269,7 +269,7 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 // queue's handler ran first) takes the snapshot after it, with the pod in its demand and shares. The
 // handler then finds it counted. A pod the store no longer holds is not counted.
 func (a *Accounting) Count(pod *v1.Pod) {
-	if !isQueuePod(pod) || !a.namespacesSynced() {
+	if !isQueuePod(pod) || !a.Store.namespacesSynced() {
 		return // another scheduler's, which no queue counts; or the handler's, once the namespaces are known
 	}
 	a.usage.mu.RLock()
@@ -417,7 +417,7 @@ func (u *usage) placingMoves(queue string) bool {
 	if s := u.acct.ledger.settings; s.Keeps() && s.Factor > 0 && s.EntryCharge > 0 {
 		return true
 	}
-	q, ok := u.acct.Queue(queue)
+	q, ok := u.acct.Store.Queue(queue)
 	return ok && q.Spec.State == schedulingv1beta1.QueueStateSuspended
 }
 
@@ -455,7 +455,7 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 	if existed && old.settled {
 		return entry, nil
 	}
-	unit := u.acct.UnitOf(pod)
+	unit := u.acct.Store.UnitOf(pod)
 	queue, settled, err := u.acct.resolveQueue(pod, unit)
 	if err != nil {
 		return podUsage{}, err

@@ -189,7 +189,7 @@ func TestSubtreeTotals(t *testing.T) {
 		}
 	}
 	moved := util.MakeQueue("c").Obj()
-	if err := a.QueueInformer().GetIndexer().Update(moved); err != nil {
+	if err := a.Store.QueueInformer().GetIndexer().Update(moved); err != nil {
 		t.Fatal(err)
 	}
 	a.usage.rebuildSubtrees()

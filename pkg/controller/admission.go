@@ -49,7 +49,7 @@ func (c *Controller) admitPodGroup(pg *schedulingv1beta1.PodGroup) admission {
 	if !takesRoom(pg) {
 		return admission{admitted: true}
 	}
-	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
+	if r := c.acct.AdmitWork(accounting.PodGroupWork(pg), c.acct.Store.QueueOfPodGroup(pg), pg.Spec.MinResources); r != nil {
 		if r.Suspended || r.Unseen {
 			return admission{behind: true}
 		}
@@ -76,7 +76,7 @@ func takesRoom(pg *schedulingv1beta1.PodGroup) bool { return len(pg.Spec.MinReso
 // admission pass for those that take room, a sync each for the others.
 func (c *Controller) enqueuePending(queue string) {
 	pass := false
-	for _, pg := range c.acct.PodGroupsOf(queue) {
+	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
 		switch {
 		case !isPending(pg):
 		case takesRoom(pg):
@@ -113,10 +113,10 @@ func (c *Controller) admitPending(ctx context.Context, queue string) error {
 func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGroup {
 	var pending []*schedulingv1beta1.PodGroup
 	priority := map[*schedulingv1beta1.PodGroup]int32{}
-	for _, pg := range c.acct.PodGroupsOf(queue) {
+	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
 		if isPending(pg) && takesRoom(pg) {
 			pending = append(pending, pg)
-			priority[pg] = c.acct.PodGroupPriority(pg)
+			priority[pg] = c.acct.Store.PodGroupPriority(pg)
 		}
 	}
 	sort.Slice(pending, func(i, j int) bool {

@@ -73,7 +73,7 @@ func TestAdmissionWaitsForTheSnapshotToTakeInTheQueuesChange(t *testing.T) {
 	}
 	opened := paused.DeepCopy()
 	opened.Spec.State, opened.Generation = schedulingv1beta1.QueueStateOpen, 2
-	if err := acct.QueueInformer().GetIndexer().Update(opened); err != nil {
+	if err := acct.Store.QueueInformer().GetIndexer().Update(opened); err != nil {
 		t.Fatal(err)
 	}
 	c := &Controller{acct: acct}
@@ -110,7 +110,7 @@ func TestAdmissionWaitsForTheSnapshotToHoldANewQueue(t *testing.T) {
 	}
 	acct.Snapshot() // built whole before the queue comes: the next builds copy what changed
 	fresh := util.MakeQueue("fresh").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
-	if err := acct.QueueInformer().GetIndexer().Add(fresh.DeepCopy()); err != nil {
+	if err := acct.Store.QueueInformer().GetIndexer().Add(fresh.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
 	c := &Controller{acct: acct}
@@ -120,7 +120,7 @@ func TestAdmissionWaitsForTheSnapshotToHoldANewQueue(t *testing.T) {
 	}
 	// The queue's creation reaches the informer and its handlers (the store above stood for the
 	// informer's, which holds an object before its handlers hear of it).
-	if err := acct.QueueInformer().GetIndexer().Delete(fresh); err != nil {
+	if err := acct.Store.QueueInformer().GetIndexer().Delete(fresh); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.SchedulingV1beta1().Queues().Create(ctx, fresh, metav1.CreateOptions{}); err != nil {

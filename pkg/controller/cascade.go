@@ -21,7 +21,7 @@ const (
 // cascade carries a queue's requested state to its children: Closed closes every child, Suspended
 // suspends the Open ones, and Open restores those it changed. Each child passes it on when synced.
 func (c *Controller) cascade(ctx context.Context, parent *schedulingv1beta1.Queue) error {
-	for _, child := range c.acct.Children(parent.Name) {
+	for _, child := range c.acct.Store.Children(parent.Name) {
 		updated, changed := cascadeChild(parent, child)
 		if !changed {
 			continue

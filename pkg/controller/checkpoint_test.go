@@ -54,7 +54,7 @@ func TestUsageCheckpoint(t *testing.T) {
 	if interval < 5*time.Minute || interval > 5*time.Minute+30*time.Second {
 		t.Errorf("used's checkpoint interval is %s, want 5m and up to a tenth more", interval)
 	}
-	used, _ := acct.Queue("used")
+	used, _ := acct.Store.Queue("used")
 	// Stamped at the start of the second, with the usage then.
 	stamp := clk.Now().Truncate(time.Second)
 	checkpoint, due := c.usageCheckpoint(used)
@@ -68,7 +68,7 @@ func TestUsageCheckpoint(t *testing.T) {
 	if kept, due := c.usageCheckpoint(fresh); kept != checkpoint || due != interval-age {
 		t.Errorf("a checkpoint %s old was replaced (%+v) or comes due in %s, want kept for %s", age, kept, due, interval-age)
 	}
-	idle, _ := acct.Queue("idle")
+	idle, _ := acct.Store.Queue("idle")
 	if got, _ := c.usageCheckpoint(idle); got != nil {
 		t.Errorf("a queue that used nothing got a checkpoint: %+v", got)
 	}

@@ -58,14 +58,14 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	cmd, err := c.acct.Commands().Commands(namespace).Get(name)
+	cmd, err := c.acct.Store.Commands().Commands(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	q, ok := c.acct.Queue(cmd.Spec.Target.Name)
+	q, ok := c.acct.Store.Queue(cmd.Spec.Target.Name)
 	if !ok {
 		// Admission saw the queue: a queue created a moment ago may not be in the cache yet.
 		_, err := c.acct.Client.SchedulingV1beta1().Queues().Get(ctx, cmd.Spec.Target.Name, metav1.GetOptions{})
@@ -79,7 +79,7 @@ func (c *Controller) syncCommand(ctx context.Context, key string) error {
 		countCommand(cmd, "QueueNotFound")
 		return c.deleteCommand(ctx, cmd)
 	}
-	if errs := rules.ValidateCommand(cmd, c.adminNamespace, c.acct); len(errs) > 0 {
+	if errs := rules.ValidateCommand(cmd, c.adminNamespace, c.acct.Rules()); len(errs) > 0 {
 		// Admission was bypassed: the Command may not operate this queue.
 		c.recorder.Eventf(cmd, v1.EventTypeWarning, "CommandForbidden", "%s not applied: %v", cmd.Spec.Action, errs.ToAggregate())
 		countCommand(cmd, "Forbidden")

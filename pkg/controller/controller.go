@@ -210,14 +210,14 @@ func (c *Controller) lead(ctx context.Context) {
 
 // enqueueAll queues every object once, as at the start of a term nothing is known to be current.
 func (c *Controller) enqueueAll() {
-	for _, q := range c.acct.AllQueues() {
+	for _, q := range c.acct.Store.AllQueues() {
 		c.enqueueQueue(q.Name)
 	}
-	pgs, _ := c.acct.PodGroups().List(labels.Everything())
+	pgs, _ := c.acct.Store.PodGroups().List(labels.Everything())
 	for _, pg := range pgs {
 		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
 	}
-	cmds, _ := c.acct.Commands().List(labels.Everything())
+	cmds, _ := c.acct.Store.Commands().List(labels.Everything())
 	for _, cmd := range cmds {
 		c.enqueueCommand(cmd.Namespace + "/" + cmd.Name)
 	}
@@ -262,7 +262,7 @@ func (c *Controller) enqueueQueuePaced(name string) {
 // once (one admission pass, which its workqueue folds across a burst of changes) and the status,
 // whose counts are all that moved, is written at the pacing's pace.
 func (c *Controller) enqueueQueueForWork(name string) {
-	if q, ok := c.acct.Queue(name); !ok || q.Spec.State == schedulingv1beta1.QueueStateClosed {
+	if q, ok := c.acct.Store.Queue(name); !ok || q.Spec.State == schedulingv1beta1.QueueStateClosed {
 		c.enqueueQueue(name)
 		return
 	}
@@ -275,7 +275,7 @@ func (c *Controller) enqueueQueueForWork(name string) {
 // queue left, which may end its closing; otherwise at the pacing's pace, a closed queue's included,
 // whose condition message counts its pods down.
 func (c *Controller) enqueueQueueForUsage(name string) {
-	if q, ok := c.acct.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.PodCount(name) == 0 {
+	if q, ok := c.acct.Store.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.PodCount(name) == 0 {
 		c.enqueueQueue(name)
 		return
 	}

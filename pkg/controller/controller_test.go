@@ -45,7 +45,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 		t.Fatalf("status writes after the first sync: got %d, want 1", got)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		q, ok := acct.Queue("q")
+		q, ok := acct.Store.Queue("q")
 		return ok && q.Status.State == schedulingv1beta1.QueueStateClosed, nil
 	})
 	if err != nil {
@@ -133,9 +133,9 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	kube := kubefake.NewClientset()
 	acct := startAccounting(t, ctx, queues, kube)
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		_, open := acct.Queue("open")
-		_, closed := acct.Queue("closed")
-		return open && closed && len(acct.PodGroupsOf("open")) == 4 && len(acct.PodGroupsOf("closed")) == 4, nil
+		_, open := acct.Store.Queue("open")
+		_, closed := acct.Store.Queue("closed")
+		return open && closed && len(acct.Store.PodGroupsOf("open")) == 4 && len(acct.Store.PodGroupsOf("closed")) == 4, nil
 	})
 	if err != nil {
 		t.Fatal("the cache never saw the queues and PodGroups")

@@ -59,7 +59,7 @@ func (c *Controller) enqueueDequeueAfter(d time.Duration) {
 // syncUnits is one dequeue pass: it tidies the units (see tidy), then visits the queues
 // with Enqueued units, least served first, and in each the units by priority, then age.
 func (c *Controller) syncUnits(ctx context.Context, _ string) error {
-	all, err := c.acct.QueueUnits().List(labels.Everything())
+	all, err := c.acct.Store.QueueUnits().List(labels.Everything())
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (c *Controller) syncUnits(ctx context.Context, _ string) error {
 			continue
 		}
 		if !u.Dequeued() {
-			queue := c.acct.QueueOfQueueUnit(u)
+			queue := c.acct.Store.QueueOfQueueUnit(u)
 			waiting[queue] = append(waiting[queue], u)
 		}
 	}
@@ -112,7 +112,7 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 	}
 	priority := map[*schedulingv1beta1.QueueUnit]int32{}
 	for _, u := range units {
-		priority[u] = c.acct.UnitPriority(u)
+		priority[u] = c.acct.Store.UnitPriority(u)
 	}
 	sort.SliceStable(units, func(i, j int) bool {
 		return policy.Ahead(placeOf(units[i], priority[units[i]]), placeOf(units[j], priority[units[j]]))
@@ -131,11 +131,11 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 
 // queueHolds says why the queue admits no unit now, or "".
 func (c *Controller) queueHolds(queue string) string {
-	q, ok := c.acct.Queue(queue)
+	q, ok := c.acct.Store.Queue(queue)
 	if !ok {
 		return fmt.Sprintf("queue %q does not exist", queue)
 	}
-	switch s := c.acct.SchedulingState(q); s {
+	switch s := c.acct.Store.SchedulingState(q); s {
 	case schedulingv1beta1.QueueStateSuspended:
 		return fmt.Sprintf("queue %q is Suspended: units stay Enqueued until it is resumed", queue)
 	case schedulingv1beta1.QueueStateUnknown:
@@ -147,8 +147,8 @@ func (c *Controller) queueHolds(queue string) string {
 // dequeue admits one unit when its resource fits: it un-suspends the consumer, then records the unit
 // Dequeued. A unit that does not fit stays Enqueued with the reason.
 func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1beta1.QueueUnit) error {
-	if q, ok := c.acct.Queue(queue); ok {
-		if refusal := c.acct.NamespaceRefusal(q, u.Namespace); refusal != "" {
+	if q, ok := c.acct.Store.Queue(queue); ok {
+		if refusal := c.acct.Store.NamespaceRefusal(q, u.Namespace); refusal != "" {
 			return c.stillEnqueued(ctx, u, refusal)
 		}
 	}
@@ -280,9 +280,9 @@ func (c *Controller) onConsumer(apiVersion, kind string, obj any) {
 	if !ok {
 		return
 	}
-	units := c.acct.UnitsOfConsumer(m.GetNamespace(), apiVersion, kind, m.GetName(), "")
+	units := c.acct.Store.UnitsOfConsumer(m.GetNamespace(), apiVersion, kind, m.GetName(), "")
 	for _, u := range units {
-		c.enqueueQueue(c.acct.QueueOfQueueUnit(u))
+		c.enqueueQueue(c.acct.Store.QueueOfQueueUnit(u))
 	}
 	if len(units) > 0 {
 		c.enqueueDequeue()

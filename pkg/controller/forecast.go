@@ -203,7 +203,7 @@ func (c *Controller) kindOf(pod *v1.Pod) string {
 		pg, _ := c.acct.PodGroupByKey(key)
 		return podGroupKind(pg)
 	}
-	if u := c.acct.UnitOf(pod); u != nil {
+	if u := c.acct.Store.UnitOf(pod); u != nil {
 		return unitKind(u)
 	}
 	return controllerKind(pod.OwnerReferences, string(visibilityv1beta1.WorkloadPod))
@@ -217,7 +217,7 @@ func (c *Controller) workKind(w *pendingWork) string {
 		pg, _ := c.acct.PodGroupByKey(namespace + "/" + name)
 		return podGroupKind(pg)
 	case visibilityv1beta1.WorkloadQueueUnit:
-		if u, err := c.acct.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
+		if u, err := c.acct.Store.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
 			return unitKind(u)
 		}
 		return string(visibilityv1beta1.WorkloadQueueUnit)
@@ -339,7 +339,7 @@ type forecastIn struct {
 // the live view lists it. Its vectors hold the resources the pending work asks for, and those of
 // more that some node has.
 func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
-	in := &forecastIn{queues: c.acct.AllQueues()}
+	in := &forecastIn{queues: c.acct.Store.AllQueues()}
 	waiting := c.acct.WaitingPods()
 	for _, q := range in.queues {
 		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name], false)...)

@@ -243,7 +243,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	for i := range 3 {
 		first.learnRuntime(done(i))
 	}
-	q, _ := acct.Queue("q")
+	q, _ := acct.Store.Queue("q")
 	checkpoint, due := first.runtimesCheckpoint(q)
 	if checkpoint == nil || len(checkpoint.Kinds) != 1 || checkpoint.Kinds[0].Kind != "Job" || len(checkpoint.Kinds[0].Shapes) != 1 || due <= 0 {
 		t.Fatalf("checkpoint %+v (next in %s); want the Job runs, of one shape, and a next one", checkpoint, due)
@@ -270,7 +270,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	if got := restarted.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); got != want {
 		t.Errorf("a run in the checkpoint told again: %+v, want %+v", got, want)
 	}
-	q, _ = restarted.acct.Queue("q")
+	q, _ = restarted.acct.Store.Queue("q")
 	restarted.clock, restarted.checkpoints = restarted.acct.Clock(), time.Minute
 	if again, _ := restarted.runtimesCheckpoint(q); !apiequality.Semantic.DeepEqual(again, checkpoint) {
 		t.Errorf("within the interval the checkpoint is rewritten: %+v", again)

@@ -60,13 +60,13 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	if err := c.acct.OnPodFinished(c.learnRuntime); err != nil {
 		return err
 	}
-	return c.acct.OnNamespaceLabels(c.onNamespaceLabels)
+	return c.acct.Store.OnNamespaceLabels(c.onNamespaceLabels)
 }
 
 // onNamespaceLabels retries the namespace's Pending PodGroups and the Enqueued units: the queues that
 // select the namespace may have changed.
 func (c *Controller) onNamespaceLabels(namespace string) {
-	groups, err := c.acct.PodGroups().PodGroups(namespace).List(labels.Everything())
+	groups, err := c.acct.Store.PodGroups().PodGroups(namespace).List(labels.Everything())
 	if err == nil {
 		for _, pg := range groups {
 			if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
@@ -113,12 +113,12 @@ func (c *Controller) onQueue(obj any) {
 		}
 		seen[name] = true
 		c.enqueueQueue(name)
-		for _, child := range c.acct.Children(name) {
+		for _, child := range c.acct.Store.Children(name) {
 			below(child.Name)
 		}
 	}
 	below(q.Name)
-	for _, name := range c.acct.CycleAbove(q.Name) {
+	for _, name := range c.acct.Store.CycleAbove(q.Name) {
 		below(name)
 	}
 }
@@ -126,7 +126,7 @@ func (c *Controller) onQueue(obj any) {
 func (c *Controller) onPodGroup(obj any) {
 	if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 		c.enqueuePodGroup(pg.Namespace + "/" + pg.Name)
-		c.enqueueQueueForWork(c.acct.QueueOfPodGroup(pg))
+		c.enqueueQueueForWork(c.acct.Store.QueueOfPodGroup(pg))
 		if source := pg.Labels[schedulingv1beta1.GangSourceLabel]; source != "" {
 			c.enqueueGang(gangKey(schedulingv1beta1.GangSource(source), pg.Namespace, pg.Name))
 		}
@@ -135,7 +135,7 @@ func (c *Controller) onPodGroup(obj any) {
 
 func (c *Controller) onQueueUnit(obj any) {
 	if u, ok := obj.(*schedulingv1beta1.QueueUnit); ok {
-		c.enqueueQueueForWork(c.acct.QueueOfQueueUnit(u))
+		c.enqueueQueueForWork(c.acct.Store.QueueOfQueueUnit(u))
 		c.enqueueDequeue()
 	}
 }

@@ -60,7 +60,7 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	mirror, err := c.acct.PodGroups().PodGroups(namespace).Get(pgName)
+	mirror, err := c.acct.Store.PodGroups().PodGroups(namespace).Get(pgName)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -88,7 +88,7 @@ func (c *Controller) syncGang(ctx context.Context, key string) error {
 	}
 	m := gangsource.Mirror{PodGroup: mirror, Refusal: refusal, Now: c.clock.Now()}
 	if mirror != nil {
-		m.Members, m.Queue = c.membersOf(mirror), c.acct.QueueOfPodGroup(mirror)
+		m.Members, m.Queue = c.membersOf(mirror), c.acct.Store.QueueOfPodGroup(mirror)
 	}
 	err = source.WriteStatus(ctx, obj, m)
 	return ignoreGoneOrStale(err)

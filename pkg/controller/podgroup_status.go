@@ -78,7 +78,7 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	pg, err := c.acct.PodGroups().PodGroups(namespace).Get(name)
+	pg, err := c.acct.Store.PodGroups().PodGroups(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (c *Controller) syncPodGroup(ctx context.Context, key string) error {
 	}
 	if isPending(pg) && takesRoom(pg) {
 		// Whether it enters its queue is decided in order with the queue's other groups that take room.
-		c.enqueueAdmission(c.acct.QueueOfPodGroup(pg))
+		c.enqueueAdmission(c.acct.Store.QueueOfPodGroup(pg))
 		return nil
 	}
 	a := admission{admitted: pg.Status.Phase == schedulingv1beta1.PodGroupInqueue}
@@ -134,7 +134,7 @@ func (c *Controller) countPhaseChange(pg *schedulingv1beta1.PodGroup, phase sche
 	if phase == pg.Status.Phase {
 		return
 	}
-	queue := c.acct.QueueOfPodGroup(pg)
+	queue := c.acct.Store.QueueOfPodGroup(pg)
 	if isPending(pg) && phase != schedulingv1beta1.PodGroupPending {
 		// Admitted: a group without minResources may run before its Inqueue is written, and skip it.
 		metrics.PodGroupAdmissions.WithLabelValues(queue).Inc()

@@ -27,7 +27,7 @@ const QueueGuaranteeRejected = "GuaranteeRejected"
 // syncQueue writes the queue's status if it changed and cascades its requested state to its children.
 // A queue that is gone has what it left behind cleaned up.
 func (c *Controller) syncQueue(ctx context.Context, name string) error {
-	q, ok := c.acct.Queue(name)
+	q, ok := c.acct.Store.Queue(name)
 	if !ok {
 		c.usageWrites.forget(name)
 		return c.cleanUpAfter(ctx, name)
@@ -89,7 +89,7 @@ func (w workCounts) live() bool {
 
 func (c *Controller) countWork(queue string, livePods int) workCounts {
 	w := c.countObjects(queue)
-	for _, u := range c.acct.QueueUnitsOf(queue) {
+	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
 		if !u.Dequeued() {
 			continue
 		}
@@ -104,7 +104,7 @@ func (c *Controller) countWork(queue string, livePods int) workCounts {
 // countObjects counts the queue's PodGroups by phase and its QueueUnits by phase, from the caches.
 func (c *Controller) countObjects(queue string) workCounts {
 	var w workCounts
-	for _, pg := range c.acct.PodGroupsOf(queue) {
+	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
 		switch pg.Status.Phase {
 		case schedulingv1beta1.PodGroupInqueue:
 			w.inqueue++
@@ -118,7 +118,7 @@ func (c *Controller) countObjects(queue string) workCounts {
 			w.pending++
 		}
 	}
-	for _, u := range c.acct.QueueUnitsOf(queue) {
+	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
 		if u.Dequeued() {
 			w.dequeued++
 		} else {
@@ -132,7 +132,7 @@ func (c *Controller) countObjects(queue string) workCounts {
 func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
 	usage := c.acct.Usage(q.Name)
 	w := c.countWork(q.Name, usage.Pods)
-	state, reason, message := deriveState(q, c.acct.TreeFaultOf(q), w)
+	state, reason, message := deriveState(q, c.acct.Store.TreeFaultOf(q), w)
 	status := schedulingv1beta1.QueueStatus{
 		State:              state,
 		Pending:            w.pending,
@@ -205,7 +205,7 @@ func deriveState(q *schedulingv1beta1.Queue, fault accounting.TreeFault, w workC
 // cleanUpAfter deletes the finished PodGroups and QueueUnits that still name a deleted queue.
 func (c *Controller) cleanUpAfter(ctx context.Context, queue string) error {
 	api := c.acct.Client.SchedulingV1beta1()
-	for _, pg := range c.acct.PodGroupsOf(queue) {
+	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
 		if pg.Status.Phase != schedulingv1beta1.PodGroupCompleted {
 			continue
 		}
@@ -213,7 +213,7 @@ func (c *Controller) cleanUpAfter(ctx context.Context, queue string) error {
 			return err
 		}
 	}
-	for _, u := range c.acct.QueueUnitsOf(queue) {
+	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
 		if u.Status.Phase != schedulingv1beta1.QueueUnitDequeued {
 			continue
 		}

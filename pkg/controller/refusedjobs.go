@@ -30,7 +30,7 @@ const ReasonPodsRefused = "PodsRefused"
 // refuses now, judged by the webhook's rule (rules.JudgeNewPod) on the caches. Each stands alone, at
 // no position (0), in the queue its pods name or resolve to.
 func (c *Controller) refusedJobs(namespace string) []visibilityv1beta1.PendingWorkload {
-	lister := c.acct.Jobs()
+	lister := c.acct.Store.Jobs()
 	if lister == nil {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (c *Controller) refusedJob(job *batchv1.Job) (visibilityv1beta1.PendingWork
 	pod := schedulingv1beta1.JobTemplatePod(job)
 	pod.OwnerReferences = append(slices.Clone(job.OwnerReferences), metav1.OwnerReference{
 		APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)})
-	verdict, err := rules.JudgeNewPod(pod, field.NewPath("spec", "template"), c.acct.PodGroupInCache, c.acct, c.acct)
+	verdict, err := rules.JudgeNewPod(pod, field.NewPath("spec", "template"), c.acct.Store.PodGroupInCache, c.acct.Rules(), c.acct.Rules())
 	if err != nil || len(verdict.Errs) == 0 {
 		return visibilityv1beta1.PendingWorkload{}, false
 	}
@@ -89,7 +89,7 @@ func jobRuns(job *batchv1.Job) bool {
 
 // namespaceLabels are the labels of a namespace in the cache, nil when it is not there.
 func (c *Controller) namespaceLabels(name string) map[string]string {
-	if ns, err := c.acct.Namespaces().Get(name); err == nil {
+	if ns, err := c.acct.Store.Namespaces().Get(name); err == nil {
 		return ns.Labels
 	}
 	return nil

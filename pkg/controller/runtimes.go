@@ -20,7 +20,7 @@ func (c *Controller) learnerLocked() *runtimes.Learner {
 	}
 	if !f.restored && c.acct.Synced() {
 		f.since = map[string]time.Time{}
-		for _, q := range c.acct.AllQueues() {
+		for _, q := range c.acct.Store.AllQueues() {
 			if cp := q.Status.Runtimes; cp != nil {
 				f.learner.Import(q.Name, bucketsOf(cp), cp.Time.Time)
 				f.since[q.Name] = cp.Time.Time

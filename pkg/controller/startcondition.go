@@ -200,8 +200,8 @@ type startHolder struct {
 
 // startHolders are the PodGroups, then the QueueUnits, as the informers hold them.
 func (c *Controller) startHolders(ctx context.Context) []startHolder {
-	pgs, _ := c.acct.PodGroups().List(labels.Everything())
-	units, _ := c.acct.QueueUnits().List(labels.Everything())
+	pgs, _ := c.acct.Store.PodGroups().List(labels.Everything())
+	units, _ := c.acct.Store.QueueUnits().List(labels.Everything())
 	out := make([]startHolder, 0, len(pgs)+len(units))
 	for _, pg := range pgs {
 		out = append(out, startHolder{key: string(visibilityv1beta1.WorkloadPodGroup) + "/" + pg.Namespace + "/" + pg.Name,

@@ -97,7 +97,7 @@ func TestRefreshWritesAtABoundedRate(t *testing.T) {
 	queues := fake.NewSimpleClientset(objects...)
 	acct := startAccounting(t, ctx, queues, kubefake.NewClientset(util.MakeNode("n", "8", "16Gi")))
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		pgs, _ := acct.PodGroups().List(labels.Everything())
+		pgs, _ := acct.Store.PodGroups().List(labels.Everything())
 		return acct.Synced() && len(pgs) == groups, nil
 	}); err != nil {
 		t.Fatal("the accounting never synced")
@@ -115,7 +115,7 @@ func TestRefreshWritesAtABoundedRate(t *testing.T) {
 	waitWritesSeen := func(want int) {
 		t.Helper()
 		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			pgs, _ := acct.PodGroups().List(labels.Everything())
+			pgs, _ := acct.Store.PodGroups().List(labels.Everything())
 			seen := 0
 			for _, pg := range pgs {
 				if meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupExpectedStart) != nil {
@@ -160,7 +160,7 @@ func TestRefreshForecastsOnlyForWaitingWork(t *testing.T) {
 	waitPodGroups := func(want int) {
 		t.Helper()
 		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			pgs, _ := acct.PodGroups().List(labels.Everything())
+			pgs, _ := acct.Store.PodGroups().List(labels.Everything())
 			return acct.Synced() && len(pgs) == want, nil
 		}); err != nil {
 			t.Fatalf("the accounting never saw %d PodGroups", want)

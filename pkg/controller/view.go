@@ -47,8 +47,8 @@ func (c *Controller) OnQueueChange(f func(queue string)) error {
 		deletes  bool // told here; the accounting tells of deleted work (Events.WorkDeleted)
 	}{
 		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name }), true},
-		{v1beta1.PodGroups().Informer(), queueOf(c.acct.QueueOfPodGroup), false},
-		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.QueueOfQueueUnit), false},
+		{v1beta1.PodGroups().Informer(), queueOf(c.acct.Store.QueueOfPodGroup), false},
+		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.Store.QueueOfQueueUnit), false},
 	}
 	for _, r := range registrations {
 		of := r.queueOf
@@ -80,7 +80,7 @@ func queueOf[T any](of func(*T) string) func(any) (string, bool) {
 
 // QueueSummaries is every queue as the scheduler holds it now, by name.
 func (c *Controller) QueueSummaries() []visibilityv1beta1.QueueSummary {
-	queues := c.acct.AllQueues()
+	queues := c.acct.Store.AllQueues()
 	out := make([]visibilityv1beta1.QueueSummary, 0, len(queues))
 	for _, q := range queues {
 		out = append(out, c.summary(q))
@@ -91,7 +91,7 @@ func (c *Controller) QueueSummaries() []visibilityv1beta1.QueueSummary {
 
 // QueueSummary is the named queue as the scheduler holds it now.
 func (c *Controller) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
-	q, ok := c.acct.Queue(name)
+	q, ok := c.acct.Store.Queue(name)
 	if !ok {
 		return nil, false
 	}
@@ -158,7 +158,7 @@ func shareString(share float64) string {
 // PendingInQueue is the queue's pending work in the order the scheduler takes it; ok is false when
 // the queue does not exist.
 func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.PendingWorkload, ok bool) {
-	if _, ok := c.acct.Queue(queue); !ok {
+	if _, ok := c.acct.Store.Queue(queue); !ok {
 		return nil, false
 	}
 	return c.pendingIn(queue, c.acct.WaitingPods()[queue]), true
@@ -172,7 +172,7 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 	waiting := c.acct.WaitingPods()
 	queues := map[string]bool{}
 	if namespace == "" {
-		for _, q := range c.acct.AllQueues() {
+		for _, q := range c.acct.Store.AllQueues() {
 			queues[q.Name] = true
 		}
 	}
@@ -185,13 +185,13 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 		}
 	}
 	if namespace != "" {
-		pgs, _ := c.acct.PodGroups().PodGroups(namespace).List(labels.Everything())
+		pgs, _ := c.acct.Store.PodGroups().PodGroups(namespace).List(labels.Everything())
 		for _, pg := range pgs {
-			queues[c.acct.QueueOfPodGroup(pg)] = true
+			queues[c.acct.Store.QueueOfPodGroup(pg)] = true
 		}
-		units, _ := c.acct.QueueUnits().QueueUnits(namespace).List(labels.Everything())
+		units, _ := c.acct.Store.QueueUnits().QueueUnits(namespace).List(labels.Everything())
 		for _, u := range units {
-			queues[c.acct.QueueOfQueueUnit(u)] = true
+			queues[c.acct.Store.QueueOfQueueUnit(u)] = true
 		}
 	}
 	var out []visibilityv1beta1.PendingWorkload
@@ -264,8 +264,8 @@ func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod
 	})
 	admitted := c.admittedWork(queue, waiting)
 	later := c.unadmittedWork(queue, waiting)
-	q, _ := c.acct.Queue(queue)
-	hold := c.acct.QueueHold(queue, q)
+	q, _ := c.acct.Store.Queue(queue)
+	hold := c.acct.Store.QueueHold(queue, q)
 	if hold.Message == "" && refusalsNow {
 		c.queueRefusalsNow(queue, admitted)
 	}
@@ -364,7 +364,7 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 	var out []*pendingWork
 	gangs := map[string]*pendingWork{}
 	for _, p := range waiting {
-		if u := c.acct.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			continue
 		}
 		key := c.acct.GangKey(p.Pod)
@@ -431,18 +431,18 @@ func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod)
 func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
 	members, unitPods := map[string][]*v1.Pod{}, map[string][]*v1.Pod{}
 	for _, p := range waiting {
-		if u := c.acct.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			unitPods[accounting.UnitKey(u)] = append(unitPods[accounting.UnitKey(u)], p.Pod)
 		} else if key := c.acct.GangKey(p.Pod); key != "" {
 			members[key] = append(members[key], p.Pod)
 		}
 	}
 	var out []*pendingWork
-	for _, pg := range c.acct.PodGroupsOf(queue) {
+	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
 		if !c.waitsForAdmission(pg) {
 			continue
 		}
-		priority := c.acct.PodGroupPriority(pg)
+		priority := c.acct.Store.PodGroupPriority(pg)
 		reason, message := ReasonNotAdmitted, "podgroup is Pending: its queue has not admitted it yet"
 		if cond := unschedulable(pg); cond != nil {
 			reason, message = cond.Reason, cond.Message
@@ -455,14 +455,14 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 			pods:  pods,
 		})
 	}
-	for _, u := range c.acct.QueueUnitsOf(queue) {
+	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
 		if u.Dequeued() {
 			continue
 		}
-		priority := c.acct.UnitPriority(u)
+		priority := c.acct.Store.UnitPriority(u)
 		pods := unitPods[accounting.UnitKey(u)]
 		reason := string(schedulingv1beta1.QueueUnitEnqueued)
-		if len(rules.FitsCapability(field.NewPath("spec", "resource"), u.Spec.Resource, queue, c.acct)) > 0 {
+		if len(rules.FitsCapability(field.NewPath("spec", "resource"), u.Spec.Resource, queue, c.acct.Rules())) > 0 {
 			// Its capability was lowered below it after it was created: no run's end lets it in.
 			reason = ReasonExceedsCapability
 		}

@@ -50,7 +50,7 @@ func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibili
 	}
 	as, queueErrs := c.queuesIf(spec.Queues)
 	errs = append(errs, queueErrs...)
-	works, workErrs := c.newWorkloads(namespace, spec.Workloads, changedView{c.acct, as})
+	works, workErrs := c.newWorkloads(namespace, spec.Workloads, changedView{c.acct.Rules(), as})
 	if errs = append(errs, workErrs...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(whatIfKind, "", errs)
 	}
@@ -106,7 +106,7 @@ func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibili
 // that they exist.
 func (c *Controller) queuesOutOfReach(namespace string, changes []visibilityv1beta1.QueueChange) field.ErrorList {
 	reach := map[string]bool{}
-	for _, q := range c.queuesSeenFrom(namespace, c.acct.AllQueues(), func(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue { return q },
+	for _, q := range c.queuesSeenFrom(namespace, c.acct.Store.AllQueues(), func(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue { return q },
 		visibilityv1beta1.WhatIfSpec{}) {
 		reach[q.Name] = true
 	}
@@ -135,7 +135,7 @@ func (c *Controller) queuesSeenFrom(namespace string, queues []*schedulingv1beta
 		byName[q.Name] = q
 	}
 	for _, q := range queues {
-		if c.acct.NamespaceRefusal(q, namespace) != "" && c.acct.NamespaceRefusal(as(q), namespace) != "" {
+		if c.acct.Store.NamespaceRefusal(q, namespace) != "" && c.acct.Store.NamespaceRefusal(as(q), namespace) != "" {
 			continue
 		}
 		for name, depth := q.Name, 0; name != "" && !seen[name] && depth <= rules.MaxDepth; depth++ {

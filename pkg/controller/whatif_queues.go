@@ -21,7 +21,7 @@ func (c *Controller) queuesIf(changes []visibilityv1beta1.QueueChange) (accounti
 	changed := map[string]*schedulingv1beta1.Queue{}
 	for i, ch := range changes {
 		path := field.NewPath("spec", "queues").Index(i)
-		q, ok := c.acct.Queue(ch.Name)
+		q, ok := c.acct.Store.Queue(ch.Name)
 		switch {
 		case !ok:
 			errs = append(errs, field.NotFound(path.Child("name"), ch.Name))
@@ -42,13 +42,13 @@ func (c *Controller) queuesIf(changes []visibilityv1beta1.QueueChange) (accounti
 	for _, ch := range changes {
 		c.cascadeIf(ch.Name, changed, as)
 	}
-	view := changedView{c.acct, as}
+	view := changedView{c.acct.Rules(), as}
 	for i, ch := range changes {
 		q, ok := changed[ch.Name]
 		if !ok {
 			continue
 		}
-		old, _ := c.acct.Queue(ch.Name)
+		old, _ := c.acct.Store.Queue(ch.Name)
 		for _, e := range rules.ValidateQueue(q, old, view) {
 			e.Field = fmt.Sprintf("spec.queues[%d].%s", i, strings.TrimPrefix(e.Field, "spec."))
 			errs = append(errs, e)
@@ -64,7 +64,7 @@ func (c *Controller) cascadeIf(name string, changed map[string]*schedulingv1beta
 	if !ok {
 		return
 	}
-	for _, child := range c.acct.Children(name) {
+	for _, child := range c.acct.Store.Children(name) {
 		updated, differs := cascadeChild(parent, as(child))
 		if !differs {
 			continue
@@ -127,12 +127,12 @@ func applyQueueChange(q *schedulingv1beta1.Queue, ch visibilityv1beta1.QueueChan
 // changedView is the accounting's view of the queues, each as as gives it: the rules judge a change
 // on it.
 type changedView struct {
-	*accounting.Accounting
+	accounting.Rules
 	as accounting.QueuesAs
 }
 
 func (v changedView) Queue(name string) (*schedulingv1beta1.Queue, bool) {
-	q, ok := v.Accounting.Queue(name)
+	q, ok := v.Rules.Queue(name)
 	if !ok {
 		return nil, false
 	}
@@ -140,7 +140,7 @@ func (v changedView) Queue(name string) (*schedulingv1beta1.Queue, bool) {
 }
 
 func (v changedView) Children(name string) []*schedulingv1beta1.Queue {
-	children := v.Accounting.Children(name)
+	children := v.Rules.Children(name)
 	out := make([]*schedulingv1beta1.Queue, len(children))
 	for i, c := range children {
 		out[i] = v.as(c)

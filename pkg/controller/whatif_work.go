@@ -163,8 +163,8 @@ func (c *Controller) newWorkload(namespace string, spec visibilityv1beta1.NewWor
 	}
 	w := &newWork{name: spec.Name, namespace: namespace, gang: spec.Gang, kind: kind, template: template, count: int(spec.Pods), queue: spec.Queue}
 	if w.queue == "" {
-		ns, _ := c.acct.Namespaces().Get(namespace)
-		queue, err := c.acct.QueueOfNewPod(template, ns, c.acct.PodGroupInCache)
+		ns, _ := c.acct.Store.Namespaces().Get(namespace)
+		queue, err := c.acct.QueueOfNewPod(template, ns, c.acct.Store.PodGroupInCache)
 		if err != nil {
 			return nil, field.ErrorList{field.Invalid(path.Child("template", "metadata", "labels"), template.Labels, err.Error())}
 		}
@@ -223,9 +223,9 @@ func (c *Controller) podOf(namespace string, spec visibilityv1beta1.NewWorkload,
 		errs = append(errs, field.Forbidden(specPath.Child("nodeName"), "new work is not on a node yet"))
 	}
 	pod.Spec.SchedulerName, pod.Spec.Priority = schedulingv1beta1.SchedulerName, nil
-	priority := c.acct.ClassPriority("")
+	priority := c.acct.Store.ClassPriority("")
 	if class := pod.Spec.PriorityClassName; class != "" {
-		value, ok := c.acct.ClassValue(class)
+		value, ok := c.acct.Store.ClassValue(class)
 		if !ok {
 			errs = append(errs, field.NotFound(specPath.Child("priorityClassName"), class))
 		}

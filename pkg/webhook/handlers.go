@@ -154,7 +154,7 @@ func (s *Server) reviewQueue(ctx context.Context, req *admissionv1.AdmissionRequ
 		return decision{errs: errs}, err
 	}
 	q, err := decode[schedulingv1beta1.Queue](req.Object.Raw)
-	if err != nil || q == nil || q.Spec.NamespaceSelector != nil || q.Name == schedulingv1beta1.RootQueue || len(s.acct.Children(q.Name)) > 0 {
+	if err != nil || q == nil || q.Spec.NamespaceSelector != nil || q.Name == schedulingv1beta1.RootQueue || len(s.acct.Store.Children(q.Name)) > 0 {
 		return decision{}, err
 	}
 	if old, err := decode[schedulingv1beta1.Queue](req.OldObject.Raw); err != nil || (old != nil && old.Spec.NamespaceSelector == nil) {
@@ -192,7 +192,7 @@ func (s *Server) validatePodGroup(ctx context.Context, req *admissionv1.Admissio
 		return nil, err
 	}
 	pg.Namespace = req.Namespace
-	queue := s.acct.QueueOfPodGroup(pg)
+	queue := s.acct.Store.QueueOfPodGroup(pg)
 	return s.judge(ctx, func(v rules.View) field.ErrorList {
 		if errs := rules.AcceptsWork(field.NewPath("spec", "queue"), queue, pg.Namespace, false, v); len(errs) > 0 {
 			return errs
@@ -211,7 +211,7 @@ func (s *Server) validateQueueUnit(ctx context.Context, req *admissionv1.Admissi
 		return nil, err
 	}
 	u.Namespace = req.Namespace
-	queue := s.acct.QueueOfQueueUnit(u)
+	queue := s.acct.Store.QueueOfQueueUnit(u)
 	return s.judge(ctx, func(v rules.View) field.ErrorList { return rules.ValidateQueueUnit(u, old, queue, v) })
 }
 
@@ -270,7 +270,7 @@ func (s *Server) validateJob(ctx context.Context, req *admissionv1.AdmissionRequ
 			namedWork(pod), job.Spec.Template.Spec.SchedulerName, schedulingv1beta1.SchedulerName)}}, nil
 	}
 	d, err := s.judgeNewPod(ctx, pod, field.NewPath("spec", "template"))
-	if err == nil && len(d.errs) > 0 && ptr.Deref(job.Spec.Suspend, false) && s.acct.UnitOf(pod) == nil {
+	if err == nil && len(d.errs) > 0 && ptr.Deref(job.Spec.Suspend, false) && s.acct.Store.UnitOf(pod) == nil {
 		// A suspended Job is how a job waits for its QueueUnit, which may come a moment later
 		// (kubectl apply of one file) and decide another queue: its pods are judged when they are
 		// created, once the unit has dequeued it.
@@ -286,7 +286,7 @@ func (s *Server) judgeNewPod(ctx context.Context, pod *v1.Pod, root *field.Path)
 	var verdict rules.PodVerdict
 	var judged error
 	errs, err := s.judge(ctx, func(v rules.View) field.ErrorList {
-		verdict, judged = rules.JudgeNewPod(pod, root, s.podGroupReader(ctx), s.acct, v)
+		verdict, judged = rules.JudgeNewPod(pod, root, s.podGroupReader(ctx), s.acct.Rules(), v)
 		return verdict.Errs
 	})
 	if err = cmp.Or(err, judged); err != nil {

@@ -146,7 +146,7 @@ func placedByKubernetes(pod *v1.Pod) bool {
 
 // namespaceOf reads a namespace from the cache, else from the API server (one created a moment ago).
 func (s *Server) namespaceOf(ctx context.Context, name string) *v1.Namespace {
-	if ns, err := s.acct.Namespaces().Get(name); err == nil {
+	if ns, err := s.acct.Store.Namespaces().Get(name); err == nil {
 		return ns
 	}
 	return s.namespace(ctx, name)

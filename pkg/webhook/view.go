@@ -24,7 +24,7 @@ const liveLookupTimeout = 5 * time.Second
 // worded, on their word alone (a queue created a moment ago, a child deleted a moment ago, a state
 // that changed).
 func (s *Server) judge(ctx context.Context, rule func(rules.View) field.ErrorList) (field.ErrorList, error) {
-	if errs := rule(s.acct); len(errs) == 0 {
+	if errs := rule(s.acct.Rules()); len(errs) == 0 {
 		return nil, nil
 	}
 	live, err := s.live(ctx)
@@ -99,7 +99,7 @@ func (v *liveView) NamespaceRefusal(q *schedulingv1beta1.Queue, namespace string
 	if ns != nil {
 		nsLabels = ns.Labels
 	}
-	return v.s.acct.SelectorRefusal(q, namespace, nsLabels)
+	return v.s.acct.Store.SelectorRefusal(q, namespace, nsLabels)
 }
 
 // namespace reads a namespace from the API server, or nil.
@@ -117,7 +117,7 @@ func (s *Server) namespace(ctx context.Context, name string) *v1.Namespace {
 // before its first pod).
 func (s *Server) podGroupReader(ctx context.Context) accounting.PodGroupGetter {
 	return func(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
-		if pg, err := s.acct.PodGroups().PodGroups(namespace).Get(name); err == nil {
+		if pg, err := s.acct.Store.PodGroups().PodGroups(namespace).Get(name); err == nil {
 			return pg, nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, liveLookupTimeout)

@@ -37,7 +37,7 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	if got, err := s.judge(ctx, deletion); err != nil || len(got) != 0 {
 		t.Errorf("deleting a parent whose child is gone from the API server: got %v, %v, want no refusal", got, err)
 	}
-	if got := len(acct.Children("parent")); got != 1 {
+	if got := len(acct.Store.Children("parent")); got != 1 {
 		t.Fatalf("the cache holds %d children of parent, want the stale one", got)
 	}
 
@@ -47,7 +47,7 @@ func TestRefusalsRestOnTheAPIServer(t *testing.T) {
 	work := func(v rules.View) field.ErrorList {
 		return rules.AcceptsWork(field.NewPath("spec", "queue"), "team", "new", false, v)
 	}
-	if got := work(acct); len(got) != 1 {
+	if got := work(acct.Rules()); len(got) != 1 {
 		t.Fatalf("on the cache alone: got %v, want a refusal", got)
 	}
 	if got, err := s.judge(ctx, work); err != nil || len(got) != 0 {

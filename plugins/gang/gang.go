@@ -84,12 +84,12 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		held:     podindex.New(),
 		reporter: holdreport.New(h.ClientSet(), pods.Lister(), h.EventRecorder(), acct.Clock()),
 		pods:     pods.Lister(),
-		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.PodGroups(), acct.Clock()),
+		failures: newFailureReport(ctx, acct.Client, h.ClientSet().CoreV1(), acct.Store.PodGroups(), acct.Clock()),
 
 		unnominate: newUnnominateQueue(acct.Clock()),
 	}
 	g.podGroupCreated = func(group types.NamespacedName) (time.Time, bool) {
-		if pg, err := acct.PodGroups().PodGroups(group.Namespace).Get(group.Name); err == nil {
+		if pg, err := acct.Store.PodGroups().PodGroups(group.Namespace).Get(group.Name); err == nil {
 			return pg.CreationTimestamp.Time, true
 		}
 		return time.Time{}, false

@@ -94,7 +94,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 	}
 	// A queue's new spec (capability, weight, guarantee, reclaimable) may let a rejected gang in, or
 	// let it take back its share: status writes, most queue updates, change nothing of that.
-	if _, err := g.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := g.acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, obj any) {
 			old, okOld := oldObj.(*schedulingv1beta1.Queue)
 			q, ok := obj.(*schedulingv1beta1.Queue)
@@ -105,7 +105,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 	}); err != nil {
 		return err
 	}
-	_, err := g.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err := g.acct.Store.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    g.onPodGroup,
 		UpdateFunc: func(_, obj any) { g.onPodGroup(obj) },
 		DeleteFunc: func(obj any) {

@@ -58,7 +58,7 @@ func TestPodGroupPostFilter(t *testing.T) {
 	handle := &noWaitingPods{snapshot: schedcache.NewSnapshot([]*v1.Pod{gone}, []*v1.Node{util.MakeNode("n", "4", "8Gi")})}
 	g := &Gang{handle: handle, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args, freed: newFreedRoom(clock.RealClock{}),
 		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
-		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.PodGroups(), acct.Clock())}
+		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.Store.PodGroups(), acct.Clock())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
 

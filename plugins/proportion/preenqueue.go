@@ -43,7 +43,7 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	// The pods of a QueueUnit still Enqueued are QueueUnit's to hold: the unit's admission decides
 	// when they go, and its report says so. The framework runs PreEnqueue plugins in no fixed order
 	// (it keeps them in a map), so this plugin may see such a pod first.
-	if u := p.acct.UnitOf(pod); u != nil && !u.Dequeued() {
+	if u := p.acct.Store.UnitOf(pod); u != nil && !u.Dequeued() {
 		return holdreport.Why{}
 	}
 	p.Held.Add(pod, queue)
@@ -54,7 +54,7 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	case refusal == nil:
 		return holdreport.Why{}
 	case refusal.Suspended:
-		if q, ok := p.acct.Queue(queue); !ok || p.acct.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
+		if q, ok := p.acct.Store.Queue(queue); !ok || p.acct.Store.SchedulingState(q) == schedulingv1beta1.QueueStateSuspended {
 			return holdreport.Why{} // QueueState holds the pods of a Suspended queue
 		}
 		// The queue's informer store has it schedule, the snapshot does not yet: the change reached

@@ -76,7 +76,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	// A reservation made or moved may let pods that end before it starts borrow its gang's claim.
 	acct.Events.Reservation.Subscribe(func(string) { p.activateAll() })
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
-	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
+	if _, err := acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -94,7 +94,7 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 
 // activateAll brings back the rejected pods of every queue.
 func (p *Proportion) activateAll() {
-	for _, q := range p.acct.AllQueues() {
+	for _, q := range p.acct.Store.AllQueues() {
 		p.Activate(q.Name)
 	}
 }
@@ -103,7 +103,7 @@ func (p *Proportion) activateAll() {
 func (p *Proportion) activateSubtree(queue string, seen map[string]bool) {
 	seen[queue] = true
 	p.Activate(queue)
-	for _, child := range p.acct.Children(queue) {
+	for _, child := range p.acct.Store.Children(queue) {
 		if !seen[child.Name] {
 			p.activateSubtree(child.Name, seen)
 		}

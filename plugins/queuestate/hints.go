@@ -27,7 +27,7 @@ func (p *QueueState) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 // before any handler runs, and PreEnqueue indexes a pod before it reads them, so a change either is
 // seen by the check or finds the pod in the index.
 func (p *QueueState) watch() error {
-	if _, err := p.acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := p.acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if q, ok := obj.(*schedulingv1beta1.Queue); ok {
 				p.onQueue(q, true, true)
@@ -46,7 +46,7 @@ func (p *QueueState) watch() error {
 	}); err != nil {
 		return err
 	}
-	if _, err := p.acct.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := p.acct.Store.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
 				p.Activate(podGroupBucket(pg.Namespace, pg.Name))
@@ -55,8 +55,8 @@ func (p *QueueState) watch() error {
 	}); err != nil {
 		return err
 	}
-	return p.acct.OnNamespaceLabels(func(namespace string) {
-		for _, q := range p.acct.AllQueues() {
+	return p.acct.Store.OnNamespaceLabels(func(namespace string) {
+		for _, q := range p.acct.Store.AllQueues() {
 			p.Activate(namespaceBucket(q.Name, namespace))
 		}
 	})
@@ -69,7 +69,7 @@ func (p *QueueState) onQueue(q *schedulingv1beta1.Queue, changed, added bool) {
 		p.settleQueue(q.Name, q)
 	}
 	if added {
-		for _, child := range p.acct.Children(q.Name) {
+		for _, child := range p.acct.Store.Children(q.Name) {
 			p.settleQueue(child.Name, child)
 		}
 	}
@@ -79,7 +79,7 @@ func (p *QueueState) onQueue(q *schedulingv1beta1.Queue, changed, added bool) {
 // them the new reason they wait (a queue that now exists but is Suspended, say).
 func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
 	buckets := []string{queueBucket(name)}
-	for _, pg := range p.acct.PodGroupsOf(name) {
+	for _, pg := range p.acct.Store.PodGroupsOf(name) {
 		buckets = append(buckets, podGroupBucket(pg.Namespace, pg.Name))
 	}
 	why := p.queueHold(name, q)
@@ -113,7 +113,7 @@ func (p *QueueState) holdWaiting(queue string) {
 // onSelector brings back the pods a queue refused for their namespace: its new selector may take
 // them. A selector changes seldom; the namespaces are listed from the cache.
 func (p *QueueState) onSelector(queue string) {
-	namespaces, err := p.acct.Namespaces().List(labels.Everything())
+	namespaces, err := p.acct.Store.Namespaces().List(labels.Everything())
 	if err != nil {
 		return
 	}

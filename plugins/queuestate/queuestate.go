@@ -87,9 +87,9 @@ func (p *QueueState) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
 // names one (a queue's change reaches the pods of its PodGroups); else the pod's queue; and, once the
 // queue lets it in, its namespace, whose labels its queue selects.
 func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
-	if !p.acct.NamespacesSynced() {
+	if !p.acct.Store.NamespacesSynced() {
 		p.Held.Add(pod, namespacesBucket)
-		if !p.acct.NamespacesSynced() {
+		if !p.acct.Store.NamespacesSynced() {
 			return holdreport.Why{Message: "waiting for the scheduler's namespace cache to learn the pod's queue"}
 		}
 	}
@@ -104,12 +104,12 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 	if !gang {
 		p.Held.Add(pod, queueBucket(name))
 	}
-	q, _ := p.acct.Queue(name)
+	q, _ := p.acct.Store.Queue(name)
 	if why := p.queueHold(name, q); why.Message != "" {
 		return why
 	}
 	p.Held.Add(pod, namespaceBucket(name, pod.Namespace))
-	if refusal := p.acct.NamespaceRefusal(q, pod.Namespace); refusal != "" {
+	if refusal := p.acct.Store.NamespaceRefusal(q, pod.Namespace); refusal != "" {
 		return holdreport.Why{Reason: holdreport.NamespaceNotAllowed, Message: refusal}
 	}
 	return holdreport.Why{}
@@ -117,12 +117,12 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 
 // queueHold says why the pods of queue name (nil when missing) are held, or nothing when they are not.
 func (p *QueueState) queueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
-	return p.acct.QueueHold(name, q)
+	return p.acct.Store.QueueHold(name, q)
 }
 
 // activateWhenNamespacesSynced brings back the pods held only because namespaces were not yet known.
 func (p *QueueState) activateWhenNamespacesSynced(ctx context.Context) {
-	if cache.WaitForCacheSync(ctx.Done(), p.acct.NamespacesSynced) {
+	if cache.WaitForCacheSync(ctx.Done(), p.acct.Store.NamespacesSynced) {
 		p.Activate(namespacesBucket)
 	}
 }

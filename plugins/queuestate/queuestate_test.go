@@ -256,7 +256,7 @@ func TestQueueChangesActivateHeldPods(t *testing.T) {
 		t.Errorf("queue resumed (-want,+got):\n%s", diff)
 	}
 	parent := util.MakeQueue("parent").Obj()
-	if err := p.acct.QueueInformer().GetIndexer().Add(parent); err != nil {
+	if err := p.acct.Store.QueueInformer().GetIndexer().Add(parent); err != nil {
 		t.Fatal(err)
 	}
 	p.onQueue(parent, true, true)

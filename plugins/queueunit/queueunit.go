@@ -53,7 +53,7 @@ func (p *QueueUnit) Name() string { return Name }
 // pod is indexed under its unit before the unit's phase is read, so that a unit dequeued after the
 // check finds the pod.
 func (p *QueueUnit) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	u := p.acct.UnitOf(pod)
+	u := p.acct.Store.UnitOf(pod)
 	if u == nil {
 		p.Release(pod)
 		return nil
@@ -97,7 +97,7 @@ func (p *QueueUnit) onUnit(obj any) {
 
 // current returns the unit as the accounting's cache holds it now, or nil when it is gone.
 func (p *QueueUnit) current(u *schedulingv1beta1.QueueUnit) *schedulingv1beta1.QueueUnit {
-	cur, err := p.acct.QueueUnits().QueueUnits(u.Namespace).Get(u.Name)
+	cur, err := p.acct.Store.QueueUnits().QueueUnits(u.Namespace).Get(u.Name)
 	if err != nil || cur.UID != u.UID {
 		return nil
 	}

@@ -90,7 +90,7 @@ func settledSnapshot(t *testing.T, ctx context.Context, acct *accounting.Account
 	t.Helper()
 	var snap *policy.Snapshot
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		_, seen := acct.Queue(queue)
+		_, seen := acct.Store.Queue(queue)
 		snap = acct.Snapshot()
 		return seen && snap.QueueSpecs == acct.QueueSpecsVersion(), nil
 	}); err != nil {

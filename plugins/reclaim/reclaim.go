@@ -83,7 +83,7 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
 	acct.Events.SpareGrown.SubscribeSignal(r.activateRefused)
-	if _, err := acct.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
+	if _, err := acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
 		return nil, err
 	}
 	if err := r.waiting.ForgetOnBindOrDelete(h.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
@@ -268,7 +268,7 @@ func (r *Reclaim) rememberedShare(snap *policy.Snapshot, queue string) float64 {
 		return 0
 	}
 	used, ok := r.acct.RememberedUsage(queue)
-	q, exists := r.acct.Queue(queue)
+	q, exists := r.acct.Store.Queue(queue)
 	if !ok || !exists {
 		return 0
 	}
