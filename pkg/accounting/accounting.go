@@ -44,30 +44,28 @@ type Accounting struct {
 	Events *Events
 	// Store is the informer-fed view of the queues, namespaces, PodGroups, QueueUnits and Commands.
 	Store *Store
+	// Gangs says which gang a pod belongs to, and finds a gang's PodGroup and members.
+	Gangs *Gangs
+	// StartPlans is the waiting gangs' reservations, as Backfill last planned them.
+	StartPlans *StartPlans
 
 	handlersSynced []cache.InformerSynced
 	// podsSynced: the usage has counted every pod the informer started with.
 	podsSynced cache.InformerSynced
-	usage      *usage
-	shares     *shares
-	snapshots  snapshots
-	pods       cache.Indexer
-	// podInformer is the scheduler's pod informer, whose store pods is.
-	podInformer cache.SharedIndexInformer
+	// Pods is the table of queue-scheduler's pods: each one's queue, requests and whether it holds room.
+	Pods      *PodTable
+	shares    *shares
+	snapshots snapshots
 	// nodes lists the nodes the capacity is counted from.
 	nodes        corelisters.NodeLister
 	reservations reservations
 	// gangFits keeps each gang's GangNeverFits verdict while what it rests on stays.
 	gangFits gangFits
 	attempts *gangs.Attempts
-	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
-	takesGangsOf func(schedulingv1beta1.GangSource) bool
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
 	clock clock.WithTickerAndDelayedExecution
 	// ledger remembers what each queue used.
 	ledger ledger
-	// startPlan is the waiting gangs' reservations.
-	startPlan startPlan
 }
 
 // Config is what the composition root chooses for an accounting.
@@ -93,22 +91,22 @@ func (a *Accounting) Clock() clock.WithTickerAndDelayedExecution { return a.cloc
 // GangKey is "namespace/name" of the PodGroup of queue-scheduler the pod belongs to, or "" for a pod
 // of no gang, by the rule the admission webhook labels pods by (schedulingv1beta1.GangOf): a pod that
 // came past the webhook is counted in its gang all the same.
-func (a *Accounting) GangKey(pod *v1.Pod) string {
-	if name, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf); ok {
+func (g *Gangs) Key(pod *v1.Pod) string {
+	if name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf); ok {
 		return pod.Namespace + "/" + name
 	}
 	return ""
 }
 
 // GangName is GangKey as a name; ok is false for a pod of no gang.
-func (a *Accounting) GangName(pod *v1.Pod) (group types.NamespacedName, ok bool) {
-	name, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf)
+func (g *Gangs) Name(pod *v1.Pod) (group types.NamespacedName, ok bool) {
+	name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf)
 	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, ok
 }
 
 // TakesGangsOf says whether the PodGroups of source are gangs of queue-scheduler.
-func (a *Accounting) TakesGangsOf(source schedulingv1beta1.GangSource) bool {
-	return a.takesGangsOf(source)
+func (g *Gangs) Takes(source schedulingv1beta1.GangSource) bool {
+	return g.takesGangsOf(source)
 }
 
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
@@ -124,10 +122,12 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithTransform(WithoutManagedFields))
 	v1beta1 := factory.Scheduling().V1beta1()
 	nsInformer := kube.Core().V1().Namespaces()
+	events := &Events{}
 	a := &Accounting{
-		Client:    client,
-		Informers: factory,
-		Events:    &Events{},
+		Client:     client,
+		Informers:  factory,
+		Events:     events,
+		StartPlans: NewStartPlans(events),
 		Store: &Store{
 			informers:        factory,
 			queues:           v1beta1.Queues().Lister(),
@@ -146,7 +146,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 				priorityClasses: kube.Scheduling().V1().PriorityClasses().Lister(),
 			},
 		},
-		takesGangsOf: takes,
+		Gangs:        &Gangs{takesGangsOf: takes, podGroups: v1beta1.PodGroups().Lister()},
 		clock:        clk,
 		attempts:     gangs.NewAttempts(clk),
 		reservations: reservations{admitted: map[WorkKey]v1.ResourceList{}},
@@ -155,16 +155,16 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	if err := a.addIndexers(); err != nil {
 		return nil, err
 	}
+	a.shares = newShares()
+	a.Pods = newPodTable(a, a.shares.numberedChange)
 	if err := a.gangIndex(kube.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
-	a.shares = newShares()
-	a.usage = newUsage(a, a.shares.numberedChange)
-	podsCounted, err := a.usage.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.Store.namespacesSynced)
+	podsCounted, err := a.Pods.watch(ctx, kube.Core().V1().Pods().Informer(), v1beta1.PodGroups().Informer(), a.Store.namespacesSynced)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.usage.watchTree(v1beta1.Queues().Informer()); err != nil {
+	if err := a.Pods.watchTree(v1beta1.Queues().Informer()); err != nil {
 		return nil, err
 	}
 	if err := a.Store.selectors.watch(v1beta1.Queues().Informer()); err != nil {

@@ -58,7 +58,7 @@ func (a *Accounting) AdmitPod(snap *policy.Snapshot, pod *v1.Pod, queue string, 
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
 func (a *Accounting) PodWork(pod *v1.Pod) WorkKey {
-	if key := a.GangKey(pod); key != "" {
+	if key := a.Gangs.Key(pod); key != "" {
 		return WorkKey("PodGroup/" + key)
 	}
 	return ""

@@ -46,9 +46,9 @@ func newTestAccountingWith(t testing.TB, cfg Config, queues []runtime.Object, ku
 		}
 	}
 	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		a.usage.mu.RLock()
-		defer a.usage.mu.RUnlock()
-		return len(a.usage.pods) == pods && a.sharesInformed(), nil
+		a.Pods.mu.RLock()
+		defer a.Pods.mu.RUnlock()
+		return len(a.Pods.pods) == pods && a.sharesInformed(), nil
 	})
 	if err != nil {
 		t.Fatal("pods never counted")
@@ -125,7 +125,7 @@ func TestAdmitBorrowsIdleCapacity(t *testing.T) {
 	}
 	// b asks for 6: the next snapshot's shares give them to it at once, with no computation to wait
 	// for, and nothing idle is left to borrow.
-	a.usage.upsert(pod("b", "b-0", "6", ""))
+	a.Pods.upsert(pod("b", "b-0", "6", ""))
 	if got := a.Admit("a", "", cpu("1")); got == nil || !strings.Contains(got.Message, "no idle cpu is left to borrow") {
 		t.Errorf("borrowing once b asks for the idle CPUs: got %+v, want refused on the share", got)
 	}
@@ -146,7 +146,7 @@ func TestPodsAreCountedOnSight(t *testing.T) {
 		kube = append(kube, pod("a", fmt.Sprint("a-pending-", i), "1", ""))
 	}
 	a := newTestAccounting(t, queues, kube...)
-	store := a.pods
+	store := a.Pods.live
 	seen, gone, others := pod("a", "a-new", "2", ""), pod("a", "a-gone", "2", ""), pod("a", "another-schedulers", "2", "")
 	others.Spec.SchedulerName = v1.DefaultSchedulerName
 	// In the store, not yet handled: the handlers of the pod informer run after the store holds it.
@@ -155,9 +155,9 @@ func TestPodsAreCountedOnSight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.Count(seen)
-	a.Count(gone)
-	a.Count(others) // no queue counts it, and no handler would ever let it go
+	a.Pods.Count(seen)
+	a.Pods.Count(gone)
+	a.Pods.Count(others) // no queue counts it, and no handler would ever let it go
 	snap := a.Snapshot()
 	if q := snap.Queue("a"); !quota.Equals(q.Pending, cpu("5")) || q.Deserved.Cpu().Cmp(resource.MustParse("8")) != 0 {
 		t.Errorf("a pod counted on sight: a asks for %v and deserves %v, want 5 and 8", q.Pending, q.Deserved)
@@ -165,7 +165,7 @@ func TestPodsAreCountedOnSight(t *testing.T) {
 	if got := a.AdmitPod(snap, seen, "a", cpu("2")); got != nil {
 		t.Errorf("the pod counted on sight, its queue below its share: got %q, want admitted", got.Message)
 	}
-	a.Count(seen)
+	a.Pods.Count(seen)
 	if again := a.Snapshot(); again != snap {
 		t.Error("counting a pod counted already changed the snapshot")
 	}
@@ -179,7 +179,7 @@ func message(r *Refusal) string {
 }
 
 func allocatedCPU(a *Accounting, queue string) string {
-	allocated := a.Usage(queue).Allocated
+	allocated := a.Pods.Usage(queue).Allocated
 	return allocated.Cpu().String()
 }
 

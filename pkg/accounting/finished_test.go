@@ -30,7 +30,7 @@ func TestPodFinishedIsToldOnce(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var told []string
-	if err := a.OnPodFinished(func(p *v1.Pod) { mu.Lock(); told = append(told, p.Name); mu.Unlock() }); err != nil {
+	if err := a.Pods.OnPodFinished(func(p *v1.Pod) { mu.Lock(); told = append(told, p.Name); mu.Unlock() }); err != nil {
 		t.Fatal(err)
 	}
 	factory.Start(ctx.Done())

@@ -26,7 +26,7 @@ func (a *Accounting) GangNeverFits(snap *policy.Snapshot, pg *schedulingv1beta1.
 		return nil
 	}
 	key := pg.Namespace + "/" + pg.Name
-	members := a.GangMembers(key)
+	members := a.Gangs.Members(key)
 	return a.gangFits.verdict(key, gangFit{queue: queue, members: len(members), specs: snap.QueueSpecs, generation: pg.Generation}, func() *policy.Refusal {
 		least, ok := gangs.Least(pg, members, podRequests, capped)
 		if !ok {

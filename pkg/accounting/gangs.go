@@ -5,18 +5,30 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
 )
 
 // byPodGroup indexes the scheduler's pods by "namespace/podgroup".
 const byPodGroup = "queue-scheduler.io/pod-group"
 
+// Gangs says which gang a pod belongs to, by the one rule the admission webhook labels pods by, and
+// finds a gang's PodGroup and its members in the scheduler's pod informer, which it indexes by gang.
+type Gangs struct {
+	// takesGangsOf says whether the PodGroups of another gang API are gangs of queue-scheduler.
+	takesGangsOf func(schedulingv1beta1.GangSource) bool
+	podGroups    listers.PodGroupLister
+	// informer is the scheduler's pod informer, and members its store, indexed by gang.
+	informer cache.SharedIndexInformer
+	members  cache.Indexer
+}
+
 // PodGroupIndex indexes pods by "namespace/podgroup" of their gang (GangKey), for any pod informer.
-func (a *Accounting) PodGroupIndex(obj any) ([]string, error) {
+func (g *Gangs) Index(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, nil
 	}
-	if key := a.GangKey(pod); key != "" {
+	if key := g.Key(pod); key != "" {
 		return []string{key}, nil
 	}
 	return nil, nil
@@ -24,10 +36,11 @@ func (a *Accounting) PodGroupIndex(obj any) ([]string, error) {
 
 // gangIndex indexes the scheduler's pod informer by PodGroup.
 func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
-	if err := pods.AddIndexers(cache.Indexers{byPodGroup: a.PodGroupIndex}); err != nil {
+	if err := pods.AddIndexers(cache.Indexers{byPodGroup: a.Gangs.Index}); err != nil {
 		return err
 	}
-	a.pods, a.podInformer = pods.GetIndexer(), pods
+	a.Pods.live, a.Pods.informer = pods.GetIndexer(), pods
+	a.Gangs.members, a.Gangs.informer = pods.GetIndexer(), pods
 	return nil
 }
 
@@ -35,16 +48,16 @@ func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
 // belongs to a gang only by naming another API's PodGroup: a pod that came past the admission
 // webhook, which would have given it the pod-group label. Whoever watches the labelled pods alone
 // learns of these here.
-func (a *Accounting) OnUnlabeledGangPod(handle func(*v1.Pod)) error {
+func (g *Gangs) OnUnlabeledPod(handle func(*v1.Pod)) error {
 	call := func(obj any) {
 		if pod := podOf(obj); pod != nil {
 			handle(pod)
 		}
 	}
-	_, err := a.podInformer.AddEventHandler(cache.FilteringResourceEventHandler{
+	_, err := g.informer.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			pod := podOf(obj)
-			return isQueuePod(pod) && pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && a.GangKey(pod) != ""
+			return isQueuePod(pod) && pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && g.Key(pod) != ""
 		},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    call,
@@ -66,8 +79,8 @@ func podOf(obj any) *v1.Pod {
 
 // UnlabeledGangMembers are the live pods of queue-scheduler of the PodGroup key ("namespace/name")
 // that belong to it only by naming another API's PodGroup.
-func (a *Accounting) UnlabeledGangMembers(key string) []*v1.Pod {
-	members := a.GangMembers(key)
+func (g *Gangs) UnlabeledMembers(key string) []*v1.Pod {
+	members := g.Members(key)
 	out := members[:0]
 	for _, pod := range members {
 		if pod.Labels[schedulingv1beta1.PodGroupLabel] == "" && isQueuePod(pod) {
@@ -79,8 +92,8 @@ func (a *Accounting) UnlabeledGangMembers(key string) []*v1.Pod {
 
 // GangMembers returns the live pods of the PodGroup key ("namespace/name") from the scheduler's pod
 // informer, whose store is current before any of its handlers run: not finished, not being deleted.
-func (a *Accounting) GangMembers(key string) []*v1.Pod {
-	objs, _ := a.pods.ByIndex(byPodGroup, key)
+func (g *Gangs) Members(key string) []*v1.Pod {
+	objs, _ := g.members.ByIndex(byPodGroup, key)
 	out := make([]*v1.Pod, 0, len(objs))
 	for _, obj := range objs {
 		pod, ok := obj.(*v1.Pod)
@@ -93,11 +106,11 @@ func (a *Accounting) GangMembers(key string) []*v1.Pod {
 }
 
 // PodGroupByKey returns the PodGroup "namespace/name" from the cache, or false when it does not exist.
-func (a *Accounting) PodGroupByKey(key string) (*schedulingv1beta1.PodGroup, bool) {
+func (g *Gangs) PodGroup(key string) (*schedulingv1beta1.PodGroup, bool) {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil, false
 	}
-	pg, err := a.Store.podGroups.PodGroups(namespace).Get(name)
+	pg, err := g.podGroups.PodGroups(namespace).Get(name)
 	return pg, err == nil
 }

@@ -15,8 +15,8 @@ func (a *Accounting) HeadroomOf(snap *policy.Snapshot, queue string, own WorkKey
 // Holding returns the queue and the requests of a pod the accounting counts, read without
 // resolving or recomputing anything.
 func (a *Accounting) Holding(pod *v1.Pod) (string, v1.ResourceList, bool) {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	p, ok := a.usage.pods[pod.UID]
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	p, ok := a.Pods.pods[pod.UID]
 	return p.queue, p.requests, ok
 }

@@ -51,7 +51,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 	if got := cpuSeconds("b"); got != 0 {
 		t.Errorf("b used %v cpu-seconds without a pod holding anything", got)
 	}
-	a.Assume(pod("b", "b-wants", "1", ""))
+	a.Pods.Assume(pod("b", "b-wants", "1", ""))
 	compute(a)
 	if got := cpuSeconds("b"); math.Abs(got-60) > 1e-6 {
 		t.Errorf("b's first pod holding 1 cpu charged %v cpu-seconds, want 60 (a minute's entry charge)", got)
@@ -62,7 +62,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 		t.Errorf("a deserves %s and b %s, effective weights %v and %v: want a, which used more, below b",
 			da.String(), db.String(), a.EffectiveWeights("a"), a.EffectiveWeights("b"))
 	}
-	a.Forget(pod("b", "b-wants", "1", ""))
+	a.Pods.Forget(pod("b", "b-wants", "1", ""))
 	compute(a)
 	clk.Step(time.Hour)
 	compute(a)
@@ -99,7 +99,7 @@ func TestLedgerCountsPlacementsWithNoComputation(t *testing.T) {
 	computed := a.readShares().computedGen
 	placed := waiting.DeepCopy()
 	placed.Spec.NodeName = "n"
-	a.usage.upsert(placed)
+	a.Pods.upsert(placed)
 	a.Snapshot()
 	if a.readShares().computedGen != computed {
 		t.Fatal("a placement computed the shares")

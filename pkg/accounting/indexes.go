@@ -140,5 +140,5 @@ func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
 
 // HoldsWork reports whether a queue holds PodGroups, QueueUnits or live pods.
 func (a *Accounting) HoldsWork(queue string) bool {
-	return len(a.Store.PodGroupsOf(queue)) > 0 || len(a.Store.QueueUnitsOf(queue)) > 0 || a.PodCount(queue) > 0
+	return len(a.Store.PodGroupsOf(queue)) > 0 || len(a.Store.QueueUnitsOf(queue)) > 0 || a.Pods.PodCount(queue) > 0
 }

@@ -33,7 +33,7 @@ func (a *Accounting) queueSnapshots() []metrics.QueueSnapshot {
 }
 
 func (a *Accounting) queueSnapshot(q *schedulingv1beta1.Queue) metrics.QueueSnapshot {
-	usage := a.Usage(q.Name)
+	usage := a.Pods.Usage(q.Name)
 	state := q.Status.State
 	if state == "" {
 		state = a.Store.SchedulingState(q)

@@ -62,12 +62,12 @@ func publishedLists(a *Accounting) map[string]v1.ResourceList {
 	for name, s := range snap.Spare {
 		out["spare/"+name] = s.DeepCopy()
 	}
-	a.usage.mu.RLock()
-	out["allocated"], out["pending"] = a.usage.allocated.DeepCopy(), a.usage.pending.DeepCopy()
-	for name, q := range a.usage.queues {
+	a.Pods.mu.RLock()
+	out["allocated"], out["pending"] = a.Pods.allocated.DeepCopy(), a.Pods.pending.DeepCopy()
+	for name, q := range a.Pods.queues {
 		out["allocated/"+name], out["pending/"+name] = q.Allocated.DeepCopy(), q.Pending.DeepCopy()
 	}
-	a.usage.mu.RUnlock()
+	a.Pods.mu.RUnlock()
 	a.shares.mu.RLock()
 	defer a.shares.mu.RUnlock()
 	for name, d := range a.shares.leafDemand {

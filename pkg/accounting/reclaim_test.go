@@ -136,7 +136,7 @@ func TestHasBoundBelow(t *testing.T) {
 	low.Spec.Priority = new(int32)
 	*low.Spec.Priority = 5
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), low)
-	if !a.HasBoundBelow("a", 6) || a.HasBoundBelow("a", 5) || a.HasBoundBelow("b", 100) {
+	if !a.Pods.HasBoundBelow("a", 6) || a.Pods.HasBoundBelow("a", 5) || a.Pods.HasBoundBelow("b", 100) {
 		t.Error("HasBoundBelow: want true only above priority 5 in queue a")
 	}
 }

@@ -97,7 +97,7 @@ func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.Resou
 			case u.Dequeued():
 				shown = append(shown, key)
 				if key != except && (consumerDone == nil || !consumerDone(u)) {
-					total = quota.Add(total, quota.SubtractWithNonNegativeResult(u.Spec.Resource, a.UnitAllocated(UnitKey(u))))
+					total = quota.Add(total, quota.SubtractWithNonNegativeResult(u.Spec.Resource, a.Pods.UnitAllocated(UnitKey(u))))
 				}
 			case justAdmitted && key != except:
 				total = quota.Add(total, just)

@@ -34,7 +34,7 @@ func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
 	}
 	bound := member("m-0", "3")
 	bound.Spec.NodeName = "n"
-	a.usage.upsert(bound)
+	a.Pods.upsert(bound)
 	compute(a)
 	// 3 held by the member, 3 still reserved: 4 more fit.
 	if r := a.Admit("capped", "", cpu("4")); r != nil {

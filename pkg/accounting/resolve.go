@@ -15,7 +15,7 @@ import (
 // annotation; else "default". A pod of a PodGroup that does not exist yet has no queue: the error
 // says so.
 func (a *Accounting) QueueOf(pod *v1.Pod) (string, error) {
-	if queue, ok := a.usage.queueOf(pod.UID); ok {
+	if queue, ok := a.Pods.queueOf(pod.UID); ok {
 		return queue, nil
 	}
 	queue, _, err := a.resolveQueue(pod, a.Store.UnitOf(pod))
@@ -54,7 +54,7 @@ func (s *Store) PodGroupInCache(namespace, name string) (*schedulingv1beta1.PodG
 // pod's PodGroup by podGroup.
 func (a *Accounting) resolveQueueIn(pod *v1.Pod, unit *schedulingv1beta1.QueueUnit, annotation func(namespace string) string,
 	podGroup PodGroupGetter) (queue string, settled bool, err error) {
-	if group, ok := schedulingv1beta1.GangOf(pod, a.takesGangsOf); ok {
+	if group, ok := schedulingv1beta1.GangOf(pod, a.Gangs.takesGangsOf); ok {
 		pg, err := podGroup(pod.Namespace, group)
 		if err != nil {
 			if apierrors.IsNotFound(err) {

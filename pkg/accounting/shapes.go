@@ -62,7 +62,7 @@ func (s resourceShapes) release(list v1.ResourceList) {
 }
 
 // put stores a pod's entry, its requests shared (see resourceShapes). Callers hold u.mu.
-func (u *usage) put(uid types.UID, entry podUsage) {
+func (u *PodTable) put(uid types.UID, entry podUsage) {
 	old, existed := u.pods[uid]
 	if existed && quota.Equals(old.requests, entry.requests) {
 		entry.requests = old.requests
@@ -76,7 +76,7 @@ func (u *usage) put(uid types.UID, entry podUsage) {
 }
 
 // drop forgets a pod's entry. Callers hold u.mu.
-func (u *usage) drop(uid types.UID) {
+func (u *PodTable) drop(uid types.UID) {
 	if old, ok := u.pods[uid]; ok {
 		u.shapes.release(old.requests)
 		delete(u.pods, uid)

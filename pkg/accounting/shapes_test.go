@@ -23,33 +23,33 @@ func TestPodsShareTheirRequests(t *testing.T) {
 		want  map[string]int // pods on each copy, by key
 		share []string       // pods that share one copy
 	}{
-		{"two pods of 1 cpu", func() { a.usage.upsert(first.DeepCopy()); a.usage.upsert(second.DeepCopy()) },
+		{"two pods of 1 cpu", func() { a.Pods.upsert(first.DeepCopy()); a.Pods.upsert(second.DeepCopy()) },
 			map[string]int{"cpu=1,": 2}, []string{"first", "second"}},
-		{"a pod of 500m", func() { a.usage.upsert(third.DeepCopy()) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1}, nil},
-		{"an update asking the same", func() { a.usage.upsert(first.DeepCopy()) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1},
+		{"a pod of 500m", func() { a.Pods.upsert(third.DeepCopy()) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1}, nil},
+		{"an update asking the same", func() { a.Pods.upsert(first.DeepCopy()) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1},
 			[]string{"first", "second"}},
-		{"assumed and forgotten", func() { a.Assume(first); a.Forget(first) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1},
+		{"assumed and forgotten", func() { a.Pods.Assume(first); a.Pods.Forget(first) }, map[string]int{"cpu=1,": 2, "cpu=500m,": 1},
 			[]string{"first", "second"}},
 		{"resized to 500m", func() {
 			first = pod("a", "first", "500m", "")
-			a.usage.upsert(first.DeepCopy())
+			a.Pods.upsert(first.DeepCopy())
 		}, map[string]int{"cpu=1,": 1, "cpu=500m,": 2}, []string{"first", "third"}},
-		{"deleted", func() { a.usage.remove(first.DeepCopy()); a.usage.remove(third.DeepCopy()) }, map[string]int{"cpu=1,": 1}, nil},
-		{"deleted again", func() { a.usage.remove(first.DeepCopy()); a.usage.remove(second.DeepCopy()) }, map[string]int{}, nil},
+		{"deleted", func() { a.Pods.remove(first.DeepCopy()); a.Pods.remove(third.DeepCopy()) }, map[string]int{"cpu=1,": 1}, nil},
+		{"deleted again", func() { a.Pods.remove(first.DeepCopy()); a.Pods.remove(second.DeepCopy()) }, map[string]int{}, nil},
 	}
 	for _, s := range steps {
 		s.do()
-		a.usage.mu.RLock()
+		a.Pods.mu.RLock()
 		got := map[string]int{}
-		for key, shape := range a.usage.shapes {
+		for key, shape := range a.Pods.shapes {
 			got[key] = shape.holders
 		}
 		var shared []uintptr
 		for _, name := range s.share {
-			p := a.usage.pods[map[string]*v1.Pod{"first": first, "second": second, "third": third}[name].UID]
+			p := a.Pods.pods[map[string]*v1.Pod{"first": first, "second": second, "third": third}[name].UID]
 			shared = append(shared, reflect.ValueOf(p.requests).Pointer())
 		}
-		a.usage.mu.RUnlock()
+		a.Pods.mu.RUnlock()
 		if !reflect.DeepEqual(got, s.want) {
 			t.Fatalf("after %s: pods on each copy %v, want %v", s.name, got, s.want)
 		}

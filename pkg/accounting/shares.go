@@ -437,7 +437,7 @@ func (a *Accounting) DominantShare(queue string) float64 {
 	q := a.Snapshot().Queue(queue)
 	if q == nil {
 		// A queue that does not exist deserves nothing: whatever its pods hold is too much.
-		return policy.DominantShare(a.Usage(queue).Allocated, nil)
+		return policy.DominantShare(a.Pods.Usage(queue).Allocated, nil)
 	}
 	return policy.DominantShare(q.Allocated, q.Deserved)
 }

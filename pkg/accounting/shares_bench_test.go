@@ -67,9 +67,9 @@ func benchmarkRecomputeShares(b *testing.B, cfg Config, change int) {
 		switch change {
 		case oneQueueMoved:
 			if i++; i%2 == 1 {
-				a.usage.upsert(comer)
+				a.Pods.upsert(comer)
 			} else {
-				a.usage.remove(comer)
+				a.Pods.remove(comer)
 			}
 		case anew:
 			a.shares.markDirty()

@@ -44,14 +44,14 @@ func TestSharesOnTheKeptTreeFollowUsage(t *testing.T) {
 		}
 	}
 	agrees("at the start", "10", "2")
-	a.usage.upsert(pod("b", "b-1", "8", ""))
+	a.Pods.upsert(pod("b", "b-1", "8", ""))
 	agrees("b asks for 8 more", "6", "6")
 	placed := pod("b", "b-1", "8", "n")
-	a.usage.upsert(placed)
+	a.Pods.upsert(placed)
 	agrees("b's pod placed", "6", "6")
-	a.usage.remove(placed)
+	a.Pods.remove(placed)
 	agrees("b's pod gone", "10", "2")
-	a.usage.remove(pod("a", "a-0", "10", ""))
+	a.Pods.remove(pod("a", "a-0", "10", ""))
 	agrees("a's only pod gone", "0", "2")
 }
 

@@ -131,23 +131,23 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	// it. The usage read below may hold later ones, which make the next reader build anew.
 	next.Changes = changes
 	synced, now := a.Synced(), a.clock.Now()
-	a.usage.mu.Lock()
-	next.Allocated, next.Pending = a.usage.allocated, a.usage.pending
+	a.Pods.mu.Lock()
+	next.Allocated, next.Pending = a.Pods.allocated, a.Pods.pending
 	spareMoved := true
-	if full || a.usage.allChanged {
+	if full || a.Pods.allChanged {
 		if queues == nil {
 			queues = a.Store.AllQueues()
 		}
-		a.usage.wholeQueues(next, queues, sh)
+		a.Pods.wholeQueues(next, queues, sh)
 	} else {
-		spareMoved = a.usage.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
+		spareMoved = a.Pods.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
 	}
 	if synced {
-		a.ledger.advanceQueues(a.usage.changed, a.usage.heldLocked, now)
+		a.ledger.advanceQueues(a.Pods.changed, a.Pods.heldLocked, now)
 	}
-	clear(a.usage.changed)
-	a.usage.allChanged = false
-	a.usage.mu.Unlock()
+	clear(a.Pods.changed)
+	a.Pods.allChanged = false
+	a.Pods.mu.Unlock()
 	a.snapshots.shares = sh
 	grew := false
 	if last != nil {
@@ -182,7 +182,7 @@ func spareGrew(before, now map[string]v1.ResourceList) bool {
 
 // wholeQueues sets next's queues, each with its usage now, and the claims and spare they sum to.
 // Call with u.mu held.
-func (u *usage) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta1.Queue, sh publishedShares) {
+func (u *PodTable) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta1.Queue, sh publishedShares) {
 	next.Queues, next.Claimable, next.Spare = make(map[string]*policy.Queue, len(queues)), v1.ResourceList{}, map[string]v1.ResourceList{}
 	for _, q := range queues {
 		demand, leaf := sh.leafDemand[q.Name]
@@ -225,7 +225,7 @@ const foldAt = 64
 // by the shares, copied with their usage and share now; the claims and spare change with them, and
 // spareMoved says whether the spare did. The queues of the last whole build stay shared, and Updated
 // grows until it is folded into them or the next whole build. Call with u.mu held.
-func (u *usage) updatedQueues(next, last *policy.Snapshot, moved map[string]struct{}, sh publishedShares) (spareMoved bool) {
+func (u *PodTable) updatedQueues(next, last *policy.Snapshot, moved map[string]struct{}, sh publishedShares) (spareMoved bool) {
 	next.Queues, next.Updated = last.Queues, make(map[string]*policy.Queue, len(last.Updated)+len(u.changed)+len(moved))
 	next.Claimable, next.Spare = last.Claimable, last.Spare
 	maps.Copy(next.Updated, last.Updated)
@@ -308,7 +308,7 @@ func specOf(q *schedulingv1beta1.Queue) *policy.Queue {
 // queueValue is spec with deserved and the queue's usage now; for a leaf, with demand as the shares
 // were computed, its claim and spare. Its usage lists are the usage's own, which are replaced as pods
 // come and go, never changed in place. Call with u.mu held.
-func (u *usage) queueValue(spec *policy.Queue, deserved, demand v1.ResourceList, leaf bool) *policy.Queue {
+func (u *PodTable) queueValue(spec *policy.Queue, deserved, demand v1.ResourceList, leaf bool) *policy.Queue {
 	q := *spec
 	q.Deserved, q.Subtree = deserved, u.subtree[q.Name]
 	q.Allocated, q.Pending, q.Terminating, q.Claim, q.Spare = nil, nil, nil, nil, nil

@@ -33,7 +33,7 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	if !quota.Equals(first.Queue("a").Allocated, cpu("1")) || !quota.Equals(first.Queue("root").Subtree, cpu("1")) {
 		t.Fatalf("first snapshot: a holds %v, root's subtree %v", first.Queue("a").Allocated, first.Queue("root").Subtree)
 	}
-	a.usage.upsert(pod("b", "b-0", "2", "n"))
+	a.Pods.upsert(pod("b", "b-0", "2", "n"))
 	second := a.Snapshot()
 	if second == first || second.Changes <= first.Changes {
 		t.Fatalf("after b's pod: same value %t, changes %d after %d", second == first, second.Changes, first.Changes)
@@ -69,7 +69,7 @@ func TestSnapshotFollowsChanges(t *testing.T) {
 	}
 	// The tree's totals recounted (a queue added, deleted or moved) is a change of its own: whichever
 	// handler of the queue informer runs first, no snapshot built before stays current.
-	a.usage.rebuildSubtrees()
+	a.Pods.rebuildSubtrees()
 	if fourth := a.Snapshot(); fourth == third || fourth.Updated != nil {
 		t.Errorf("after the tree's totals were recounted: same value %t, built whole %t", fourth == third, fourth.Updated == nil)
 	}
@@ -98,15 +98,15 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 		name string
 		do   func()
 	}{
-		{"b-0 assumed", func() { a.Assume(placed(waiting[0])) }},
-		{"c-0 assumed", func() { a.Assume(placed(waiting[2])) }},
-		{"b-0 forgotten", func() { a.Forget(waiting[0]) }},
-		{"c-0 bound", func() { a.usage.upsert(placed(waiting[2])) }},
-		{"b-1 bound", func() { a.usage.upsert(placed(waiting[1])) }},
+		{"b-0 assumed", func() { a.Pods.Assume(placed(waiting[0])) }},
+		{"c-0 assumed", func() { a.Pods.Assume(placed(waiting[2])) }},
+		{"b-0 forgotten", func() { a.Pods.Forget(waiting[0]) }},
+		{"c-0 bound", func() { a.Pods.upsert(placed(waiting[2])) }},
+		{"b-1 bound", func() { a.Pods.upsert(placed(waiting[1])) }},
 		{"a-0 terminating", func() {
 			p := pod("a", "a-0", "6", "n")
 			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-			a.usage.upsert(p)
+			a.Pods.upsert(p)
 		}},
 	}
 	for _, s := range steps {
@@ -114,9 +114,9 @@ func TestClaimsFollowUsageWithoutAComputation(t *testing.T) {
 		snap := a.Snapshot()
 		whole := &policy.Snapshot{}
 		sh := a.readShares()
-		a.usage.mu.Lock()
-		a.usage.wholeQueues(whole, a.Store.AllQueues(), sh)
-		a.usage.mu.Unlock()
+		a.Pods.mu.Lock()
+		a.Pods.wholeQueues(whole, a.Store.AllQueues(), sh)
+		a.Pods.mu.Unlock()
 		if computed := a.readShares().computedGen; computed != before || snap.Updated == nil {
 			t.Fatalf("after %s: shares computed %t, built whole %t; want neither", s.name, computed != before, snap.Updated == nil)
 		}
@@ -158,9 +158,9 @@ func TestSpareGrowthIsHeardWithoutAComputation(t *testing.T) {
 		spare  string
 		growth uint64
 	}{
-		{"a-extra assumed", func() { a.Assume(placed) }, "2", 1},
-		{"a-extra forgotten", func() { a.Forget(extra) }, "1", 1},
-		{"a-extra assumed again", func() { a.Assume(placed) }, "2", 2},
+		{"a-extra assumed", func() { a.Pods.Assume(placed) }, "2", 1},
+		{"a-extra forgotten", func() { a.Pods.Forget(extra) }, "1", 1},
+		{"a-extra assumed again", func() { a.Pods.Assume(placed) }, "2", 2},
 	} {
 		step.do()
 		snap := a.Snapshot()
@@ -226,9 +226,9 @@ func TestPlacementsMoveTheSharesWhereTheyCount(t *testing.T) {
 				name string
 				do   func()
 			}{
-				{"assumed", func() { a.Assume(placed) }},
-				{"forgotten", func() { a.Forget(p) }},
-				{"bound", func() { a.usage.upsert(placed.DeepCopy()) }},
+				{"assumed", func() { a.Pods.Assume(placed) }},
+				{"forgotten", func() { a.Pods.Forget(p) }},
+				{"bound", func() { a.Pods.upsert(placed.DeepCopy()) }},
 			} {
 				before := a.shares.movedGen.Load()
 				step.do()
@@ -256,7 +256,7 @@ func TestSpareGrowthListenersRunOffTheBuilder(t *testing.T) {
 	base := a.Snapshot().SpareGrowths
 	placed := extra.DeepCopy()
 	placed.Spec.NodeName = "n"
-	a.Assume(placed)
+	a.Pods.Assume(placed)
 	built := make(chan uint64, 1)
 	queueLock.Lock()
 	go func() { built <- a.Snapshot().SpareGrowths }()
@@ -289,8 +289,8 @@ func TestSnapshotsBuiltFromChangesEqualAWholeBuild(t *testing.T) {
 	folded := false
 	for i := range queues {
 		name := fmt.Sprintf("q%02d", i)
-		a.usage.upsert(pod(name, name+"-0", "1", "n"))
-		a.usage.upsert(pod(name, name+"-1", "1", ""))
+		a.Pods.upsert(pod(name, name+"-0", "1", "n"))
+		a.Pods.upsert(pod(name, name+"-1", "1", ""))
 		if i%7 == 0 {
 			compute(a)
 		}
@@ -298,9 +298,9 @@ func TestSnapshotsBuiltFromChangesEqualAWholeBuild(t *testing.T) {
 		folded = folded || snap.Updated == nil
 		whole := &policy.Snapshot{}
 		sh := a.readShares()
-		a.usage.mu.Lock()
-		a.usage.wholeQueues(whole, a.Store.AllQueues(), sh)
-		a.usage.mu.Unlock()
+		a.Pods.mu.Lock()
+		a.Pods.wholeQueues(whole, a.Store.AllQueues(), sh)
+		a.Pods.mu.Unlock()
 		if len(snap.Updated) > foldAt {
 			t.Fatalf("after %s's pods: %d queues copied, more than %d", name, len(snap.Updated), foldAt)
 		}

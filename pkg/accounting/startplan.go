@@ -36,11 +36,13 @@ type WaitingGang struct {
 	Placing []*v1.Pod
 }
 
-// startPlan is the reservations of the waiting gangs, as the Backfill plugin last planned them.
-type startPlan struct {
+// StartPlans is the reservations of the waiting gangs, as the Backfill plugin last planned them:
+// Backfill publishes them, the accounting's snapshots, the Gang plugin and the controller read them.
+type StartPlans struct {
 	latest atomic.Pointer[timeline.Plan]
 	// planned: a planner runs in this process, and will publish a plan.
 	planned atomic.Bool
+	events  *Events
 }
 
 // WaitingGangs returns the first limit waiting gangs in the scheduler's order (priority, then the
@@ -52,12 +54,12 @@ func (a *Accounting) WaitingGangs(limit int, skip func(key string) bool) []Waiti
 	if limit <= 0 {
 		return nil
 	}
-	a.usage.mu.RLock()
-	keys := make([]string, 0, len(a.usage.asked))
-	for key := range a.usage.asked {
+	a.Pods.mu.RLock()
+	keys := make([]string, 0, len(a.Pods.asked))
+	for key := range a.Pods.asked {
 		keys = append(keys, key)
 	}
-	a.usage.mu.RUnlock()
+	a.Pods.mu.RUnlock()
 	var out []WaitingGang
 	for _, key := range keys {
 		if skip != nil && skip(key) {
@@ -104,14 +106,14 @@ func roundRobin(gangs []WaitingGang, limit int) []WaitingGang {
 // members' highest, as the scheduler's queue sort reads it. A member with scheduling gates waits
 // for whoever set them, not for room: it is not counted.
 func (a *Accounting) waitingGang(key string) (WaitingGang, bool) {
-	pg, ok := a.PodGroupByKey(key)
+	pg, ok := a.Gangs.PodGroup(key)
 	if !ok {
 		return WaitingGang{}, false
 	}
 	if takes, _ := a.QueueTakes(pg); !takes || (pg.Status.Phase != schedulingv1beta1.PodGroupInqueue && !a.AdmittedAtOnce(pg)) {
 		return WaitingGang{}, false
 	}
-	placing, pending, bound := a.holdOf(a.GangMembers(key))
+	placing, pending, bound := a.holdOf(a.Gangs.Members(key))
 	placed := gangs.Count(append(slices.Clone(bound), placing...), func(*v1.Pod) bool { return true })
 	if gangs.Short(pg, placed) == 0 {
 		return WaitingGang{}, false
@@ -163,10 +165,10 @@ func largestFirst(x, y pendingMember) int {
 // pod not counted yet, its requests), a member let go at Unreserve included; and how many the
 // informer shows on a node. A gated member is none of them.
 func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pendingMember, bound []*v1.Pod) {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
 	for _, pod := range members {
-		p, counted := a.usage.pods[pod.UID]
+		p, counted := a.Pods.pods[pod.UID]
 		switch {
 		case len(pod.Spec.SchedulingGates) > 0:
 		case !counted:
@@ -182,32 +184,35 @@ func (a *Accounting) holdOf(members []*v1.Pod) (placing []*v1.Pod, pending []pen
 	return placing, pending, bound
 }
 
-// PlanStarts says that a planner (the Backfill plugin) runs in this process: until it publishes
-// its first plan, the reservations are not known, rather than none.
-func (a *Accounting) PlanStarts() { a.startPlan.planned.Store(true) }
+// NewStartPlans returns no plan, none expected, whose changes of reservations are told on events.
+func NewStartPlans(events *Events) *StartPlans { return &StartPlans{events: events} }
 
-// StartPlanKnown says whether the reservations are known: a plan was published, or no planner runs
-// and none are held.
-func (a *Accounting) StartPlanKnown() bool {
-	return a.startPlan.latest.Load() != nil || !a.startPlan.planned.Load()
+// Expect says that a planner (the Backfill plugin) runs in this process: until it publishes its
+// first plan, the reservations are not known, rather than none.
+func (p *StartPlans) Expect() { p.planned.Store(true) }
+
+// Known says whether the reservations are known: a plan was published, or no planner runs and none
+// are held.
+func (p *StartPlans) Known() bool {
+	return p.latest.Load() != nil || !p.planned.Load()
 }
 
-// PublishStartPlan makes plan the reservations every reader sees, and tells the listeners of each
-// gang whose reservation was made, moved or dropped, or that was found no start or set aside, or
-// no longer is.
-func (a *Accounting) PublishStartPlan(plan *timeline.Plan) {
-	last := a.startPlan.latest.Swap(plan)
+// Publish makes plan the reservations every reader sees, and tells the subscribers of each gang
+// whose reservation was made, moved or dropped, or that was found no start or set aside, or no
+// longer is (Events.Reservation).
+func (p *StartPlans) Publish(plan *timeline.Plan) {
+	last := p.latest.Swap(plan)
 	for _, gang := range changedReservations(last, plan) {
-		a.Events.Reservation.notify(gang)
+		p.events.Reservation.notify(gang)
 	}
 }
 
-// StartPlan is the reservations last published, or nil when none was.
-func (a *Accounting) StartPlan() *timeline.Plan { return a.startPlan.latest.Load() }
+// Latest is the reservations last published, or nil when none was.
+func (p *StartPlans) Latest() *timeline.Plan { return p.latest.Load() }
 
 // Reservation is the reservation of the PodGroup "namespace/name", or nil.
-func (a *Accounting) Reservation(gang string) *timeline.Reservation {
-	return a.startPlan.latest.Load().Reservation(gang)
+func (p *StartPlans) Reservation(gang string) *timeline.Reservation {
+	return p.latest.Load().Reservation(gang)
 }
 
 // backfillClaim is the part of the queues' claims that the reservations starting later keep on the
@@ -215,14 +220,14 @@ func (a *Accounting) Reservation(gang string) *timeline.Reservation {
 // free for the gangs (a pod may take it only if it is gone by then). Nil while no gang holds such a
 // reservation.
 func (a *Accounting) backfillClaim(snap *policy.Snapshot) v1.ResourceList {
-	plan := a.StartPlan()
+	plan := a.StartPlans.Latest()
 	if plan.Empty() {
 		return nil
 	}
 	now, byQueue := a.clock.Now(), map[string]v1.ResourceList{}
 	for i := range plan.Reservations {
 		r := &plan.Reservations[i]
-		pg, ok := a.PodGroupByKey(r.Gang)
+		pg, ok := a.Gangs.PodGroup(r.Gang)
 		if !ok || !r.Start.After(now) {
 			continue
 		}

@@ -63,13 +63,13 @@ func TestWaitingGangs(t *testing.T) {
 	}
 	want("none placed", []string{"g-1", "g-0"}, []string{})
 	small.Spec.NodeName = "n"
-	a.Assume(small)
+	a.Pods.Assume(small)
 	want("one waits at Permit", []string{"g-0", "g-1"}, []string{"g-0"})
-	a.Forget(small)
+	a.Pods.Forget(small)
 	want("the one let go at Unreserve", []string{"g-1", "g-0"}, []string{})
-	a.Assume(small)
+	a.Pods.Assume(small)
 	large.Spec.NodeName = "n"
-	a.Assume(large)
+	a.Pods.Assume(large)
 	want("minMember placed", nil, nil)
 }
 
@@ -131,7 +131,7 @@ func TestBackfillClaimIsTheQueuesAtMost(t *testing.T) {
 		t.Fatalf("queue a deserves %s, want its demand, 16", claim)
 	}
 	reserve := func(start time.Time, milli int64) {
-		a.PublishStartPlan(&timeline.Plan{Dims: timeline.Dims(nil), At: time.Now(), Reservations: []timeline.Reservation{{
+		a.StartPlans.Publish(&timeline.Plan{Dims: timeline.Dims(nil), At: time.Now(), Reservations: []timeline.Reservation{{
 			Gang: "ns/g", Start: start, Nodes: []timeline.Share{{Node: "n", Amount: timeline.Vector{milli, 0, 2}}}}}})
 	}
 	reserve(time.Now().Add(time.Hour), 24000)
@@ -146,17 +146,17 @@ func TestBackfillClaimIsTheQueuesAtMost(t *testing.T) {
 
 // With no planner, no reservation is held; with one, none is known until it publishes its first
 // plan, so that a restarted scheduler does not say its gangs' reservations were let go.
-func TestStartPlanKnown(t *testing.T) {
-	a := new(Accounting)
-	if !a.StartPlanKnown() {
+func TestStartPlansKnown(t *testing.T) {
+	plans := NewStartPlans(&Events{})
+	if !plans.Known() {
 		t.Error("no planner: the reservations, none, are not known")
 	}
-	a.PlanStarts()
-	if a.StartPlanKnown() {
+	plans.Expect()
+	if plans.Known() {
 		t.Error("a planner that has not planned yet: the reservations are known")
 	}
-	a.PublishStartPlan(&timeline.Plan{})
-	if !a.StartPlanKnown() {
+	plans.Publish(&timeline.Plan{})
+	if !plans.Known() {
 		t.Error("a plan published: the reservations are not known")
 	}
 }

@@ -49,7 +49,7 @@ func (t ancestry) walk(queue string, f func(name string)) {
 
 // addSubtree adds (sign 1) or takes off (sign -1) requests from the running totals of queue and its
 // ancestors. Call with u.mu held.
-func (u *usage) addSubtree(queue string, requests v1.ResourceList, sign int) {
+func (u *PodTable) addSubtree(queue string, requests v1.ResourceList, sign int) {
 	u.tree.walk(queue, func(name string) {
 		u.changed[name] = struct{}{}
 		if sign > 0 {
@@ -65,7 +65,7 @@ func (u *usage) addSubtree(queue string, requests v1.ResourceList, sign int) {
 }
 
 // rebuildSubtrees recounts the running totals from the queues' own allocations: the tree changed.
-func (u *usage) rebuildSubtrees() {
+func (u *PodTable) rebuildSubtrees() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.subtree = map[string]v1.ResourceList{}
@@ -81,7 +81,7 @@ func (u *usage) rebuildSubtrees() {
 }
 
 // watchTree rebuilds the running totals when a queue is added, deleted or moved under another parent.
-func (u *usage) watchTree(queues cache.SharedIndexInformer) error {
+func (u *PodTable) watchTree(queues cache.SharedIndexInformer) error {
 	u.tree = ancestry{queues: queues.GetIndexer()}
 	_, err := queues.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { u.rebuildSubtrees() },
@@ -100,7 +100,7 @@ func (u *usage) watchTree(queues cache.SharedIndexInformer) error {
 // subtreeAllocated is what a queue and the queues below it hold, kept current as pods come and go, so
 // that a capability check costs the depth of the tree.
 func (a *Accounting) subtreeAllocated(name string) v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return a.usage.subtree[name].DeepCopy()
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	return a.Pods.subtree[name].DeepCopy()
 }

@@ -65,7 +65,7 @@ func TestUnitOf(t *testing.T) {
 	if q, _ := a.QueueOf(pods["launcher"]); q != "q2" {
 		t.Errorf("QueueOf(launcher) = %q, want the unit's queue q2", q)
 	}
-	if got := a.UnitAllocated("ns/direct"); got.Cpu().String() != "1" {
+	if got := a.Pods.UnitAllocated("ns/direct"); got.Cpu().String() != "1" {
 		t.Errorf("UnitAllocated(direct) = %v, want the one bound pod's 1 CPU", got)
 	}
 	// q1: 1 CPU bound + 1 pending + 4 Enqueued; q2: the Enqueued MPIJob's 2 (the Dequeued unit asks

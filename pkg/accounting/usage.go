@@ -61,10 +61,17 @@ type podUsage struct {
 // holds says whether the pod counts as holding its requests: bound, or assumed to be.
 func (p podUsage) holds() bool { return p.bound || p.assumed }
 
-// usage tracks per queue what its live pods hold. Terminal pods leave the scheduler's pod informer,
-// which filters them out, so they stop counting as soon as they finish.
-type usage struct {
+// PodTable is the accounting's table of queue-scheduler's pods: the queue each is counted in, what
+// it asks for, whether it holds room (bound, or assumed at Reserve until Unreserve or its binding),
+// and per queue what its live pods hold. It is changed by the scheduler's pod informer and by
+// Assume and Forget. Terminal pods leave the scheduler's pod informer, which filters them out, so
+// they stop counting as soon as they finish.
+type PodTable struct {
 	acct *Accounting
+	// informer is the scheduler's pod informer, and live its store: the pods as the API server
+	// last told of them, which the table counts.
+	informer cache.SharedIndexInformer
+	live     cache.Indexer
 
 	mu        sync.RWMutex
 	pods      map[types.UID]podUsage
@@ -97,8 +104,8 @@ type usage struct {
 	freedSeq atomic.Uint64
 }
 
-func newUsage(a *Accounting, numberChange func(moves bool) uint64) *usage {
-	return &usage{
+func newPodTable(a *Accounting, numberChange func(moves bool) uint64) *PodTable {
+	return &PodTable{
 		acct:         a,
 		numberChange: numberChange,
 		allocated:    v1.ResourceList{},
@@ -121,7 +128,7 @@ func newUsage(a *Accounting, numberChange func(moves bool) uint64) *usage {
 // resolved once, so the first pods wait until the namespaces, whose annotations name queues, are
 // known.
 // It returns whether its pod handler has been handed every pod the informer started with.
-func (u *usage) watch(ctx context.Context, pods, podGroups cache.SharedIndexInformer, namespacesSynced cache.InformerSynced) (cache.InformerSynced, error) {
+func (u *PodTable) watch(ctx context.Context, pods, podGroups cache.SharedIndexInformer, namespacesSynced cache.InformerSynced) (cache.InformerSynced, error) {
 	var namespacesKnown atomic.Bool
 	upsert := func(obj any) {
 		if !namespacesKnown.Load() && cache.WaitForCacheSync(ctx.Done(), namespacesSynced) {
@@ -172,7 +179,7 @@ type RoomFreed struct {
 
 // RoomFreedSeq is the Seq of the last room freed the usage counted: a listener told of a lower one
 // has room on its way to it that the usage counts free already.
-func (a *Accounting) RoomFreedSeq() uint64 { return a.usage.freedSeq.Load() }
+func (u *PodTable) RoomFreedSeq() uint64 { return u.freedSeq.Load() }
 
 // frees says whether replacing old by entry gives back room in old's queue.
 func frees(old, entry podUsage) bool {
@@ -190,10 +197,10 @@ func freedBy(old, entry podUsage) RoomFreed {
 }
 
 // Usage returns what a queue's live pods hold.
-func (a *Accounting) Usage(queue string) QueueUsage {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	q, ok := a.usage.queues[queue]
+func (u *PodTable) Usage(queue string) QueueUsage {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	q, ok := u.queues[queue]
 	if !ok {
 		return QueueUsage{}
 	}
@@ -203,10 +210,10 @@ func (a *Accounting) Usage(queue string) QueueUsage {
 
 // PodCount is how many pods the accounting counts against the queue, bound or not, without copying
 // its usage.
-func (a *Accounting) PodCount(queue string) int {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	if q, ok := a.usage.queues[queue]; ok {
+func (u *PodTable) PodCount(queue string) int {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if q, ok := u.queues[queue]; ok {
 		return q.Pods
 	}
 	return 0
@@ -214,14 +221,14 @@ func (a *Accounting) PodCount(queue string) int {
 
 // enter counts requests that started holding in queue, for the usage history's entry charge;
 // nothing when no history is kept (Reserve calls it). Call with u.mu held.
-func (u *usage) enter(queue string, requests v1.ResourceList) {
+func (u *PodTable) enter(queue string, requests v1.ResourceList) {
 	if u.acct.ledger.settings.Keeps() {
 		u.entered[queue] = quota.Add(u.entered[queue], requests)
 	}
 }
 
 // leave takes back what enter counted for a pod unreserved before it was bound. Call with u.mu held.
-func (u *usage) leave(queue string, requests v1.ResourceList) {
+func (u *PodTable) leave(queue string, requests v1.ResourceList) {
 	if u.acct.ledger.settings.Keeps() {
 		u.entered[queue] = quota.SubtractWithNonNegativeResult(u.entered[queue], requests)
 	}
@@ -229,7 +236,7 @@ func (u *usage) leave(queue string, requests v1.ResourceList) {
 
 // heldLocked is what queue's pods hold, and its count of requests that started holding; call with
 // u.mu held.
-func (u *usage) heldLocked(queue string) (allocated, entered v1.ResourceList) {
+func (u *PodTable) heldLocked(queue string) (allocated, entered v1.ResourceList) {
 	if q := u.queues[queue]; q != nil {
 		allocated = q.Allocated
 	}
@@ -238,26 +245,26 @@ func (u *usage) heldLocked(queue string) (allocated, entered v1.ResourceList) {
 
 // enteredSnapshot is usage.entered as it stands; its lists are replaced, never changed in place.
 func (a *Accounting) enteredSnapshot() map[string]v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return maps.Clone(a.usage.entered)
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	return maps.Clone(a.Pods.entered)
 }
 
 // usageSnapshot is every queue's usage at one moment, read under one lock for a computation of the
 // shares. Its lists are the usage's own, which are replaced as pods come and go, never changed in
 // place: they are read, never changed.
 func (a *Accounting) usageSnapshot() map[string]QueueUsage {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	out := make(map[string]QueueUsage, len(a.usage.queues))
-	for name, q := range a.usage.queues {
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	out := make(map[string]QueueUsage, len(a.Pods.queues))
+	for name, q := range a.Pods.queues {
 		out[name] = QueueUsage{Allocated: q.Allocated, Pending: q.Pending, Pods: q.Pods, Bound: q.Bound, Terminating: q.Terminating}
 	}
 	return out
 }
 
 // queueOf returns the queue a counted pod was resolved to, once settled.
-func (u *usage) queueOf(uid types.UID) (string, bool) {
+func (u *PodTable) queueOf(uid types.UID) (string, bool) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	p, ok := u.pods[uid]
@@ -268,66 +275,66 @@ func (u *usage) queueOf(uid types.UID) (string, bool) {
 // a reader that sees a pod before the accounting's handler of the pod informer does (the scheduling
 // queue's handler ran first) takes the snapshot after it, with the pod in its demand and shares. The
 // handler then finds it counted. A pod the store no longer holds is not counted.
-func (a *Accounting) Count(pod *v1.Pod) {
-	if !isQueuePod(pod) || !a.Store.namespacesSynced() {
+func (u *PodTable) Count(pod *v1.Pod) {
+	if !isQueuePod(pod) || !u.acct.Store.namespacesSynced() {
 		return // another scheduler's, which no queue counts; or the handler's, once the namespaces are known
 	}
-	a.usage.mu.RLock()
-	_, counted := a.usage.pods[pod.UID]
-	a.usage.mu.RUnlock()
+	u.mu.RLock()
+	_, counted := u.pods[pod.UID]
+	u.mu.RUnlock()
 	if counted {
 		return
 	}
-	if current, ok := a.usage.current(pod); ok {
-		a.usage.count(current, true)
+	if current, ok := u.current(pod); ok {
+		u.count(current, true)
 	}
 }
 
 // Leaving says whether the accounting has seen a pod go: being deleted, or no longer counted. From
 // then on every snapshot's reclaimable spare leaves it out.
-func (a *Accounting) Leaving(pod *v1.Pod) bool {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	p, ok := a.usage.pods[pod.UID]
+func (u *PodTable) Leaving(pod *v1.Pod) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	p, ok := u.pods[pod.UID]
 	return !ok || p.terminating
 }
 
 // Holds says whether the accounting counts pod against its queue: bound, or assumed at Reserve.
-func (a *Accounting) Holds(pod *v1.Pod) bool {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	p, ok := a.usage.pods[pod.UID]
+func (u *PodTable) Holds(pod *v1.Pod) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	p, ok := u.pods[pod.UID]
 	return ok && p.holds()
 }
 
 // groupAllocated returns what the bound or assumed live pods of a PodGroup hold.
 func (a *Accounting) groupAllocated(pg *schedulingv1beta1.PodGroup) v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return a.usage.groups[pg.Namespace+"/"+pg.Name].DeepCopy()
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	return a.Pods.groups[pg.Namespace+"/"+pg.Name].DeepCopy()
 }
 
 // groupRequested returns what the live pods of a PodGroup hold and ask for.
 func (a *Accounting) groupRequested(pg *schedulingv1beta1.PodGroup) v1.ResourceList {
 	key := pg.Namespace + "/" + pg.Name
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return quota.Add(a.usage.groups[key], a.usage.asked[key])
+	a.Pods.mu.RLock()
+	defer a.Pods.mu.RUnlock()
+	return quota.Add(a.Pods.groups[key], a.Pods.asked[key])
 }
 
 // UnitAllocated returns what the bound live pods of the QueueUnit key ("namespace/name") hold.
-func (a *Accounting) UnitAllocated(key string) v1.ResourceList {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	return a.usage.units[key].DeepCopy()
+func (u *PodTable) UnitAllocated(key string) v1.ResourceList {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.units[key].DeepCopy()
 }
 
 // HasBoundBelow says whether the queue has a bound pod of lower priority than priority: one that an
 // ordinary preemption within the queue could take.
-func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
-	q, ok := a.usage.queues[queue]
+func (u *PodTable) HasBoundBelow(queue string, priority int32) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	q, ok := u.queues[queue]
 	if !ok {
 		return false
 	}
@@ -341,12 +348,12 @@ func (a *Accounting) HasBoundBelow(queue string, priority int32) bool {
 
 // upsert counts a pod as the informer shows it. The pod keeps the queue and unit it was first
 // counted under, and an assumption made at Reserve stands until the informer shows the pod bound.
-func (u *usage) upsert(pod *v1.Pod) { u.count(pod, false) }
+func (u *PodTable) upsert(pod *v1.Pod) { u.count(pod, false) }
 
 // count is upsert; onSight, it counts only a pod not counted yet that the informer's store still
 // holds, checked under the lock that the handler's removal takes: the store loses a deleted pod
 // before the handler hears of it, so a pod counted here is either still there or removed after.
-func (u *usage) count(pod *v1.Pod, onSight bool) {
+func (u *PodTable) count(pod *v1.Pod, onSight bool) {
 	entry, err := u.entryFor(pod)
 	if err != nil && onSight {
 		return // the handler's to wait for what the pod lacks
@@ -356,8 +363,8 @@ func (u *usage) count(pod *v1.Pod, onSight bool) {
 		u.wait(pod)
 		// Waiting before looking again: a PodGroup added meanwhile either finds the pod waiting, or
 		// is found here.
-		if group := u.acct.GangKey(pod); group != "" {
-			if _, ok := u.acct.PodGroupByKey(group); ok {
+		if group := u.acct.Gangs.Key(pod); group != "" {
+			if _, ok := u.acct.Gangs.PodGroup(group); ok {
 				u.podGroupAdded(group)
 			}
 		}
@@ -413,7 +420,7 @@ func (u *usage) count(pod *v1.Pod, onSight bool) {
 // placingMoves says whether a pod of queue placed or let go moves the shares though the demand stays:
 // when the usage history charges each pod on entry and moves the shares (the charge counts at the
 // next computation), or when queue is Suspended (it asks for what it holds, no more).
-func (u *usage) placingMoves(queue string) bool {
+func (u *PodTable) placingMoves(queue string) bool {
 	if s := u.acct.ledger.settings; s.Keeps() && s.Factor > 0 && s.EntryCharge > 0 {
 		return true
 	}
@@ -438,7 +445,7 @@ func countsAlike(a, b podUsage) bool {
 
 // entryFor describes a pod as it stands: its queue and unit as already counted and settled, else
 // resolved now.
-func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
+func (u *PodTable) entryFor(pod *v1.Pod) (podUsage, error) {
 	u.mu.RLock()
 	old, existed := u.pods[pod.UID]
 	u.mu.RUnlock()
@@ -450,7 +457,7 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 		bound:       pod.Spec.NodeName != "",
 		priority:    corev1helpers.PodPriority(pod),
 		terminating: pod.DeletionTimestamp != nil,
-		group:       u.acct.GangKey(pod),
+		group:       u.acct.Gangs.Key(pod),
 	}
 	if existed && old.settled {
 		return entry, nil
@@ -468,13 +475,13 @@ func (u *usage) entryFor(pod *v1.Pod) (podUsage, error) {
 	return entry, nil
 }
 
-func (u *usage) remove(obj any) {
+func (u *PodTable) remove(obj any) {
 	pod := podOf(obj)
 	if pod == nil {
 		return
 	}
 	u.mu.Lock()
-	if group := u.acct.GangKey(pod); group != "" {
+	if group := u.acct.Gangs.Key(pod); group != "" {
 		delete(u.waiting[group], pod.UID)
 	}
 	old, existed := u.pods[pod.UID]
@@ -496,8 +503,8 @@ func (u *usage) remove(obj any) {
 	}
 }
 
-func (u *usage) wait(pod *v1.Pod) {
-	group := u.acct.GangKey(pod)
+func (u *PodTable) wait(pod *v1.Pod) {
+	group := u.acct.Gangs.Key(pod)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.waiting[group] == nil {
@@ -507,7 +514,7 @@ func (u *usage) wait(pod *v1.Pod) {
 }
 
 // podGroupAdded counts the pods that were waiting for the PodGroup group.
-func (u *usage) podGroupAdded(group string) {
+func (u *PodTable) podGroupAdded(group string) {
 	u.mu.Lock()
 	pods := u.waiting[group]
 	delete(u.waiting, group)
@@ -522,11 +529,11 @@ func (u *usage) podGroupAdded(group string) {
 }
 
 // current returns the pod as the pod informer's store holds it, if it is still the same pod.
-func (u *usage) current(pod *v1.Pod) (*v1.Pod, bool) {
-	if u.acct.pods == nil {
+func (u *PodTable) current(pod *v1.Pod) (*v1.Pod, bool) {
+	if u.live == nil {
 		return pod, true
 	}
-	obj, ok, err := u.acct.pods.GetByKey(pod.Namespace + "/" + pod.Name)
+	obj, ok, err := u.live.GetByKey(pod.Namespace + "/" + pod.Name)
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -534,7 +541,7 @@ func (u *usage) current(pod *v1.Pod) (*v1.Pod, bool) {
 	return current, ok && current.UID == pod.UID
 }
 
-func (u *usage) add(p podUsage) {
+func (u *PodTable) add(p podUsage) {
 	u.changed[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
@@ -560,7 +567,7 @@ func (u *usage) add(p podUsage) {
 	}
 }
 
-func (u *usage) subtract(p podUsage) {
+func (u *PodTable) subtract(p podUsage) {
 	u.changed[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
@@ -612,19 +619,19 @@ func takeFrom(held map[string]v1.ResourceList, key string, requests v1.ResourceL
 // Assume counts pod as bound from now on, before the binding reaches the informer; a scheduler's
 // Reserve calls it so that the next pods see the resources taken. The assumption holds until the
 // informer shows the pod bound, Forget undoes it, or the pod is deleted.
-func (a *Accounting) Assume(pod *v1.Pod) {
+func (u *PodTable) Assume(pod *v1.Pod) {
 	if isQueuePod(pod) {
-		a.usage.assume(pod)
+		u.assume(pod)
 	}
 }
 
 // Forget undoes Assume when the binding did not happen (Unreserve). A pod the informer shows bound
 // already, or never assumed, is left as it is.
-func (a *Accounting) Forget(pod *v1.Pod) {
-	a.usage.forget(pod.UID)
+func (u *PodTable) Forget(pod *v1.Pod) {
+	u.forget(pod.UID)
 }
 
-func (u *usage) assume(pod *v1.Pod) {
+func (u *PodTable) assume(pod *v1.Pod) {
 	entry, err := u.entryFor(pod)
 	if err != nil {
 		return // a pod without a queue is never scheduled: QueueState holds it
@@ -654,7 +661,7 @@ func (u *usage) assume(pod *v1.Pod) {
 	}
 }
 
-func (u *usage) forget(uid types.UID) {
+func (u *PodTable) forget(uid types.UID) {
 	u.mu.Lock()
 	old, existed := u.pods[uid]
 	if !existed || !old.assumed {

@@ -33,17 +33,17 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 	update := func(change func(*v1.Pod)) func(*Accounting, *v1.Pod) {
 		return func(a *Accounting, p *v1.Pod) {
 			change(p)
-			a.usage.upsert(p.DeepCopy())
+			a.Pods.upsert(p.DeepCopy())
 		}
 	}
 	// The scheduler assumes its own copy of the pod, with the node set.
 	assume := func(a *Accounting, p *v1.Pod) {
 		assumed := p.DeepCopy()
 		assumed.Spec.NodeName = "n"
-		a.Assume(assumed)
+		a.Pods.Assume(assumed)
 	}
-	forget := func(a *Accounting, p *v1.Pod) { a.Forget(p) }
-	remove := func(a *Accounting, p *v1.Pod) { a.usage.remove(p.DeepCopy()) }
+	forget := func(a *Accounting, p *v1.Pod) { a.Pods.Forget(p) }
+	remove := func(a *Accounting, p *v1.Pod) { a.Pods.remove(p.DeepCopy()) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -95,10 +95,10 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 			a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 				util.MakeNode("n", "10", "10Gi"))
 			// Another bound pod keeps the queue counted, so that a release done twice shows.
-			a.usage.upsert(pod("a", "other", "1", "n"))
+			a.Pods.upsert(pod("a", "other", "1", "n"))
 			p := pod("a", "p", "2", "")
 			if informedFirst(tt.name) {
-				a.usage.upsert(p.DeepCopy())
+				a.Pods.upsert(p.DeepCopy())
 			}
 			var freed []RoomFreed
 			a.Events.RoomFreed.Subscribe(func(f RoomFreed) { freed = append(freed, f) })
@@ -126,7 +126,7 @@ func TestAssumedPodStaysCounted(t *testing.T) {
 				if s.want == "3" {
 					wantBound = 2
 				}
-				if got := a.Usage("a").Bound; got != wantBound {
+				if got := a.Pods.Usage("a").Bound; got != wantBound {
 					t.Fatalf("after %s: %d bound, want %d", s.name, got, wantBound)
 				}
 			}
@@ -149,17 +149,17 @@ func TestQueueResolvedOnce(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj()}, ns)
 	p := util.MakePod("ns", "p").UID("p").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
 	p.Spec.NodeName = "n"
-	a.usage.upsert(p.DeepCopy())
+	a.Pods.upsert(p.DeepCopy())
 	// A label the pod did not have when it was counted does not move it.
 	p.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "b"}
-	a.usage.upsert(p.DeepCopy())
+	a.Pods.upsert(p.DeepCopy())
 	if got, err := a.QueueOf(p); err != nil || got != "a" {
 		t.Errorf("QueueOf: got %q, %v; want a", got, err)
 	}
 	if got := allocatedCPU(a, "a"); got != "1" {
 		t.Errorf("allocated of a: %s, want 1", got)
 	}
-	if got := a.Usage("b").Pods; got != 0 {
+	if got := a.Pods.Usage("b").Pods; got != 0 {
 		t.Errorf("pods of b: %d, want 0", got)
 	}
 	// A pod not counted yet is resolved as it stands.
@@ -180,9 +180,9 @@ func TestSubtreeTotals(t *testing.T) {
 		return total.Cpu().String()
 	}
 	bound, pending := pod("c", "bound", "2", "n"), pod("c", "pending", "3", "")
-	a.usage.upsert(bound)
-	a.usage.upsert(pending)
-	a.usage.upsert(pod("other", "elsewhere", "1", "n"))
+	a.Pods.upsert(bound)
+	a.Pods.upsert(pending)
+	a.Pods.upsert(pod("other", "elsewhere", "1", "n"))
 	for name, want := range map[string]string{"c": "2", "p": "2", "root": "3", "other": "1"} {
 		if got := subtree(name); got != want {
 			t.Errorf("subtree of %s: %s, want %s", name, got, want)
@@ -192,9 +192,9 @@ func TestSubtreeTotals(t *testing.T) {
 	if err := a.Store.QueueInformer().GetIndexer().Update(moved); err != nil {
 		t.Fatal(err)
 	}
-	a.usage.rebuildSubtrees()
-	a.usage.remove(bound)
-	a.Assume(pending)
+	a.Pods.rebuildSubtrees()
+	a.Pods.remove(bound)
+	a.Pods.Assume(pending)
 	for name, want := range map[string]string{"c": "3", "p": "0", "root": "4"} {
 		if got := subtree(name); got != want {
 			t.Errorf("after the move: subtree of %s: %s, want %s", name, got, want)
@@ -213,19 +213,19 @@ func TestLeavingShowsInTheSnapshotAtOnce(t *testing.T) {
 		util.MakeNode("n", "10", "10Gi"), victim, pod("a", "other", "4", "n"), pod("b", "asking", "6", ""))
 	snap := a.Snapshot()
 	computed := a.readShares().computedGen
-	if a.Leaving(victim) || !quota.Equals(snap.Spare["a"], cpu("1")) || !quota.Equals(snap.Claimable, cpu("5")) {
+	if a.Pods.Leaving(victim) || !quota.Equals(snap.Spare["a"], cpu("1")) || !quota.Equals(snap.Claimable, cpu("5")) {
 		t.Fatalf("before the eviction: leaving %t, spare %v, claimable %v; want a 1 above its share, b claiming 5",
-			a.Leaving(victim), snap.Spare, snap.Claimable)
+			a.Pods.Leaving(victim), snap.Spare, snap.Claimable)
 	}
 	terminating := victim.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	a.usage.upsert(terminating)
+	a.Pods.upsert(terminating)
 	snap = a.Snapshot()
-	if !a.Leaving(victim) || a.readShares().computedGen != computed || len(snap.Spare) != 0 || len(a.ReclaimableSpare("b")) != 0 {
+	if !a.Pods.Leaving(victim) || a.readShares().computedGen != computed || len(snap.Spare) != 0 || len(a.ReclaimableSpare("b")) != 0 {
 		t.Errorf("after the eviction: leaving %t, shares computed again %t, spare %v; want leaving, not computed, no spare",
-			a.Leaving(victim), a.readShares().computedGen != computed, snap.Spare)
+			a.Pods.Leaving(victim), a.readShares().computedGen != computed, snap.Spare)
 	}
-	a.usage.remove(terminating)
+	a.Pods.remove(terminating)
 	snap = a.Snapshot()
 	if b := snap.Queue("b"); b.Deserved.Cpu().Cmp(resource.MustParse("6")) != 0 || !quota.Equals(snap.Claimable, cpu("6")) || len(snap.Spare) != 0 {
 		t.Errorf("after the deletion: b deserves %v, claimable %v, spare %v; want 6, 6, no spare", b.Deserved, snap.Claimable, snap.Spare)
@@ -240,9 +240,9 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 		util.MakeNode("n", "10", "10Gi"), bound, pending)
 	lists := func() (allocated, pendingList uintptr) {
-		a.usage.mu.RLock()
-		defer a.usage.mu.RUnlock()
-		q := a.usage.queues["a"]
+		a.Pods.mu.RLock()
+		defer a.Pods.mu.RUnlock()
+		q := a.Pods.queues["a"]
 		return reflect.ValueOf(q.Allocated).Pointer(), reflect.ValueOf(q.Pending).Pointer()
 	}
 	allocated, asked := lists()
@@ -257,7 +257,7 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	} {
 		for _, p := range []*v1.Pod{bound, pending} {
 			change(p)
-			a.usage.upsert(p.DeepCopy())
+			a.Pods.upsert(p.DeepCopy())
 		}
 	}
 	if nowAllocated, nowAsked := lists(); nowAllocated != allocated || nowAsked != asked {
@@ -266,16 +266,16 @@ func TestUpdatesCountingAlikeChangeNothing(t *testing.T) {
 	if a.Snapshot(); a.readShares().computedGen != computed {
 		t.Error("updates that change nothing counted computed the shares again")
 	}
-	if got := a.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {
+	if got := a.Pods.Usage("a"); got.Allocated.Cpu().String() != "2" || got.Pending.Cpu().String() != "1" || got.Pods != 2 {
 		t.Errorf("after the updates: %+v, want 2 cpu allocated, 1 pending, 2 pods", got)
 	}
-	if a.PodCount("a") != 2 || a.PodCount("none") != 0 {
-		t.Errorf("pod counts: a %d, an unknown queue %d; want 2 and 0", a.PodCount("a"), a.PodCount("none"))
+	if a.Pods.PodCount("a") != 2 || a.Pods.PodCount("none") != 0 {
+		t.Errorf("pod counts: a %d, an unknown queue %d; want 2 and 0", a.Pods.PodCount("a"), a.Pods.PodCount("none"))
 	}
 	raised := bound.DeepCopy()
 	raised.Spec.Priority = ptr.To[int32](100)
-	a.usage.upsert(raised)
-	if !a.HasBoundBelow("a", 101) || a.HasBoundBelow("a", 100) {
+	a.Pods.upsert(raised)
+	if !a.Pods.HasBoundBelow("a", 101) || a.Pods.HasBoundBelow("a", 100) {
 		t.Error("a raised priority was not counted")
 	}
 }
@@ -288,21 +288,21 @@ func TestQueueSettlesOnceBound(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj(),
 		util.MakeQueue("b").Obj(), util.MakeQueue("c").Obj()}, ns)
 	p := util.MakePod("ns", "p").UID("p").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
-	a.usage.upsert(p.DeepCopy())
+	a.Pods.upsert(p.DeepCopy())
 	p.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "b"}
-	a.usage.upsert(p.DeepCopy())
-	if got := a.Usage("b").Pods; got != 1 {
+	a.Pods.upsert(p.DeepCopy())
+	if got := a.Pods.Usage("b").Pods; got != 1 {
 		t.Fatalf("pods of b after the pending pod's update: %d, want 1", got)
 	}
-	if got := a.Usage("a").Pods; got != 0 {
+	if got := a.Pods.Usage("a").Pods; got != 0 {
 		t.Fatalf("pods of a after the pending pod moved: %d, want 0", got)
 	}
 	q := util.MakePod("ns", "q").UID("q").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
-	a.usage.upsert(q.DeepCopy())
-	a.Assume(q)
+	a.Pods.upsert(q.DeepCopy())
+	a.Pods.Assume(q)
 	q.Labels = map[string]string{"scheduling.queue-scheduler.io/queue": "c"}
 	q.Spec.NodeName = "n"
-	a.usage.upsert(q.DeepCopy())
+	a.Pods.upsert(q.DeepCopy())
 	if got, err := a.QueueOf(q); err != nil || got != "a" {
 		t.Errorf("QueueOf of a pod assumed in a: %q, %v; want a", got, err)
 	}
@@ -321,8 +321,8 @@ func TestRoomFreedNamesThePodThatLeft(t *testing.T) {
 	var told []RoomFreed
 	a.Events.RoomFreed.Subscribe(func(f RoomFreed) { told = append(told, f) })
 	smaller := pod("a", "bound", "1", "n") // the same pod, asking for less
-	a.usage.upsert(smaller)
-	a.usage.remove(smaller)
+	a.Pods.upsert(smaller)
+	a.Pods.remove(smaller)
 	if len(told) != 2 {
 		t.Fatalf("told %+v, want the shrink and the leaving", told)
 	}
@@ -332,8 +332,8 @@ func TestRoomFreedNamesThePodThatLeft(t *testing.T) {
 	if gone := told[1]; gone.Queue != "a" || gone.Requests.Cpu().String() != "1" || gone.Pod != bound.UID || gone.Node != "n" {
 		t.Errorf("leaving: %+v, want 1 cpu of queue a, pod bound on node n", gone)
 	}
-	if told[0].Seq == 0 || told[1].Seq != told[0].Seq+1 || a.RoomFreedSeq() != told[1].Seq {
+	if told[0].Seq == 0 || told[1].Seq != told[0].Seq+1 || a.Pods.RoomFreedSeq() != told[1].Seq {
 		t.Errorf("room freed numbered %d then %d, last counted %d; want one after the other, the last counted",
-			told[0].Seq, told[1].Seq, a.RoomFreedSeq())
+			told[0].Seq, told[1].Seq, a.Pods.RoomFreedSeq())
 	}
 }

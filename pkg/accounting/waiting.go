@@ -19,20 +19,20 @@ type WaitingPod struct {
 // WaitingPods returns, by queue, the live pods the accounting counts and does not count as holding:
 // not bound, and not assumed at Reserve. It reads every pod of the informer: a view's request, not
 // a scheduling cycle's.
-func (a *Accounting) WaitingPods() map[string][]WaitingPod {
-	if a.pods == nil {
+func (u *PodTable) WaitingPods() map[string][]WaitingPod {
+	if u.live == nil {
 		return nil
 	}
-	objs := a.pods.List()
-	a.usage.mu.RLock()
-	defer a.usage.mu.RUnlock()
+	objs := u.live.List()
+	u.mu.RLock()
+	defer u.mu.RUnlock()
 	out := map[string][]WaitingPod{}
 	for _, obj := range objs {
 		pod, ok := obj.(*v1.Pod)
 		if !ok {
 			continue
 		}
-		if p, counted := a.usage.pods[pod.UID]; counted && !p.holds() {
+		if p, counted := u.pods[pod.UID]; counted && !p.holds() {
 			out[p.queue] = append(out[p.queue], WaitingPod{Pod: pod, Requests: p.requests})
 		}
 	}
@@ -44,8 +44,8 @@ func (a *Accounting) Nodes() ([]*v1.Node, error) { return a.nodes.List(labels.Ev
 
 // LivePods lists every pod the scheduler's informer holds, of every scheduler: those it has not
 // seen end.
-func (a *Accounting) LivePods() []*v1.Pod {
-	objs := a.pods.List()
+func (u *PodTable) LivePods() []*v1.Pod {
+	objs := u.live.List()
 	out := make([]*v1.Pod, 0, len(objs))
 	for _, obj := range objs {
 		if pod, ok := obj.(*v1.Pod); ok {
@@ -60,10 +60,10 @@ func (a *Accounting) LivePods() []*v1.Pod {
 // leaves terminal pods out (the scheduler's), as it leaves. Such an informer is told of a pod that
 // turned terminal as a deletion that carries the pod as it was before, running: f is then told of
 // it as it was, and the end is the moment it left. f must not block.
-func (a *Accounting) OnPodFinished(f func(*v1.Pod)) error {
+func (u *PodTable) OnPodFinished(f func(*v1.Pod)) error {
 	var mu sync.Mutex
 	told := map[types.UID]bool{} // turned terminal in the informer, not deleted yet
-	_, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err := u.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, obj any) {
 			if pod := podOf(obj); isQueuePod(pod) && ended(pod) && !ended(podOf(old)) {
 				mu.Lock()

@@ -28,7 +28,7 @@ func TestPodGroupAboveTheCapabilityIsRefusedForGood(t *testing.T) {
 	holder.Spec.NodeName = "n"
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(capped), kubefake.NewClientset(util.MakeNode("n", "16", "64Gi"), holder))
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("capped") == 1 && acct.Synced(), nil
+		return acct.Pods.PodCount("capped") == 1 && acct.Synced(), nil
 	}); err != nil {
 		t.Fatal("the accounting never counted the holder")
 	}

@@ -149,7 +149,7 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer, c.clock)
 	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource, c.clock)
 	acct.UseConsumerState(c.consumerDone)
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.PodGroupIndex}); err != nil {
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.Gangs.Index}); err != nil {
 		return nil, err
 	}
 	c.membersIndexer = podInformer.Informer().GetIndexer()
@@ -275,7 +275,7 @@ func (c *Controller) enqueueQueueForWork(name string) {
 // queue left, which may end its closing; otherwise at the pacing's pace, a closed queue's included,
 // whose condition message counts its pods down.
 func (c *Controller) enqueueQueueForUsage(name string) {
-	if q, ok := c.acct.Store.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.PodCount(name) == 0 {
+	if q, ok := c.acct.Store.Queue(name); ok && q.Spec.State == schedulingv1beta1.QueueStateClosed && c.acct.Pods.PodCount(name) == 0 {
 		c.enqueueQueue(name)
 		return
 	}

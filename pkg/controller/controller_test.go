@@ -180,7 +180,7 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("closed") == 1, nil
+		return acct.Pods.PodCount("closed") == 1, nil
 	})
 	if err != nil {
 		t.Fatal("the accounting never counted the closed queue's pod")

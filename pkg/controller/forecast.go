@@ -199,8 +199,8 @@ func finishedAt(pod *v1.Pod, now time.Time) time.Time {
 // kindOf is the kind of work a pod runs for, which its runtime is learned under: its gang's, its
 // QueueUnit's, or its own controller's (PyTorchJob, Job...); Pod for a pod of none.
 func (c *Controller) kindOf(pod *v1.Pod) string {
-	if key := c.acct.GangKey(pod); key != "" {
-		pg, _ := c.acct.PodGroupByKey(key)
+	if key := c.acct.Gangs.Key(pod); key != "" {
+		pg, _ := c.acct.Gangs.PodGroup(key)
 		return podGroupKind(pg)
 	}
 	if u := c.acct.Store.UnitOf(pod); u != nil {
@@ -214,7 +214,7 @@ func (c *Controller) workKind(w *pendingWork) string {
 	namespace, name := w.item.Namespace, w.item.Workload.Name
 	switch w.item.Workload.Kind {
 	case visibilityv1beta1.WorkloadPodGroup:
-		pg, _ := c.acct.PodGroupByKey(namespace + "/" + name)
+		pg, _ := c.acct.Gangs.PodGroup(namespace + "/" + name)
 		return podGroupKind(pg)
 	case visibilityv1beta1.WorkloadQueueUnit:
 		if u, err := c.acct.Store.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
@@ -340,14 +340,14 @@ type forecastIn struct {
 // more that some node has.
 func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
 	in := &forecastIn{queues: c.acct.Store.AllQueues()}
-	waiting := c.acct.WaitingPods()
+	waiting := c.acct.Pods.WaitingPods()
 	for _, q := range in.queues {
 		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name], false)...)
 	}
 	nodes, _ := c.acct.Nodes()
 	dims := timeline.Dims(append(requestedNames(in.pending), onSomeNode(more, nodes)...))
 	slices.SortFunc(nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
-	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.LivePods(), c.queueOfPod,
+	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.Pods.LivePods(), c.queueOfPod,
 		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
 	in.eligible = podfit.NewEligibility(nodes)
 	for _, w := range in.pending {
@@ -361,7 +361,7 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
 			Runtime: c.workRuntime(w.item.Queue, c.workKind(w), pods, now), Bound: c.boundOf(pods), Unit: w.item.Workload.Kind != visibilityv1beta1.WorkloadPod})
 	}
-	in.snap.Reservations = reservationsOf(c.acct.StartPlan(), nodes, dims)
+	in.snap.Reservations = reservationsOf(c.acct.StartPlans.Latest(), nodes, dims)
 	return in
 }
 

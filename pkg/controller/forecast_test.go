@@ -54,9 +54,9 @@ func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
 	kube := kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), running, waiting, huge)
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kube)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("q") == 3 && acct.Synced(), nil
+		return acct.Pods.PodCount("q") == 3 && acct.Synced(), nil
 	}); err != nil {
-		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
+		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
 	c := &Controller{acct: acct}
 	got, _ := c.PendingInQueue("q")

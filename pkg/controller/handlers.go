@@ -51,13 +51,13 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	}
 	// Pods that came past the webhook name their gang without the label the member informer
 	// selects by; the scheduler's informer sees them.
-	if err := c.acct.OnUnlabeledGangPod(func(pod *v1.Pod) { c.onMember(pod) }); err != nil {
+	if err := c.acct.Gangs.OnUnlabeledPod(func(pod *v1.Pod) { c.onMember(pod) }); err != nil {
 		return err
 	}
 	c.acct.Events.QueueUsage.Subscribe(c.enqueueQueueForUsage)
 	c.acct.Events.Deserved.Subscribe(c.enqueueQueuePaced)
 	c.acct.Events.Reservation.Subscribe(c.enqueuePodGroup)
-	if err := c.acct.OnPodFinished(c.learnRuntime); err != nil {
+	if err := c.acct.Pods.OnPodFinished(c.learnRuntime); err != nil {
 		return err
 	}
 	return c.acct.Store.OnNamespaceLabels(c.onNamespaceLabels)
@@ -153,7 +153,7 @@ func (c *Controller) onMember(obj any) {
 	if !ok {
 		return
 	}
-	group, ok := c.acct.GangName(pod)
+	group, ok := c.acct.Gangs.Name(pod)
 	if !ok {
 		return
 	}

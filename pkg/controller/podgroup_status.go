@@ -160,7 +160,7 @@ func (c *Controller) membersByKey(key string) []*v1.Pod {
 			pods = append(pods, pod)
 		}
 	}
-	unlabeled := c.acct.UnlabeledGangMembers(key)
+	unlabeled := c.acct.Gangs.UnlabeledMembers(key)
 	if len(unlabeled) == 0 {
 		return pods
 	}

@@ -130,7 +130,7 @@ func (c *Controller) countObjects(queue string) workCounts {
 
 // desiredStatus computes a queue's status from the caches and the accounting.
 func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
-	usage := c.acct.Usage(q.Name)
+	usage := c.acct.Pods.Usage(q.Name)
 	w := c.countWork(q.Name, usage.Pods)
 	state, reason, message := deriveState(q, c.acct.Store.TreeFaultOf(q), w)
 	status := schedulingv1beta1.QueueStatus{

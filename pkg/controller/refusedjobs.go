@@ -39,7 +39,7 @@ func (c *Controller) refusedJobs(namespace string) []visibilityv1beta1.PendingWo
 		return nil
 	}
 	withPods := map[types.UID]bool{}
-	for _, pod := range c.acct.LivePods() {
+	for _, pod := range c.acct.Pods.LivePods() {
 		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" {
 			withPods[ref.UID] = true
 		}

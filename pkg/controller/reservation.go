@@ -42,9 +42,9 @@ type reservation struct {
 
 // reservationOf reads the PodGroup's reservation in the plan in force.
 func (c *Controller) reservationOf(pg *schedulingv1beta1.PodGroup) reservation {
-	plan := c.acct.StartPlan()
+	plan := c.acct.StartPlans.Latest()
 	if plan == nil {
-		return reservation{unknown: !c.acct.StartPlanKnown()}
+		return reservation{unknown: !c.acct.StartPlans.Known()}
 	}
 	key := pg.Namespace + "/" + pg.Name
 	r := plan.Reservation(key)

@@ -40,9 +40,9 @@ func TestForecastSnapshotHoldsTheForecastsInputAndAnswer(t *testing.T) {
 	kube := kubefake.NewClientset(zoneA, util.MakeNode("b", "8", "16Gi"), running, pinned, free, nowhere)
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kube)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("q") == 4 && acct.Synced(), nil
+		return acct.Pods.PodCount("q") == 4 && acct.Synced(), nil
 	}); err != nil {
-		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
+		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
 	snap, err := (&Controller{acct: acct}).ForecastSnapshot(ctx)
 	if err != nil {

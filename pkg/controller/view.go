@@ -103,7 +103,7 @@ func (c *Controller) QueueSummary(name string) (*visibilityv1beta1.QueueSummary,
 // holds of it (computed from those two, as the accounting's DominantShare, without a snapshot), and
 // the counts of its work.
 func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.QueueSummary {
-	usage := c.acct.Usage(q.Name)
+	usage := c.acct.Pods.Usage(q.Name)
 	deserved := c.acct.Deserved(q.Name)
 	w := c.countObjects(q.Name)
 	parent := ""
@@ -161,7 +161,7 @@ func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.P
 	if _, ok := c.acct.Store.Queue(queue); !ok {
 		return nil, false
 	}
-	return c.pendingIn(queue, c.acct.WaitingPods()[queue]), true
+	return c.pendingIn(queue, c.acct.Pods.WaitingPods()[queue]), true
 }
 
 // PendingInNamespace is the pending work of one namespace (of all when namespace is ""), queue by
@@ -169,7 +169,7 @@ func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.P
 // that wait for their PodGroup, in no queue yet (waitingForPodGroup), and the Jobs whose pods
 // admission refuses (refusedJobs).
 func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
-	waiting := c.acct.WaitingPods()
+	waiting := c.acct.Pods.WaitingPods()
 	queues := map[string]bool{}
 	if namespace == "" {
 		for _, q := range c.acct.Store.AllQueues() {
@@ -211,9 +211,9 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 // names if it names one, with the reason and message the scheduler holds it for.
 func (c *Controller) waitingForPodGroup(namespace string) []visibilityv1beta1.PendingWorkload {
 	var out []visibilityv1beta1.PendingWorkload
-	for _, pod := range c.acct.LivePods() {
+	for _, pod := range c.acct.Pods.LivePods() {
 		if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
-			podutil.IsPodTerminal(pod) || (namespace != "" && pod.Namespace != namespace) || c.acct.GangKey(pod) == "" {
+			podutil.IsPodTerminal(pod) || (namespace != "" && pod.Namespace != namespace) || c.acct.Gangs.Key(pod) == "" {
 			continue
 		}
 		if _, err := c.acct.QueueOf(pod); err != nil {
@@ -318,7 +318,7 @@ func (c *Controller) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *polic
 	if w.item.Workload.Kind != visibilityv1beta1.WorkloadPodGroup {
 		return nil
 	}
-	pg, ok := c.acct.PodGroupByKey(w.item.Namespace + "/" + w.item.Workload.Name)
+	pg, ok := c.acct.Gangs.PodGroup(w.item.Namespace + "/" + w.item.Workload.Name)
 	if !ok {
 		return nil
 	}
@@ -367,19 +367,19 @@ func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod)
 		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			continue
 		}
-		key := c.acct.GangKey(p.Pod)
+		key := c.acct.Gangs.Key(p.Pod)
 		if key == "" {
 			out = append(out, podWork(queue, p))
 			continue
 		}
-		pg, ok := c.acct.PodGroupByKey(key)
+		pg, ok := c.acct.Gangs.PodGroup(key)
 		if ok && c.waitsForAdmission(pg) {
 			continue
 		}
 		w := gangs[key]
 		if w == nil {
 			w = gangWork(queue, key, pg, p.Pod)
-			w.item.Reservation = reservationView(c.acct.Reservation(key))
+			w.item.Reservation = reservationView(c.acct.StartPlans.Reservation(key))
 			gangs[key] = w
 			out = append(out, w)
 		}
@@ -433,7 +433,7 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 	for _, p := range waiting {
 		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			unitPods[accounting.UnitKey(u)] = append(unitPods[accounting.UnitKey(u)], p.Pod)
-		} else if key := c.acct.GangKey(p.Pod); key != "" {
+		} else if key := c.acct.Gangs.Key(p.Pod); key != "" {
 			members[key] = append(members[key], p.Pod)
 		}
 	}

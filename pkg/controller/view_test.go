@@ -56,9 +56,9 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 	kube := kubefake.NewClientset(pod("b", "late", 5), pod("a", "early", 4), urgent, ofUnit, member)
 	acct := startAccounting(t, ctx, queues, kube)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("q") == 5 && acct.Synced(), nil
+		return acct.Pods.PodCount("q") == 5 && acct.Synced(), nil
 	}); err != nil {
-		t.Fatalf("the accounting never counted the pods: %d", acct.PodCount("q"))
+		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
 	c := &Controller{acct: acct}
 	got, ok := c.PendingInQueue("q")

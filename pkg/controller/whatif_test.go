@@ -37,7 +37,7 @@ func whatIfFixture(t *testing.T) (*Controller, time.Time) {
 	kube := kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), running, waiting)
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("busy").Obj(), util.MakeQueue("mine").Obj()), kube)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("busy") == 1 && acct.PodCount("mine") == 1 && acct.Synced() && len(acct.Deserved("mine")) > 0, nil
+		return acct.Pods.PodCount("busy") == 1 && acct.Pods.PodCount("mine") == 1 && acct.Synced() && len(acct.Deserved("mine")) > 0, nil
 	}); err != nil {
 		t.Fatal("the accounting never counted the pods")
 	}
@@ -184,7 +184,7 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 		util.MakeQueue("elsewhere").Namespaces(map[string]string{"team": "other"}).Obj())
 	acct := startAccounting(t, ctx, queues, kubefake.NewClientset(util.MakeNode("n", "8", "16Gi"), waiting))
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.PodCount("child") == 1 && acct.Synced(), nil
+		return acct.Pods.PodCount("child") == 1 && acct.Synced(), nil
 	}); err != nil {
 		t.Fatal("the accounting never counted the pod")
 	}

@@ -33,8 +33,11 @@ const ReasonReserved = "node(s) had room reserved for a waiting gang that starts
 type Backfill struct {
 	handle fwk.Handle
 	acct   *accounting.Accounting
-	args   *config.BackfillArgs
-	clock  clock.PassiveClock
+	// plans is where the plan is published, and read by the accounting's snapshots and the
+	// controller.
+	plans *accounting.StartPlans
+	args  *config.BackfillArgs
+	clock clock.PassiveClock
 
 	// mu makes one planner or taker at a time; Filter reads the plan without it.
 	mu sync.Mutex
@@ -62,9 +65,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	if err != nil {
 		return nil, err
 	}
-	b := &Backfill{handle: h, acct: acct, args: args, clock: acct.Clock(), refused: refusedPods{pods: map[string]*v1.Pod{}},
+	b := &Backfill{handle: h, acct: acct, plans: acct.StartPlans, args: args, clock: acct.Clock(), refused: refusedPods{pods: map[string]*v1.Pod{}},
 		lapses: lapses{after: args.LapseAfter.Duration, most: min(lapseMost*args.LapseAfter.Duration, args.Window.Duration), set: map[string]lapse{}}}
-	acct.PlanStarts()
+	b.plans.Expect()
 	acct.Events.Reservation.Subscribe(func(string) { b.refused.activate(h) })
 	go b.runPrune(ctx, acct.Clock())
 	return b, nil
@@ -93,12 +96,12 @@ func (s *podState) Clone() fwk.StateData { return s }
 // is held.
 func (b *Backfill) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	b.replanIfDue(ctx, b.clock.Now())
-	plan := b.acct.StartPlan()
+	plan := b.plans.Latest()
 	if plan.Empty() {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	// Never before the plan: a clock stepped back must not make a pod look gone earlier.
-	state.Write(stateKey, &podState{plan: plan, pod: b.podOf(plan.Dims, pod, b.acct.GangKey(pod), latest(b.clock.Now(), plan.At))})
+	state.Write(stateKey, &podState{plan: plan, pod: b.podOf(plan.Dims, pod, b.acct.Gangs.Key(pod), latest(b.clock.Now(), plan.At))})
 	return nil, nil
 }
 

@@ -30,7 +30,7 @@ func (b *Backfill) replanIfDue(ctx context.Context, now time.Time) {
 	}
 	b.planned = now
 	gangs := b.acct.WaitingGangs(int(*b.args.MaxReservations), b.lapses.setAside(now))
-	if len(gangs) == 0 && b.acct.StartPlan().Idle() {
+	if len(gangs) == 0 && b.plans.Latest().Idle() {
 		return
 	}
 	start := time.Now()
@@ -66,7 +66,7 @@ func (b *Backfill) prune() {
 	b.refused.forgetGone(b.handle.SharedInformerFactory().Core().V1().Pods().Lister())
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	plan := b.acct.StartPlan()
+	plan := b.plans.Latest()
 	if plan.Idle() {
 		return
 	}
@@ -92,7 +92,7 @@ func (b *Backfill) prune() {
 
 // publish makes plan the one in force, and reports it.
 func (b *Backfill) publish(plan *timeline.Plan) {
-	b.acct.PublishStartPlan(plan)
+	b.plans.Publish(plan)
 	metrics.SetReservations(len(plan.Reservations), plan.Reserved())
 }
 
@@ -124,7 +124,7 @@ func (b *Backfill) planOn(infos []fwk.NodeInfo, gangs []accounting.WaitingGang, 
 	}
 	planned := make([]timeline.Gang, 0, len(gangs))
 	eligible := podfit.NewEligibility(schedulable)
-	last := b.acct.StartPlan()
+	last := b.plans.Latest()
 	for _, g := range gangs {
 		gang := b.gangOf(dims, g, eligible)
 		gang.Prefer = lastNodes(last.Reservation(g.Key), schedulable)

@@ -45,7 +45,7 @@ func newPlanner(t testing.TB) *Backfill {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Backfill{acct: new(accounting.Accounting), args: args}
+	return &Backfill{acct: new(accounting.Accounting), plans: accounting.NewStartPlans(&accounting.Events{}), args: args}
 }
 
 // The plan reads the nodes as the scheduler's snapshot has them: a pod's end from its start and its

@@ -18,7 +18,7 @@ func (b *Backfill) Reserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, n
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	plan := b.acct.StartPlan()
+	plan := b.plans.Latest()
 	s.backfilled = plan.Backfills(node, s.pod)
 	plan.Take(node, s.pod, 1)
 	return nil
@@ -33,7 +33,7 @@ func (b *Backfill) Unreserve(_ context.Context, state fwk.CycleState, _ *v1.Pod,
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.acct.StartPlan().Take(node, s.pod, -1)
+	b.plans.Latest().Take(node, s.pod, -1)
 	s.backfilled = false
 }
 

@@ -78,7 +78,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		handle:   h,
 		acct:     acct,
 		args:     args,
-		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, acct.Clock()),
+		members:  newMembers(acct.Gangs.Members, acct.QueueSpecsVersion, acct.Clock()),
 		clock:    acct.Clock(),
 		freed:    newFreedRoom(acct.Clock()),
 		held:     podindex.New(),
@@ -110,18 +110,18 @@ func (g *Gang) Name() string { return Name }
 // podGroup returns the PodGroup of a pod, or nil for a pod without one or whose group is missing
 // (QueueState holds those).
 func (g *Gang) podGroup(pod *v1.Pod) *schedulingv1beta1.PodGroup {
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	if key == "" {
 		return nil
 	}
-	pg, _ := g.acct.PodGroupByKey(key)
+	pg, _ := g.acct.Gangs.PodGroup(key)
 	return pg
 }
 
 // PreEnqueue keeps a gang's pods out of the active queue until the group is admitted to its queue
 // and has at least minMember pods, and each task's minTaskMember.
 func (g *Gang) PreEnqueue(ctx context.Context, pod *v1.Pod) *fwk.Status {
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	if key == "" {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (g *Gang) sortKey(e fwk.QueuedEntityInfo) (types.NamespacedName, time.Time)
 		return types.NamespacedName{}, e.GetTimestamp()
 	}
 	pod := info.GetPodInfo().GetPod()
-	group, ok := g.acct.GangName(pod)
+	group, ok := g.acct.Gangs.Name(pod)
 	if !ok {
 		return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.CreationTimestamp.Time
 	}

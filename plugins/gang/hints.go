@@ -34,7 +34,7 @@ func (g *Gang) isSchedulableAfterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, _
 	if !ok {
 		return fwk.Queue, nil
 	}
-	if key := g.acct.GangKey(deleted); key != "" && key == g.acct.GangKey(pod) && g.stillThere(deleted) {
+	if key := g.acct.Gangs.Key(deleted); key != "" && key == g.acct.Gangs.Key(pod) && g.stillThere(deleted) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
@@ -54,7 +54,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok {
-				g.activateIfReady(g.acct.GangKey(pod))
+				g.activateIfReady(g.acct.Gangs.Key(pod))
 			}
 		},
 		UpdateFunc: func(_, obj any) {
@@ -169,7 +169,7 @@ func (g *Gang) activateIfReady(key string) {
 	if len(pods) == 0 {
 		return
 	}
-	pg, ok := g.acct.PodGroupByKey(key)
+	pg, ok := g.acct.Gangs.PodGroup(key)
 	if !ok {
 		return
 	}

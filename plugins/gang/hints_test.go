@@ -44,7 +44,7 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 	}
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
 	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(), freed: newFreedRoom(clock.RealClock{}),
-		members:  newMembers(acct.GangMembers, acct.QueueSpecsVersion, clock.RealClock{}),
+		members:  newMembers(acct.Gangs.Members, acct.QueueSpecsVersion, clock.RealClock{}),
 		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10), clock.RealClock{}),
 		pods:     factory.Core().V1().Pods().Lister()}
 	if err := g.watch(factory.Core().V1().Pods().Informer()); err != nil {
@@ -72,7 +72,7 @@ func TestAGangIsLetInByTheRoomItsOwnNameFrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		return len(g.acct.GangMembers("ns/g")) == 3, nil
+		return len(g.acct.Gangs.Members("ns/g")) == 3, nil
 	}); err != nil {
 		t.Fatalf("the informers never saw %s", pending.Name)
 	}

@@ -21,7 +21,7 @@ import (
 
 // staleNomination says whether pod is a member of a rejected gang left nominated to a node.
 func (g *Gang) staleNomination(pod *v1.Pod) bool {
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	return key != "" && pod.Spec.NodeName == "" && pod.Status.NominatedNodeName != "" &&
 		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil && !g.acct.GangAttempts().Reclaiming(key)
 }

@@ -25,7 +25,7 @@ func (g *Gang) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _
 	if pg == nil {
 		return nil, nil
 	}
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	g.members.attempt(key, g.sharesOf(state).QueueSpecs)
 	if message := g.gateMessage(pg, key); message != "" {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
@@ -73,7 +73,7 @@ func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Reserve counts the member as assigned, so that Permit sees it.
 func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if g.acct.GangKey(pod) != "" {
+	if g.acct.Gangs.Key(pod) != "" {
 		g.members.reserve(pod.UID)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ strin
 // every reservation up at the end of its placement, placed or not: the members it then binds are
 // reserved again, and a placement that failed is rejected in PodGroupPostFilter.
 func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	if key == "" {
 		return
 	}
@@ -121,7 +121,7 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string
 	if pg == nil || !gangs.IsGang(pg) || pg.Status.Phase == schedulingv1beta1.PodGroupRunning {
 		return nil, 0
 	}
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	lack := g.members.count(key).assignedLack(pg)
 	if lack == "" {
 		g.allowWaiting(key)
@@ -180,7 +180,7 @@ func (g *Gang) rejectGang(ctx context.Context, pod *v1.Pod, why func() string) *
 	if pg == nil || !gangs.IsGang(pg) {
 		return fwk.NewStatus(fwk.Unschedulable)
 	}
-	key := g.acct.GangKey(pod)
+	key := g.acct.Gangs.Key(pod)
 	if g.members.count(key).assignedLack(pg) == "" {
 		return fwk.NewStatus(fwk.Unschedulable)
 	}
@@ -212,7 +212,7 @@ func (g *Gang) countRejection(pod *v1.Pod, cause string) {
 // allowWaiting lets every waiting member of the gang key bind.
 func (g *Gang) allowWaiting(key string) {
 	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if g.acct.GangKey(wp.GetPod()) == key {
+		if g.acct.Gangs.Key(wp.GetPod()) == key {
 			wp.Allow(Name)
 		}
 	})
@@ -222,7 +222,7 @@ func (g *Gang) allowWaiting(key string) {
 func (g *Gang) rejectWaiting(key, reason string) int {
 	rejected := 0
 	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if g.acct.GangKey(wp.GetPod()) != key {
+		if g.acct.Gangs.Key(wp.GetPod()) != key {
 			return
 		}
 		g.members.rejectedBySibling(wp.GetPod().UID)

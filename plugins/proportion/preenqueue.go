@@ -48,7 +48,7 @@ func (p *Proportion) hold(pod *v1.Pod, queue string) holdreport.Why {
 	}
 	p.Held.Add(pod, queue)
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	p.acct.Count(pod)
+	p.acct.Pods.Count(pod)
 	refusal := p.acct.AdmitPod(p.acct.Snapshot(), pod, queue, req)
 	switch {
 	case refusal == nil:
@@ -81,5 +81,5 @@ func (p *Proportion) mayPreemptWithin(pod *v1.Pod, queue string) bool {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false
 	}
-	return p.acct.HasBoundBelow(queue, corev1helpers.PodPriority(pod))
+	return p.acct.Pods.HasBoundBelow(queue, corev1helpers.PodPriority(pod))
 }

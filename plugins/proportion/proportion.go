@@ -126,13 +126,13 @@ func (p *Proportion) PreFilter(ctx context.Context, state fwk.CycleState, pod *v
 	// Indexed before the snapshot is taken, so that a larger share or room freed after it finds the
 	// pod. The cycle's snapshot is taken here: Gang only reads one if taken (cycle.Taken).
 	p.Held.Add(pod, queue)
-	p.acct.Count(pod)
+	p.acct.Pods.Count(pod)
 	snap := cycle.Snapshot(state, p.acct.Snapshot)
 	refusal := p.acct.AdmitPod(snap, pod, queue, req)
-	gang := p.acct.GangKey(pod) != ""
+	gang := p.acct.Gangs.Key(pod) != ""
 	var letIn cycle.LetIn
 	if !gang {
-		t := p.line.tried(pod, queue, p.clock.Now(), p.acct.RoomFreedSeq(), refusal == nil)
+		t := p.line.tried(pod, queue, p.clock.Now(), p.acct.Pods.RoomFreedSeq(), refusal == nil)
 		if len(t.release) > 0 && p.Activator != nil {
 			// The pods that gave way to this one come next: the room is theirs if it does not take it.
 			p.Activator(klog.FromContext(ctx), t.release)
@@ -210,13 +210,13 @@ func (p *Proportion) shift(state fwk.CycleState, other *v1.Pod, sign int64) *fwk
 // Reserve counts the pod against its queue at once, so the next pods in this cycle see it.
 func (p *Proportion) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
 	p.line.remove(pod)
-	p.acct.Assume(pod)
+	p.acct.Pods.Assume(pod)
 	return nil
 }
 
 // Unreserve gives the pod's resources back when it was not bound.
 func (p *Proportion) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
-	p.acct.Forget(pod)
+	p.acct.Pods.Forget(pod)
 }
 
 // PostBind records the pod's wait, from its creation to its binding, under its queue.

@@ -137,7 +137,7 @@ func TestPreFilterCountsThePodOnSight(t *testing.T) {
 	acct, kube := accountingtest.Start(ctx, t, kubefake.NewClientset(util.MakeNode("n", "2", "8Gi"), asking), util.MakeQueue("root").Obj(),
 		util.MakeQueue("a").Obj(), util.MakeQueue("b").Obj())
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Usage("b").Pods == 1, nil
+		return acct.Pods.Usage("b").Pods == 1, nil
 	}); err != nil {
 		t.Fatal("b's pod was never counted")
 	}
@@ -150,7 +150,7 @@ func TestPreFilterCountsThePodOnSight(t *testing.T) {
 	if _, status := p.PreFilter(context.Background(), framework.NewCycleState(), seen, nil); status.Code() != fwk.Skip {
 		t.Errorf("a pod counted on sight, below its share: %v %q; want admitted", status.Code(), status.Message())
 	}
-	if got := acct.Usage("a").Pods; got != 1 {
+	if got := acct.Pods.Usage("a").Pods; got != 1 {
 		t.Errorf("a counts %d pods after PreFilter, want 1", got)
 	}
 }
@@ -191,7 +191,7 @@ func TestPreEnqueueHoldsPodsAtTheirQueuesCapability(t *testing.T) {
 		util.MakeQueue("capped").Parent("parent").Capability(cpu("4")).Obj(), unit)
 	// Every pod counted: what is left to check is the capability.
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Usage("capped").Pods == len(cluster)-1, nil
+		return acct.Pods.Usage("capped").Pods == len(cluster)-1, nil
 	}); err != nil {
 		t.Fatal("the pods were never counted")
 	}
@@ -225,7 +225,7 @@ func BenchmarkDryRunStep(b *testing.B) {
 	acct, _ := accountingtest.Start(ctx, b, kubefake.NewClientset(objs...), util.MakeQueue("root").Obj(),
 		util.MakeQueue("a").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Usage("a").Bound == victims, nil
+		return acct.Pods.Usage("a").Bound == victims, nil
 	}); err != nil {
 		b.Fatal("the victims were never counted")
 	}

@@ -99,7 +99,7 @@ func (p *QueueState) settleQueue(name string, q *schedulingv1beta1.Queue) {
 // PreEnqueue, which now holds them and says why: they would otherwise keep the reason of their last
 // attempt (the queue's capability, say) until the scheduler's periodic flush.
 func (p *QueueState) holdWaiting(queue string) {
-	waiting := p.acct.WaitingPods()[queue]
+	waiting := p.acct.Pods.WaitingPods()[queue]
 	if len(waiting) == 0 || p.Activator == nil {
 		return
 	}

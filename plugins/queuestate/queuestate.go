@@ -93,7 +93,7 @@ func (p *QueueState) hold(pod *v1.Pod) holdreport.Why {
 			return holdreport.Why{Message: "waiting for the scheduler's namespace cache to learn the pod's queue"}
 		}
 	}
-	group, gang := p.acct.GangName(pod)
+	group, gang := p.acct.Gangs.Name(pod)
 	if gang {
 		p.Held.Add(pod, podGroupBucket(group.Namespace, group.Name))
 	}

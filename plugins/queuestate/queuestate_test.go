@@ -327,7 +327,7 @@ func TestSuspendingBringsTriedPodsBackToTheirHold(t *testing.T) {
 	var got activations
 	p.Activator = got.activate
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return len(p.acct.WaitingPods()["team"]) == 1, nil
+		return len(p.acct.Pods.WaitingPods()["team"]) == 1, nil
 	}); err != nil {
 		t.Fatal("the pod was never counted as waiting")
 	}

@@ -34,7 +34,7 @@ func (r *Reclaim) expire(at *gangs.Attempt) {
 	ctx := context.Background()
 	lister := r.handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	var back []*v1.Pod
-	for _, m := range r.acct.GangMembers(at.Key) {
+	for _, m := range r.acct.Gangs.Members(at.Key) {
 		if _, ok := at.Nominated[m.UID]; !ok || m.Spec.NodeName != "" {
 			continue
 		}

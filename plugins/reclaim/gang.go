@@ -37,19 +37,19 @@ type gangPreemptor struct {
 // are the pod and the fewest others, by name, that make the gang whole (gangs.Fill): those of the
 // tasks it lacks first. A gang that its pods cannot make whole is not one preemptor.
 func (r *Reclaim) gangOf(pod *v1.Pod) *gangPreemptor {
-	key := r.acct.GangKey(pod)
+	key := r.acct.Gangs.Key(pod)
 	if key == "" {
 		return nil
 	}
-	pg, ok := r.acct.PodGroupByKey(key)
+	pg, ok := r.acct.Gangs.PodGroup(key)
 	if !ok || !gangs.IsGang(pg) {
 		return nil
 	}
 	var placed gangs.Members
 	var others []*v1.Pod
-	for _, m := range r.acct.GangMembers(key) {
+	for _, m := range r.acct.Gangs.Members(key) {
 		switch {
-		case r.acct.Holds(m):
+		case r.acct.Pods.Holds(m):
 			placed.Add(m)
 		case m.UID != pod.UID && len(m.Spec.SchedulingGates) == 0:
 			others = append(others, m)
@@ -99,7 +99,7 @@ func (g *gangPreemptor) lowest() *v1.Pod {
 // (an attempt under way, the queues changed while it was tried), which ends the PostFilter chain before Gang's
 // rejects them; Unschedulable when reclaim cannot help, and then says why in the cycle state.
 func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader, g *gangPreemptor) (*fwk.PostFilterResult, *fwk.Status) {
-	if node, why, ok := r.attempts.UnderWay(g.key, pod.UID, r.acct.Holds); ok {
+	if node, why, ok := r.attempts.UnderWay(g.key, pod.UID, r.acct.Pods.Holds); ok {
 		return nominating(node), fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "reclaim: "+why)
 	}
 	if nodes, err := m.NodesForStatusCode(r.handle.SnapshotSharedLister().NodeInfos(), fwk.Unschedulable); err != nil || len(nodes) == 0 {
@@ -108,7 +108,7 @@ func (r *Reclaim) postFilterGang(ctx context.Context, state fwk.CycleState, pod 
 	// The shares must count every member the gang asks room for: the gang's members are read from
 	// the informer's store, which the accounting's handler may not have caught up with.
 	for _, m := range g.missing {
-		r.acct.Count(m)
+		r.acct.Pods.Count(m)
 	}
 	snap := r.acct.Snapshot() // the latest: see PostFilter
 	if m := g.neverPreempts(); m != nil {

@@ -31,7 +31,7 @@ func TestAGangIsJudgedOnSharesThatCountEveryMember(t *testing.T) {
 	}
 	first, second := gangMember("g-0"), gangMember("g-1")
 	createPod(t, f, first)
-	waitFor(t, f.ctx, "the first member counted", func() bool { return r.acct.Usage("owner").Pods == 1 })
+	waitFor(t, f.ctx, "the first member counted", func() bool { return r.acct.Pods.Usage("owner").Pods == 1 })
 	// The second member is in the informer's store, where the gang's members are read, and not yet
 	// handed to the accounting's handler.
 	if err := f.informers.Core().V1().Pods().Informer().GetIndexer().Add(second); err != nil {
@@ -42,7 +42,7 @@ func TestAGangIsJudgedOnSharesThatCountEveryMember(t *testing.T) {
 		t.Fatalf("gang of %s: %+v; want both members missing", first.Name, g)
 	}
 	r.postFilterGang(f.ctx, framework.NewCycleState(), first, unschedulableOnN(), g)
-	if q := r.acct.Snapshot().Queue("owner"); r.acct.Usage("owner").Pods != 2 || !quota.Equals(q.Pending, cpu("2")) {
-		t.Errorf("after PostFilter: owner counts %d pods asking for %v; want both members, 2 cpu", r.acct.Usage("owner").Pods, q.Pending)
+	if q := r.acct.Snapshot().Queue("owner"); r.acct.Pods.Usage("owner").Pods != 2 || !quota.Equals(q.Pending, cpu("2")) {
+		t.Errorf("after PostFilter: owner counts %d pods asking for %v; want both members, 2 cpu", r.acct.Pods.Usage("owner").Pods, q.Pending)
 	}
 }

@@ -82,7 +82,7 @@ func TestARefusedPreemptorWaitsForItsLastVictims(t *testing.T) {
 		}
 	}
 	waitFor(t, ctx, "the victims bound in the accounting", func() bool {
-		return acct.Holds(victims["terminating"]) && acct.Holds(victims["untouched"]) && acct.Holds(victims["refused"])
+		return acct.Pods.Holds(victims["terminating"]) && acct.Pods.Holds(victims["untouched"]) && acct.Pods.Holds(victims["refused"])
 	})
 	preemptors := map[string]*v1.Pod{}
 	for name, victim := range victims {
@@ -111,7 +111,7 @@ func TestARefusedPreemptorWaitsForItsLastVictims(t *testing.T) {
 	}
 	waitFor(t, ctx, "the victim terminating", func() bool {
 		live, err := r.pods.Pods("ns").Get(terminating.Name)
-		return acct.Leaving(terminating) && err == nil && live.DeletionTimestamp != nil
+		return acct.Pods.Leaving(terminating) && err == nil && live.DeletionTimestamp != nil
 	})
 	fake.Step(gangs.AttemptSlack)
 	if !waits("terminating") {
@@ -142,14 +142,14 @@ func TestAPreemptorIsFreedWhenItsVictimsAreGone(t *testing.T) {
 	if _, err := kube.CoreV1().Pods(victim.Namespace).Create(ctx, victim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the victim bound in the accounting", func() bool { return acct.Holds(victim) })
+	waitFor(t, ctx, "the victim bound in the accounting", func() bool { return acct.Pods.Holds(victim) })
 	preemptor := pendingPod("preemptor")
 	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
 	r.inflight.settle(preemptor.UID, "n")
 	if err := kube.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the victim gone from the accounting", func() bool { return !acct.Holds(victim) })
+	waitFor(t, ctx, "the victim gone from the accounting", func() bool { return !acct.Pods.Holds(victim) })
 	r.newPlan(acct.Snapshot(), pendingPod("another"), nil)
 	if len(r.inflight.of) != 0 {
 		t.Errorf("%d preemptors still wait for victims gone, want none", len(r.inflight.of))

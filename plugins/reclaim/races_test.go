@@ -78,8 +78,8 @@ func TestASecondPreemptorWaitsForVictimsTheSnapshotStillShows(t *testing.T) {
 	r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
 	evictions := recordEvictions(f.client)
 	waitFor(t, f.ctx, "the gangs' members counted", func() bool {
-		return r.acct.Holds(a1) && r.acct.Holds(a2) && r.acct.Holds(b1) && r.acct.Holds(b2) && r.acct.HasBoundBelow("owner", 10) &&
-			len(r.acct.GangMembers("ns/a")) == 2 && len(r.acct.GangMembers("ns/b")) == 2
+		return r.acct.Pods.Holds(a1) && r.acct.Pods.Holds(a2) && r.acct.Pods.Holds(b1) && r.acct.Pods.Holds(b2) && r.acct.Pods.HasBoundBelow("owner", 10) &&
+			len(r.acct.Gangs.Members("ns/a")) == 2 && len(r.acct.Gangs.Members("ns/b")) == 2
 	})
 
 	// The first preemptor's dry run on n1, as the Evaluator runs it, and its nomination there.
@@ -109,7 +109,7 @@ func TestASecondPreemptorWaitsForVictimsTheSnapshotStillShows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, f.ctx, "the accounting sees gang a terminating", func() bool { return r.acct.Leaving(a1) && r.acct.Leaving(a2) })
+	waitFor(t, f.ctx, "the accounting sees gang a terminating", func() bool { return r.acct.Pods.Leaving(a1) && r.acct.Pods.Leaving(a2) })
 	for _, node := range []string{"n1", "n2"} {
 		info, err := f.snapshot.NodeInfos().Get(node)
 		if err != nil {
@@ -161,7 +161,7 @@ func TestAnEvictionCancelledAfterTheServerAppliedIt(t *testing.T) {
 	r := f.reclaim
 	r.inflight, r.clock = newInflight(clk), clk
 	waitFor(t, f.ctx, "the pods on the node counted", func() bool {
-		return r.acct.Holds(victim) && r.acct.Holds(low) && r.acct.Holds(high)
+		return r.acct.Pods.Holds(victim) && r.acct.Pods.Holds(low) && r.acct.Pods.Holds(high)
 	})
 
 	victims, status := f.selectVictims(t, first)
@@ -195,14 +195,14 @@ func TestAnEvictionCancelledAfterTheServerAppliedIt(t *testing.T) {
 	if _, err := r.evict(ctx, failingCandidate{[]*v1.Pod{victim}}, podPreemptor{first}, victim, Name); err == nil {
 		t.Fatal("the eviction whose context ended reported no error")
 	}
-	waitFor(t, f.ctx, "the accounting sees the victim terminating", func() bool { return r.acct.Leaving(victim) })
+	waitFor(t, f.ctx, "the accounting sees the victim terminating", func() bool { return r.acct.Pods.Leaving(victim) })
 	if info, err := f.snapshot.NodeInfos().Get("n"); err != nil || !slices.ContainsFunc(info.GetPods(), func(pi fwk.PodInfo) bool {
 		return pi.GetPod().UID == victim.UID && pi.GetPod().DeletionTimestamp == nil
 	}) {
 		t.Fatalf("the node snapshot must still show the victim running (%v)", err)
 	}
 	// The next plan reads the victims under way, as the accounting sees them, before its dry run.
-	r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey, f.snapshot.NodeInfos())
+	r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.Gangs.Key, f.snapshot.NodeInfos())
 
 	// The first preemptor, tried again after its preemption failed, is still nominated to n.
 	victims, status = f.selectVictims(t, first)

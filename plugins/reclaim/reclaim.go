@@ -78,7 +78,7 @@ var (
 // hands it.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
 	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: acct.GangAttempts(),
-		nominated: newNominated(acct.GangKey), clock: acct.Clock()}
+		nominated: newNominated(acct.Gangs.Key), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
@@ -229,9 +229,9 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 		priority: corev1helpers.PodPriority(pod),
 		req:      req,
 	}
-	p.preempt = r.acct.HasBoundBelow(queue, p.priority)
+	p.preempt = r.acct.Pods.HasBoundBelow(queue, p.priority)
 	var evicting map[string]v1.ResourceList
-	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.GangKey, r.handle.SnapshotSharedLister().NodeInfos())
+	evicting, p.gangsEvicting, p.evicting = r.inflight.pending(r.victimState, r.acct.QueueOf, r.acct.Gangs.Key, r.handle.SnapshotSharedLister().NodeInfos())
 	r.inflight.forgetOwn(r.stillCounted)
 	// The queue's other pods and other gangs' members that reclaim made room for, not bound yet,
 	// count as the queue's already.
@@ -297,7 +297,7 @@ func (r *Reclaim) again(pod *v1.Pod, code fwk.Code) (*fwk.PostFilterResult, *fwk
 // pending says whether the accounting counts a pod that is neither bound nor assumed.
 func (r *Reclaim) pending(pod *v1.Pod) bool {
 	_, _, ok := r.acct.Holding(pod)
-	return ok && !r.acct.Holds(pod)
+	return ok && !r.acct.Pods.Holds(pod)
 }
 
 // victimState says whether a victim under way has begun to go, as the accounting sees it: from that
@@ -306,9 +306,9 @@ func (r *Reclaim) pending(pod *v1.Pod) bool {
 // victim preempted while it waited at Permit is no longer held: it went back to the queue.
 func (r *Reclaim) victimState(pod *v1.Pod) victimState {
 	switch {
-	case r.acct.Leaving(pod):
+	case r.acct.Pods.Leaving(pod):
 		return victimLeaving
-	case r.acct.Holds(pod):
+	case r.acct.Pods.Holds(pod):
 		return victimHeld
 	}
 	return victimReleased
@@ -357,7 +357,7 @@ func (r *Reclaim) PodEligibleToPreemptOthers(_ context.Context, pod *v1.Pod, nom
 // finalizer, a lost node), as goingOn has it, or after since for one whose deletion never began (its
 // eviction failed, or was not made).
 func (r *Reclaim) stillCounted(victim *v1.Pod, since time.Time) bool {
-	if !r.acct.Holds(victim) {
+	if !r.acct.Pods.Holds(victim) {
 		return false
 	}
 	due := since

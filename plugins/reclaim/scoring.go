@@ -88,7 +88,7 @@ func (r *Reclaim) wholeGangs(v *extenderv1.Victims) int {
 	}
 	taken := map[string]*gangs.Members{}
 	for _, p := range v.Pods {
-		if key := r.acct.GangKey(p); key != "" {
+		if key := r.acct.Gangs.Key(p); key != "" {
 			if taken[key] == nil {
 				taken[key] = &gangs.Members{}
 			}

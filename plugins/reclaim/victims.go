@@ -88,12 +88,12 @@ func (r *Reclaim) victimsOn(p *plan, nodeInfo fwk.NodeInfo) []*victim {
 	gangs := map[string]*victim{}
 	for _, pi := range nodeInfo.GetPods() {
 		pod := pi.GetPod()
-		kind, queue := p.classify(pod, r.acct.QueueOf, r.acct.GangKey)
+		kind, queue := p.classify(pod, r.acct.QueueOf, r.acct.Gangs.Key)
 		if kind == notAVictim || r.inflight.evicting(pod.UID) {
 			continue // a victim under way is gone already in the dry run
 		}
 		v := &victim{kind: kind, queue: queue, priority: corev1helpers.PodPriority(pod), pods: []fwk.PodInfo{pi},
-			gang: r.acct.GangKey(pod), started: startOf(pod), remembered: p.remembered[queue]}
+			gang: r.acct.Gangs.Key(pod), started: startOf(pod), remembered: p.remembered[queue]}
 		v.requests = requestsOf(v.pods)
 		if v.gang == "" {
 			out = append(out, v)
@@ -142,10 +142,10 @@ func startOf(pod *v1.Pod) int64 {
 
 // gangBound is a gang's PodGroup and its bound members; ok is false when the PodGroup is gone.
 func (r *Reclaim) gangBound(key string) (pg *schedulingv1beta1.PodGroup, bound gangs.Members, ok bool) {
-	if pg, ok = r.acct.PodGroupByKey(key); !ok {
+	if pg, ok = r.acct.Gangs.PodGroup(key); !ok {
 		return nil, gangs.Members{}, false
 	}
-	return pg, gangs.Count(r.acct.GangMembers(key), func(m *v1.Pod) bool { return m.Spec.NodeName != "" }), true
+	return pg, gangs.Count(r.acct.Gangs.Members(key), func(m *v1.Pod) bool { return m.Spec.NodeName != "" }), true
 }
 
 // gangSlack is how many bound members of task a gang may lose and stay whole (gangs.Slack).
@@ -160,7 +160,7 @@ func (r *Reclaim) gangSlack(key, task string) int {
 // gangMembersElsewhere are a gang's bound members on other nodes than node.
 func (r *Reclaim) gangMembersElsewhere(key, node string) []fwk.PodInfo {
 	var out []fwk.PodInfo
-	for _, m := range r.acct.GangMembers(key) {
+	for _, m := range r.acct.Gangs.Members(key) {
 		if m.Spec.NodeName != "" && m.Spec.NodeName != node {
 			if pi, err := framework.NewPodInfo(m); err == nil {
 				out = append(out, pi)

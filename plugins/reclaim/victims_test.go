@@ -241,7 +241,7 @@ func TestArrivalsDuringACycle(t *testing.T) {
 			executor.PreemptPod = r.evict
 			r.evaluator = preemption.NewEvaluator(Name, f.framework, r, executor)
 			createPod(t, f, preemptor) // the Evaluator reads it back
-			waitFor(t, f.ctx, "the owner's low-priority pods counted", func() bool { return r.acct.HasBoundBelow("owner", 10) })
+			waitFor(t, f.ctx, "the owner's low-priority pods counted", func() bool { return r.acct.Pods.HasBoundBelow("owner", 10) })
 			state := f.preFiltered(t, preemptor)
 			judged := cycle.Snapshot(state, r.acct.Snapshot) // Proportion's PreFilter, which takes it, is not in this profile
 			createPod(t, f, pendingPod("newcomer-0"))
@@ -284,7 +284,7 @@ func TestPlanTakesNothingFromAQueueNoLongerReclaimable(t *testing.T) {
 	f := newNodeFixture(t, nil, ownerPod("low"))
 	r := f.reclaim
 	r.nominated = newNominated(schedulingv1beta1.PodGroupKey)
-	waitFor(t, f.ctx, "the owner's low-priority pod counted", func() bool { return r.acct.HasBoundBelow("owner", 1) })
+	waitFor(t, f.ctx, "the owner's low-priority pod counted", func() bool { return r.acct.Pods.HasBoundBelow("owner", 1) })
 	queue := func(name string, reclaimable bool, allocated, deserved string) *policy.Queue {
 		return &policy.Queue{Name: name, Parent: "root", Reclaimable: reclaimable, Allocated: cpu(allocated), Deserved: cpu(deserved)}
 	}
@@ -311,7 +311,7 @@ func TestAnAdmittedPreemptorWaitsOnTheNodeItsVictimsLeave(t *testing.T) {
 	preemptor.Status.NominatedNodeName = "n"
 	f := newNodeFixture(t, preemptor, victim, borrowerPod("low", 1), borrowerPod("high", 1))
 	r := f.reclaim
-	waitFor(t, f.ctx, "the victim counted", func() bool { return r.acct.Holds(victim) })
+	waitFor(t, f.ctx, "the victim counted", func() bool { return r.acct.Pods.Holds(victim) })
 	r.inflight.candidate(preemptor.UID, "n", []*v1.Pod{victim})
 	r.inflight.settle(preemptor.UID, "n")
 	state := f.preFiltered(t, preemptor)
