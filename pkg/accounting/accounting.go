@@ -46,6 +46,8 @@ type Accounting struct {
 	Store *Store
 	// Gangs says which gang a pod belongs to, and finds a gang's PodGroup and members.
 	Gangs *Gangs
+	// GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
+	GangAttempts *gangs.Attempts
 	// StartPlans is the waiting gangs' reservations, as Backfill last planned them.
 	StartPlans *StartPlans
 
@@ -61,7 +63,6 @@ type Accounting struct {
 	reservations reservations
 	// gangFits keeps each gang's GangNeverFits verdict while what it rests on stays.
 	gangFits gangFits
-	attempts *gangs.Attempts
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
 	clock clock.WithTickerAndDelayedExecution
 	// ledger remembers what each queue used.
@@ -80,9 +81,6 @@ type Config struct {
 	// zero value keeps none.
 	History history.Settings
 }
-
-// GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
-func (a *Accounting) GangAttempts() *gangs.Attempts { return a.attempts }
 
 // Clock is the time every part built on the accounting reads: the plugins' waits and denials, the
 // controller's pacing and grace periods, the shares' spacing.
@@ -148,7 +146,7 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		},
 		Gangs:        &Gangs{takesGangsOf: takes, podGroups: v1beta1.PodGroups().Lister()},
 		clock:        clk,
-		attempts:     gangs.NewAttempts(clk),
+		GangAttempts: gangs.NewAttempts(clk),
 		reservations: reservations{admitted: map[WorkKey]v1.ResourceList{}},
 		ledger:       ledger{settings: cfg.History},
 	}

@@ -77,7 +77,7 @@ var (
 // New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
 // hands it.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: acct.GangAttempts(),
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: acct.GangAttempts,
 		nominated: newNominated(acct.Gangs.Key), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
