@@ -7,12 +7,10 @@ package accounting
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -23,10 +21,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
-	buslisters "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/bus/v1alpha1"
-	listers "github.com/queue-scheduler/queue-scheduler/pkg/generated/listers/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
-	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 )
 
 // syncTimeout bounds the wait for the queue-scheduler informers at start; past it the CRDs are most
@@ -86,27 +81,6 @@ type Config struct {
 // controller's pacing and grace periods, the shares' spacing.
 func (a *Accounting) Clock() clock.WithTickerAndDelayedExecution { return a.clock }
 
-// GangKey is "namespace/name" of the PodGroup of queue-scheduler the pod belongs to, or "" for a pod
-// of no gang, by the rule the admission webhook labels pods by (schedulingv1beta1.GangOf): a pod that
-// came past the webhook is counted in its gang all the same.
-func (g *Gangs) Key(pod *v1.Pod) string {
-	if name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf); ok {
-		return pod.Namespace + "/" + name
-	}
-	return ""
-}
-
-// GangName is GangKey as a name; ok is false for a pod of no gang.
-func (g *Gangs) Name(pod *v1.Pod) (group types.NamespacedName, ok bool) {
-	name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf)
-	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, ok
-}
-
-// TakesGangsOf says whether the PodGroups of source are gangs of queue-scheduler.
-func (g *Gangs) Takes(source schedulingv1beta1.GangSource) bool {
-	return g.takesGangsOf(source)
-}
-
 // Start builds the informers on queue-scheduler's own resources and waits until they are synced.
 // Namespaces and pods come from kube, the caller's informer factory, which the caller starts.
 func Start(ctx context.Context, client versioned.Interface, kube informers.SharedInformerFactory, cfg Config) (*Accounting, error) {
@@ -119,31 +93,13 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 	}
 	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithTransform(WithoutManagedFields))
 	v1beta1 := factory.Scheduling().V1beta1()
-	nsInformer := kube.Core().V1().Namespaces()
 	events := &Events{}
 	a := &Accounting{
-		Client:     client,
-		Informers:  factory,
-		Events:     events,
-		StartPlans: NewStartPlans(events),
-		Store: &Store{
-			informers:        factory,
-			queues:           v1beta1.Queues().Lister(),
-			podGroups:        v1beta1.PodGroups().Lister(),
-			queueUnits:       v1beta1.QueueUnits().Lister(),
-			commands:         factory.Bus().V1alpha1().Commands().Lister(),
-			namespaces:       nsInformer.Lister(),
-			nsInformer:       nsInformer.Informer(),
-			namespacesSynced: nsInformer.Informer().HasSynced,
-			pins:             pins{byUID: map[types.UID]string{}},
-			queueIndex:       v1beta1.Queues().Informer().GetIndexer(),
-			podGroupIndex:    v1beta1.PodGroups().Informer().GetIndexer(),
-			units: units{
-				indexer:         v1beta1.QueueUnits().Informer().GetIndexer(),
-				jobs:            kube.Batch().V1().Jobs().Lister(),
-				priorityClasses: kube.Scheduling().V1().PriorityClasses().Lister(),
-			},
-		},
+		Client:       client,
+		Informers:    factory,
+		Events:       events,
+		StartPlans:   NewStartPlans(events),
+		Store:        newStore(factory, kube),
 		Gangs:        &Gangs{takesGangsOf: takes, podGroups: v1beta1.PodGroups().Lister()},
 		clock:        clk,
 		GangAttempts: gangs.NewAttempts(clk),
@@ -206,19 +162,6 @@ func WithoutManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// QueueInformer is the shared informer on queues, for plugins that react to queue changes.
-func (s *Store) QueueInformer() cache.SharedIndexInformer {
-	return s.informers.Scheduling().V1beta1().Queues().Informer()
-}
-
-// PodGroupInformer is the shared informer on PodGroups.
-func (s *Store) PodGroupInformer() cache.SharedIndexInformer {
-	return s.informers.Scheduling().V1beta1().PodGroups().Informer()
-}
-
-// NamespacesSynced reports whether namespaces, and so their queue annotations, are known yet.
-func (s *Store) NamespacesSynced() bool { return s.namespacesSynced() }
-
 // sharesInformed reports whether the shares have been told of every node and queue the informers
 // started with: from then on, the shares go stale only on a change.
 func (a *Accounting) sharesInformed() bool {
@@ -234,67 +177,4 @@ func (a *Accounting) sharesInformed() bool {
 // namespace its informers started with: a reader of its state before then would see work missing.
 func (a *Accounting) Synced() bool {
 	return a.Store.namespacesSynced() && a.podsSynced() && a.sharesInformed()
-}
-
-// Queues lists queues from the cache.
-func (s *Store) Queues() listers.QueueLister { return s.queues }
-
-// PodGroups lists PodGroups from the cache.
-func (s *Store) PodGroups() listers.PodGroupLister { return s.podGroups }
-
-// QueueUnits lists QueueUnits from the cache.
-func (s *Store) QueueUnits() listers.QueueUnitLister { return s.queueUnits }
-
-// Namespaces lists namespaces from the cache.
-func (s *Store) Namespaces() corelisters.NamespaceLister { return s.namespaces }
-
-// OnNamespaceLabels calls f with the name of a namespace whose labels changed: the queues that select
-// it may have changed.
-func (s *Store) OnNamespaceLabels(f func(namespace string)) error {
-	_, err := s.nsInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, obj any) {
-		old, okOld := oldObj.(*v1.Namespace)
-		ns, ok := obj.(*v1.Namespace)
-		if okOld && ok && !maps.Equal(old.Labels, ns.Labels) {
-			f(ns.Name)
-		}
-	}})
-	return err
-}
-
-// Commands lists Commands from the cache.
-func (s *Store) Commands() buslisters.CommandLister { return s.commands }
-
-// Queue returns the named queue, or false when it does not exist.
-func (s *Store) Queue(name string) (*schedulingv1beta1.Queue, bool) {
-	q, err := s.queues.Get(name)
-	if err != nil {
-		return nil, false
-	}
-	return q, true
-}
-
-// QueueHold says why queue name (q, nil when it does not exist) holds back all of its work, or
-// nothing when it does not.
-func (s *Store) QueueHold(name string, q *schedulingv1beta1.Queue) holdreport.Why {
-	if q == nil {
-		return holdreport.QueueHold(name, nil, "", "")
-	}
-	return holdreport.QueueHold(name, q, s.SchedulingState(q), s.TreeFaultOf(q).Detail)
-}
-
-// SchedulingState is the state that decides whether a queue's pending work may be scheduled now,
-// derived from the queue's spec and the queue tree, never from status: a request to suspend takes
-// effect at once, and a queue whose parent does not exist, or whose parent chain is a cycle, is
-// Unknown.
-func (s *Store) SchedulingState(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
-	switch {
-	case q.Spec.State == schedulingv1beta1.QueueStateSuspended:
-		return schedulingv1beta1.QueueStateSuspended
-	case s.TreeFaultOf(q).Reason != "":
-		return schedulingv1beta1.QueueStateUnknown
-	case q.Spec.State == "":
-		return schedulingv1beta1.QueueStateOpen
-	default:
-		return q.Spec.State
-	}
 }

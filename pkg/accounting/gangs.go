@@ -2,6 +2,7 @@ package accounting
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -22,7 +23,7 @@ type Gangs struct {
 	members  cache.Indexer
 }
 
-// PodGroupIndex indexes pods by "namespace/podgroup" of their gang (GangKey), for any pod informer.
+// Index indexes pods by "namespace/podgroup" of their gang (Key), for any pod informer.
 func (g *Gangs) Index(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
@@ -44,7 +45,7 @@ func (a *Accounting) gangIndex(pods cache.SharedIndexInformer) error {
 	return nil
 }
 
-// OnUnlabeledGangPod calls handle with every change of a pod of queue-scheduler, not finished, that
+// OnUnlabeledPod calls handle with every change of a pod of queue-scheduler, not finished, that
 // belongs to a gang only by naming another API's PodGroup: a pod that came past the admission
 // webhook, which would have given it the pod-group label. Whoever watches the labelled pods alone
 // learns of these here.
@@ -77,7 +78,7 @@ func podOf(obj any) *v1.Pod {
 	return pod
 }
 
-// UnlabeledGangMembers are the live pods of queue-scheduler of the PodGroup key ("namespace/name")
+// UnlabeledMembers are the live pods of queue-scheduler of the PodGroup key ("namespace/name")
 // that belong to it only by naming another API's PodGroup.
 func (g *Gangs) UnlabeledMembers(key string) []*v1.Pod {
 	members := g.Members(key)
@@ -90,7 +91,7 @@ func (g *Gangs) UnlabeledMembers(key string) []*v1.Pod {
 	return out
 }
 
-// GangMembers returns the live pods of the PodGroup key ("namespace/name") from the scheduler's pod
+// Members returns the live pods of the PodGroup key ("namespace/name") from the scheduler's pod
 // informer, whose store is current before any of its handlers run: not finished, not being deleted.
 func (g *Gangs) Members(key string) []*v1.Pod {
 	objs, _ := g.members.ByIndex(byPodGroup, key)
@@ -105,7 +106,7 @@ func (g *Gangs) Members(key string) []*v1.Pod {
 	return out
 }
 
-// PodGroupByKey returns the PodGroup "namespace/name" from the cache, or false when it does not exist.
+// PodGroup returns the PodGroup "namespace/name" from the cache, or false when it does not exist.
 func (g *Gangs) PodGroup(key string) (*schedulingv1beta1.PodGroup, bool) {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -113,4 +114,25 @@ func (g *Gangs) PodGroup(key string) (*schedulingv1beta1.PodGroup, bool) {
 	}
 	pg, err := g.podGroups.PodGroups(namespace).Get(name)
 	return pg, err == nil
+}
+
+// Key is "namespace/name" of the PodGroup of queue-scheduler the pod belongs to, or "" for a pod
+// of no gang, by the rule the admission webhook labels pods by (schedulingv1beta1.GangOf): a pod that
+// came past the webhook is counted in its gang all the same.
+func (g *Gangs) Key(pod *v1.Pod) string {
+	if name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf); ok {
+		return pod.Namespace + "/" + name
+	}
+	return ""
+}
+
+// Name is Key as a name; ok is false for a pod of no gang.
+func (g *Gangs) Name(pod *v1.Pod) (group types.NamespacedName, ok bool) {
+	name, ok := schedulingv1beta1.GangOf(pod, g.takesGangsOf)
+	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, ok
+}
+
+// Takes says whether the PodGroups of source are gangs of queue-scheduler.
+func (g *Gangs) Takes(source schedulingv1beta1.GangSource) bool {
+	return g.takesGangsOf(source)
 }
