@@ -41,6 +41,8 @@ type Accounting struct {
 	Store *Store
 	// Gangs says which gang a pod belongs to, and finds a gang's PodGroup and members.
 	Gangs *Gangs
+	// History remembers what each queue used: its decayed usage.
+	History *Ledger
 	// GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
 	GangAttempts *gangs.Attempts
 	// StartPlans is the waiting gangs' reservations, as Backfill last planned them.
@@ -60,8 +62,6 @@ type Accounting struct {
 	gangFits gangFits
 	// clock tells the time to the accounting and to whoever it is handed to (Clock).
 	clock clock.WithTickerAndDelayedExecution
-	// ledger remembers what each queue used.
-	ledger ledger
 }
 
 // Config is what the composition root chooses for an accounting.
@@ -104,8 +104,8 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		clock:        clk,
 		GangAttempts: gangs.NewAttempts(clk),
 		reservations: reservations{admitted: map[WorkKey]v1.ResourceList{}},
-		ledger:       ledger{settings: cfg.History},
 	}
+	a.History = &Ledger{settings: cfg.History, clock: clk, store: a.Store, bringUpToNow: func() { a.Snapshot() }}
 	if err := a.addIndexers(); err != nil {
 		return nil, err
 	}

@@ -6,17 +6,22 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 )
 
-// ledger is each queue's usage history (pkg/history): what its own pods held, decayed. The
-// computation of the shares advances it, one at a time; readers take it as of now.
-type ledger struct {
+// Ledger is each queue's usage history (pkg/history): what its own pods held, decayed. The
+// snapshots' builds advance it, one at a time; readers take it as of now.
+type Ledger struct {
 	settings history.Settings
-	mu       sync.RWMutex
-	queues   map[string]*ledgerEntry
+	clock    clock.PassiveClock
+	store    *Store
+	// bringUpToNow builds a snapshot, whose build advances the ledger to now.
+	bringUpToNow func()
+	mu           sync.RWMutex
+	queues       map[string]*ledgerEntry
 	// round numbers the advances: an entry not reached by the latest is a deleted queue's.
 	round uint64
 }
@@ -37,7 +42,7 @@ type ledgerEntry struct {
 // then; the others keep their entries, which stay exact as they are. A queue seen for the first time
 // resumes from the checkpoint in its status, holding what it holds now since then; a queue gone is
 // forgotten. The caller advances it once the pods are counted, so that what queues hold is known.
-func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]QueueUsage, entered map[string]v1.ResourceList, now time.Time) {
+func (l *Ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]QueueUsage, entered map[string]v1.ResourceList, now time.Time) {
 	if !l.settings.Keeps() {
 		return
 	}
@@ -70,7 +75,7 @@ func (l *ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 // what held gives (its allocation, and its count of requests that started holding): a pod placed
 // or let go counts from the snapshot that first holds it, computed or not. A queue not kept yet
 // waits for the next computation, which resumes it from its checkpoint.
-func (l *ledger) advanceQueues(names map[string]struct{}, held func(queue string) (allocated, entered v1.ResourceList), now time.Time) {
+func (l *Ledger) advanceQueues(names map[string]struct{}, held func(queue string) (allocated, entered v1.ResourceList), now time.Time) {
 	if !l.settings.Keeps() || len(names) == 0 {
 		return
 	}
@@ -86,7 +91,7 @@ func (l *ledger) advanceQueues(names map[string]struct{}, held func(queue string
 
 // advanceEntry advances e over the time since its last advance with what it held then, when what
 // it holds (held) or its count of entries (entered) changed since; call with l.mu held.
-func (l *ledger) advanceEntry(e *ledgerEntry, held, entered v1.ResourceList, now time.Time) {
+func (l *Ledger) advanceEntry(e *ledgerEntry, held, entered v1.ResourceList, now time.Time) {
 	if sameList(held, e.allocated) && sameList(entered, e.entered) {
 		return
 	}
@@ -109,7 +114,7 @@ func resumed(q *schedulingv1beta1.Queue, now time.Time) history.Usage {
 
 // at is every queue's own usage at now, rounded as a checkpoint stores it (history.Stored), so that
 // the shares computed from it are those a restore from the checkpoint gives; nil without a history.
-func (l *ledger) at(now time.Time) map[string]history.Usage {
+func (l *Ledger) at(now time.Time) map[string]history.Usage {
 	if !l.settings.Keeps() {
 		return nil
 	}
@@ -127,7 +132,7 @@ func (l *ledger) at(now time.Time) map[string]history.Usage {
 }
 
 // of is one queue's own usage at now; false without a history or for a queue not seen yet.
-func (l *ledger) of(queue string, now time.Time) (history.Usage, bool) {
+func (l *Ledger) of(queue string, now time.Time) (history.Usage, bool) {
 	if !l.settings.Keeps() {
 		return history.Usage{}, false
 	}
@@ -146,17 +151,17 @@ func (l *ledger) of(queue string, now time.Time) (history.Usage, bool) {
 	return l.settings.Rewind(l.settings.Advance(entry.used, entry.allocated, nil, now), entry.allocated, now), true
 }
 
-// UsageHistory is the usage history's settings.
-func (a *Accounting) UsageHistory() history.Settings { return a.ledger.settings }
+// Settings are the usage history's settings.
+func (l *Ledger) Settings() history.Settings { return l.settings }
 
-// RememberedUsage is a queue's decayed usage now, its own pods' and those of the queues below it
+// Remembered is a queue's decayed usage now, its own pods' and those of the queues below it
 // (Subtree) together; false when no usage is kept or the queue is not known yet.
 //
 // It is taken at the second, so that readers within one second read the same.
-func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
-	a.Snapshot() // the builds advance the ledger
-	now := a.clock.Now().Truncate(time.Second)
-	own, ok := a.ledger.of(queue, now)
+func (l *Ledger) Remembered(queue string) (history.Usage, bool) {
+	l.bringUpToNow()
+	now := l.clock.Now().Truncate(time.Second)
+	own, ok := l.of(queue, now)
 	if !ok {
 		return own, false
 	}
@@ -170,12 +175,12 @@ func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
 	seen := map[string]bool{queue: true}
 	var below func(name string)
 	below = func(name string) {
-		for _, c := range a.Store.Children(name) {
+		for _, c := range l.store.Children(name) {
 			if seen[c.Name] {
 				continue // a cycle the webhook did not see: counted once
 			}
 			seen[c.Name] = true
-			if u, ok := a.ledger.of(c.Name, now); ok {
+			if u, ok := l.of(c.Name, now); ok {
 				add(u)
 			}
 			below(c.Name)
@@ -185,11 +190,11 @@ func (a *Accounting) RememberedUsage(queue string) (history.Usage, bool) {
 	return total, true
 }
 
-// OwnUsage is a queue's own pods' decayed usage at at, without the queues below it: what its
+// Own is a queue's own pods' decayed usage at at, without the queues below it: what its
 // checkpoint holds. A time to come counts what the queue holds now as held until then; a time before
 // the ledger's last advance takes it back as if what the queue holds had been held since
 // (history.Rewind).
-func (a *Accounting) OwnUsage(queue string, at time.Time) (history.Usage, bool) {
-	a.Snapshot()
-	return a.ledger.of(queue, at)
+func (l *Ledger) Own(queue string, at time.Time) (history.Usage, bool) {
+	l.bringUpToNow()
+	return l.of(queue, at)
 }

@@ -29,7 +29,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 	a := newTestAccountingWith(t, Config{Clock: clk, History: settings}, queues, kube...)
 	cpuSeconds := func(queue string) float64 {
 		t.Helper()
-		u, ok := a.RememberedUsage(queue)
+		u, ok := a.History.Remembered(queue)
 		if !ok {
 			t.Fatalf("no usage kept for %s", queue)
 		}
@@ -76,7 +76,7 @@ func TestLedgerRemembersWhatQueuesUsed(t *testing.T) {
 func TestNoLedgerWithoutHalfLife(t *testing.T) {
 	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()},
 		util.MakeNode("n", "10", "10Gi"), pod("a", "p", "1", "n"))
-	if u, ok := a.RememberedUsage("a"); ok {
+	if u, ok := a.History.Remembered("a"); ok {
 		t.Errorf("usage %v kept without a half-life", u)
 	}
 	if w := a.EffectiveWeights("a"); w != nil {
@@ -93,7 +93,7 @@ func TestLedgerCountsPlacementsWithNoComputation(t *testing.T) {
 	waiting := pod("a", "a-0", "2", "")
 	a := newTestAccountingWith(t, Config{Clock: clk, History: history.Settings{HalfLife: time.Hour}},
 		[]runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("a").Obj()}, util.MakeNode("n", "10", "10Gi"), waiting)
-	if used, ok := a.OwnUsage("a", clk.Now()); !ok || used.ResourceSeconds[v1.ResourceCPU] != 0 {
+	if used, ok := a.History.Own("a", clk.Now()); !ok || used.ResourceSeconds[v1.ResourceCPU] != 0 {
 		t.Fatalf("before the placement: a used %v (kept %t), want nothing", used.ResourceSeconds, ok)
 	}
 	computed := a.readShares().computedGen
@@ -106,7 +106,7 @@ func TestLedgerCountsPlacementsWithNoComputation(t *testing.T) {
 	}
 	clk.Step(30 * time.Minute)
 	want := 2 * (1 - math.Sqrt(0.5)) * 3600 / math.Ln2 // 2 cpus held for half a half-life
-	if used, _ := a.OwnUsage("a", clk.Now()); math.Abs(used.ResourceSeconds[v1.ResourceCPU]-want) > 1e-6*want {
+	if used, _ := a.History.Own("a", clk.Now()); math.Abs(used.ResourceSeconds[v1.ResourceCPU]-want) > 1e-6*want {
 		t.Errorf("after 2 cpus held for half an hour: a used %v cpu-seconds, want %v", used.ResourceSeconds[v1.ResourceCPU], want)
 	}
 }

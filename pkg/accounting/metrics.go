@@ -45,7 +45,7 @@ func (a *Accounting) queueSnapshot(q *schedulingv1beta1.Queue) metrics.QueueSnap
 		PendingPods: usage.Pods - usage.Bound, RunningPods: usage.Bound,
 		PodGroups: map[string]int{}, QueueUnits: map[string]int{}, EffectiveWeights: a.EffectiveWeights(q.Name),
 	}
-	if used, ok := a.RememberedUsage(q.Name); ok {
+	if used, ok := a.History.Remembered(q.Name); ok {
 		s.Usage = used.ResourceSeconds
 	}
 	for _, pg := range a.Store.PodGroupsOf(q.Name) {

@@ -203,7 +203,7 @@ func (a *Accounting) runShares(ctx context.Context) {
 // them: a hundredth of the half-life, within a second and a minute, in which usage decays by 0.7%.
 // Zero when usage does not move the shares.
 func (a *Accounting) historyRefresh() time.Duration {
-	s := a.ledger.settings
+	s := a.History.settings
 	if !s.Keeps() || s.Factor <= 0 {
 		return 0
 	}
@@ -236,13 +236,13 @@ func (a *Accounting) computeShares(c counters) (changed []string) {
 	now := a.clock.Now()
 	synced := a.Synced()
 	if synced {
-		a.ledger.advance(a.Store.AllQueues(), usage, a.enteredSnapshot(), now)
+		a.History.advance(a.Store.AllQueues(), usage, a.enteredSnapshot(), now)
 	}
 	a.shares.unsynced.Store(!synced)
-	factor := a.ledger.settings.Factor
+	factor := a.History.settings.Factor
 	var used map[string]history.Usage
 	if factor > 0 {
-		used = a.ledger.at(now)
+		used = a.History.at(now)
 	}
 	t := a.shares.tree
 	if t == nil || t.untracked != untracked {
@@ -254,7 +254,7 @@ func (a *Accounting) computeShares(c counters) (changed []string) {
 	if used != nil {
 		t.setUsage(used)
 	}
-	deserved, weights := t.tree.Share(capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
+	deserved, weights := t.tree.Share(capacity, fairshare.History{Factor: factor, Horizon: a.History.settings.Horizon()})
 	deserved[schedulingv1beta1.RootQueue] = capacity
 	a.shares.mu.Lock()
 	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, t.leafDemand, t.unitDemand
@@ -367,14 +367,14 @@ type QueuesAs func(*schedulingv1beta1.Queue) *schedulingv1beta1.Queue
 func (a *Accounting) SharesIf(as QueuesAs, extra map[string]v1.ResourceList) (now, then map[string]v1.ResourceList, usage map[string]QueueUsage) {
 	capacity := a.shares.capacityOf.get()
 	usage = a.usageSnapshot()
-	factor := a.ledger.settings.Factor
+	factor := a.History.settings.Factor
 	var used map[string]history.Usage
 	if factor > 0 {
-		used = a.ledger.at(a.clock.Now())
+		used = a.History.at(a.clock.Now())
 	}
 	compute := func(as QueuesAs, extra map[string]v1.ResourceList) map[string]v1.ResourceList {
 		root, _, _ := a.shareTree(usage, used, as, extra)
-		deserved, _ := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.ledger.settings.Horizon()})
+		deserved, _ := fairshare.ComputeRemembering(root, capacity, fairshare.History{Factor: factor, Horizon: a.History.settings.Horizon()})
 		deserved[schedulingv1beta1.RootQueue] = capacity
 		return deserved
 	}

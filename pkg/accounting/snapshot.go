@@ -143,7 +143,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 		spareMoved = a.Pods.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
 	}
 	if synced {
-		a.ledger.advanceQueues(a.Pods.changed, a.Pods.heldLocked, now)
+		a.History.advanceQueues(a.Pods.changed, a.Pods.heldLocked, now)
 	}
 	clear(a.Pods.changed)
 	a.Pods.allChanged = false

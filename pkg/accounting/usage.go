@@ -222,14 +222,14 @@ func (u *PodTable) PodCount(queue string) int {
 // enter counts requests that started holding in queue, for the usage history's entry charge;
 // nothing when no history is kept (Reserve calls it). Call with u.mu held.
 func (u *PodTable) enter(queue string, requests v1.ResourceList) {
-	if u.acct.ledger.settings.Keeps() {
+	if u.acct.History.settings.Keeps() {
 		u.entered[queue] = quota.Add(u.entered[queue], requests)
 	}
 }
 
 // leave takes back what enter counted for a pod unreserved before it was bound. Call with u.mu held.
 func (u *PodTable) leave(queue string, requests v1.ResourceList) {
-	if u.acct.ledger.settings.Keeps() {
+	if u.acct.History.settings.Keeps() {
 		u.entered[queue] = quota.SubtractWithNonNegativeResult(u.entered[queue], requests)
 	}
 }
@@ -421,7 +421,7 @@ func (u *PodTable) count(pod *v1.Pod, onSight bool) {
 // when the usage history charges each pod on entry and moves the shares (the charge counts at the
 // next computation), or when queue is Suspended (it asks for what it holds, no more).
 func (u *PodTable) placingMoves(queue string) bool {
-	if s := u.acct.ledger.settings; s.Keeps() && s.Factor > 0 && s.EntryCharge > 0 {
+	if s := u.acct.History.settings; s.Keeps() && s.Factor > 0 && s.EntryCharge > 0 {
 		return true
 	}
 	q, ok := u.acct.Store.Queue(queue)

@@ -25,10 +25,10 @@ func (c *Controller) usageCheckpoint(q *schedulingv1beta1.Queue) (checkpoint *sc
 			return prev, interval - age
 		}
 	}
-	if !c.acct.UsageHistory().Keeps() {
+	if !c.acct.History.Settings().Keeps() {
 		return q.Status.Usage, 0
 	}
-	used, ok := c.acct.OwnUsage(q.Name, now)
+	used, ok := c.acct.History.Own(q.Name, now)
 	switch {
 	case !ok:
 		// Not counted yet (the history starts once the pods are): the checkpoint stays, the

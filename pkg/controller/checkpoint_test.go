@@ -40,7 +40,7 @@ func TestUsageCheckpoint(t *testing.T) {
 		if !acct.Synced() {
 			return false, nil
 		}
-		_, ok := acct.OwnUsage("used", clk.Now())
+		_, ok := acct.History.Own("used", clk.Now())
 		if !ok && clk.Since(now) < 900*time.Millisecond {
 			clk.Step(100 * time.Millisecond)
 		}

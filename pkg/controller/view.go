@@ -137,7 +137,7 @@ func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.Queue
 // summarizeUsage sets the summary's usage, at the second (so that summaries taken within one are
 // alike), and its effective weights.
 func (c *Controller) summarizeUsage(queue string, s *visibilityv1beta1.QueueSummary) {
-	used, ok := c.acct.RememberedUsage(queue)
+	used, ok := c.acct.History.Remembered(queue)
 	if !ok {
 		return
 	}

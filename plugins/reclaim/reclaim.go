@@ -258,7 +258,7 @@ func (r *Reclaim) newPlan(snap *policy.Snapshot, pod *v1.Pod, req v1.ResourceLis
 // remembers says whether usage moves the shares (fairSharing.usageFactor above 0), and so which
 // queue reclaim takes from first: with the factor at 0, reclaim is as it was without a history.
 func (r *Reclaim) remembers() bool {
-	h := r.acct.UsageHistory()
+	h := r.acct.History.Settings()
 	return h.Keeps() && h.Factor > 0
 }
 
@@ -267,7 +267,7 @@ func (r *Reclaim) rememberedShare(snap *policy.Snapshot, queue string) float64 {
 	if !r.remembers() {
 		return 0
 	}
-	used, ok := r.acct.RememberedUsage(queue)
+	used, ok := r.acct.History.Remembered(queue)
 	q, exists := r.acct.Store.Queue(queue)
 	if !ok || !exists {
 		return 0

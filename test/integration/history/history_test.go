@@ -62,7 +62,7 @@ func TestUsageResumesFromItsCheckpoint(t *testing.T) {
 	var used history.Usage
 	err = wait.PollUntilContextTimeout(ctx, util.PollInterval, settle, true, func(context.Context) (bool, error) {
 		var ok bool
-		used, ok = restarted.RememberedUsage("used")
+		used, ok = restarted.History.Remembered("used")
 		return ok, nil
 	})
 	if err != nil {
