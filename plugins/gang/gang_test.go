@@ -91,7 +91,7 @@ func TestGateMessage(t *testing.T) {
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("q").Obj(),
 		util.MakeQueue("suspended").State(schedulingv1beta1.QueueStateSuspended).Obj(), util.MakeQueue("closed-to-ns").NoNamespaces().Obj())
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "g-0", 0, ""), member("g", "g-1", 0, "")}}
-	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return 0 }, clock.RealClock{})}
+	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(func(key string) []*v1.Pod { return pods[key] }, noneHeld, func() int64 { return 0 }, clock.RealClock{})}
 	pg := func(queue string, phase schedulingv1beta1.PodGroupPhase, minMember int32, minResources map[v1.ResourceName]string) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").Queue(queue).MinMember(minMember).MinResources(minResources).Obj()
 		p.Status.Phase = phase
@@ -125,8 +125,8 @@ func TestGateMessage(t *testing.T) {
 func TestMembersCountAndDenial(t *testing.T) {
 	pods := map[string][]*v1.Pod{"ns/g": {member("g", "bound", 0, "n"), member("g", "reserved", 0, ""), member("g", "pending", 0, "")}}
 	queues := int64(1)
-	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, func() int64 { return queues }, clock.RealClock{})
-	m.reserve(types.UID("reserved"))
+	reserved := heldSet{"reserved": true}
+	m := newMembers(func(key string) []*v1.Pod { return pods[key] }, reserved.holds, func() int64 { return queues }, clock.RealClock{})
 	if c := m.count("ns/g"); c.live.All != 3 || c.assigned.All != 2 {
 		t.Errorf("count: got %+v, want 3 live, 2 assigned", c)
 	}
@@ -134,6 +134,7 @@ func TestMembersCountAndDenial(t *testing.T) {
 	if bySibling, _ := m.release("reserved"); !bySibling {
 		t.Error("release of a member rejected for a sibling: want bySibling")
 	}
+	delete(reserved, "reserved") // Unreserve: the accounting forgets it
 	if c := m.count("ns/g"); c.assigned.All != 1 {
 		t.Errorf("after release: %d assigned, want 1", c.assigned.All)
 	}
@@ -163,7 +164,7 @@ func TestMembersCountAndDenial(t *testing.T) {
 // include the change denies it.
 func TestDenialRestsOnTheSharesOfItsAttempt(t *testing.T) {
 	queues, sharesQueues := int64(1), int64(1)
-	m := newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return queues }, clock.RealClock{})
+	m := newMembers(func(string) []*v1.Pod { return nil }, noneHeld, func() int64 { return queues }, clock.RealClock{})
 	m.attempt("ns/g", sharesQueues) // the attempt reads the shares of version 1
 	queues++                        // the borrower's flip is stored, and its handlers run before the refusal
 	m.deny("ns/g", time.Minute)

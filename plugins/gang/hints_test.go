@@ -44,7 +44,7 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 	}
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
 	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(), freed: newFreedRoom(clock.RealClock{}),
-		members:  newMembers(acct.Gangs.Members, acct.QueueSpecsVersion, clock.RealClock{}),
+		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, acct.QueueSpecsVersion, clock.RealClock{}),
 		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10), clock.RealClock{}),
 		pods:     factory.Core().V1().Pods().Lister()}
 	if err := g.watch(factory.Core().V1().Pods().Informer()); err != nil {

@@ -15,14 +15,17 @@ import (
 )
 
 // members counts a gang's pods from the scheduler's own pod informer, whose store is current before
-// any of its handlers run, plus the members this scheduler reserved and has not seen bound yet.
+// any of its handlers run; a member is assigned when the informer has it bound, or the accounting's
+// pod table holds it (assumed at Reserve until Unreserve or its binding): one record of the
+// reservations, the table's.
 type members struct {
 	pods func(key string) []*v1.Pod
+	// holds says whether the accounting's pod table has the pod holding room (accounting.PodTable.Holds).
+	holds func(*v1.Pod) bool
 	// clock tells the time the denials and the waits at Permit are measured against.
 	clock clock.PassiveClock
 
-	mu       sync.Mutex
-	reserved map[types.UID]bool
+	mu sync.Mutex
 	// waits holds when the wait of a member at Permit ends.
 	waits map[types.UID]time.Time
 	// rejected marks members rejected because of a sibling, whose Unreserve is not a new failure.
@@ -60,8 +63,8 @@ func (c gangCount) assignedLack(pg *schedulingv1beta1.PodGroup) string {
 	return gangs.Lacking(pg, c.assigned)
 }
 
-func newMembers(pods func(key string) []*v1.Pod, queues func() int64, clk clock.PassiveClock) *members {
-	return &members{pods: pods, clock: clk, reserved: map[types.UID]bool{}, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
+func newMembers(pods func(key string) []*v1.Pod, holds func(*v1.Pod) bool, queues func() int64, clk clock.PassiveClock) *members {
+	return &members{pods: pods, holds: holds, clock: clk, waits: map[types.UID]time.Time{}, rejected: map[types.UID]bool{},
 		denied: map[string]denial{}, queues: queues, attempts: map[string]int64{}}
 }
 
@@ -113,23 +116,14 @@ func (m *members) roomFreed() []string {
 
 // count reads the live and assigned members of the gang key.
 func (m *members) count(key string) gangCount {
-	pods := m.pods(key)
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var c gangCount
-	for _, pod := range pods {
+	for _, pod := range m.pods(key) {
 		c.live.Add(pod)
-		if pod.Spec.NodeName != "" || m.reserved[pod.UID] {
+		if pod.Spec.NodeName != "" || m.holds(pod) {
 			c.assigned.Add(pod)
 		}
 	}
 	return c
-}
-
-func (m *members) reserve(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reserved[uid] = true
 }
 
 // waiting records that a member waits at Permit until deadline.
@@ -146,14 +140,13 @@ func (m *members) rejectedBySibling(uid types.UID) {
 	m.rejected[uid] = true
 }
 
-// release forgets a reservation: the pod was unreserved, bound (the informer now says so), or
-// deleted. It returns whether a sibling caused it, and when the pod's wait at Permit ended or would
-// have ended (zero when it did not wait).
+// release forgets what is kept of a member's attempt: the pod was unreserved, bound (the informer
+// now says so), or deleted. It returns whether a sibling caused it, and when the pod's wait at
+// Permit ended or would have ended (zero when it did not wait).
 func (m *members) release(uid types.UID) (bySibling bool, deadline time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bySibling, deadline = m.rejected[uid], m.waits[uid]
-	delete(m.reserved, uid)
 	delete(m.rejected, uid)
 	delete(m.waits, uid)
 	return bySibling, deadline

@@ -1,9 +1,15 @@
 package gang
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
@@ -20,13 +26,51 @@ func TestCountByTask(t *testing.T) {
 	}
 	pods[1].Annotations = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
 	pods[2].Labels = map[string]string{schedulingv1beta1.VolcanoTaskAnnotation: "worker"}
-	m := newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})
-	m.reserve("w1")
+	m := newMembers(func(string) []*v1.Pod { return pods }, heldSet{"w1": true}.holds, func() int64 { return 0 }, clock.RealClock{})
 	c := m.count("ns/g")
 	if c.live.All != 4 || c.assigned.All != 2 {
 		t.Errorf("live %d assigned %d, want 4 and 2", c.live.All, c.assigned.All)
 	}
 	if c.live.Tasks["ps"] != 1 || c.live.Tasks["worker"] != 2 || c.assigned.Tasks["ps"] != 1 || c.assigned.Tasks["worker"] != 1 {
 		t.Errorf("per task: live %v assigned %v", c.live.Tasks, c.assigned.Tasks)
+	}
+}
+
+// heldSet stands for the accounting's pod table: the members it holds assumed, by UID.
+type heldSet map[types.UID]bool
+
+func (h heldSet) holds(pod *v1.Pod) bool { return h[pod.UID] }
+
+// noneHeld is a pod table that holds no member assumed.
+func noneHeld(*v1.Pod) bool { return false }
+
+// Permit counts as reserved the members the accounting's pod table holds assumed (Proportion's
+// Reserve), and stops counting one the table forgot (Unreserve): Gang keeps no record of its own.
+func TestPermitCountsTheMembersTheAccountingAssumed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, second := member("g", "g-0", 0, ""), member("g", "g-1", 0, "")
+	g, _ := watchedGang(t, ctx, kubefake.NewClientset(first, second))
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return len(g.acct.Gangs.Members("ns/g")) == 2 && g.acct.Pods.PodCount("q") == 2, nil
+	}); err != nil {
+		t.Fatal("the accounting never counted the gang's two members")
+	}
+	placed := func(pod *v1.Pod) *v1.Pod {
+		p := pod.DeepCopy()
+		p.Spec.NodeName = "n"
+		return p
+	}
+	g.acct.Pods.Assume(placed(first))
+	if status, _ := g.Permit(ctx, nil, first, "n"); status.Code() != fwk.Wait {
+		t.Fatalf("one of two members assumed: Permit %v, want Wait", status)
+	}
+	g.acct.Pods.Assume(placed(second))
+	if c := g.members.count("ns/g"); c.assigned.All != 2 {
+		t.Errorf("both members assumed: %d assigned, want 2", c.assigned.All)
+	}
+	g.acct.Pods.Forget(second)
+	if c := g.members.count("ns/g"); c.assigned.All != 1 {
+		t.Errorf("a member forgotten: %d assigned, want 1", c.assigned.All)
 	}
 }

@@ -34,7 +34,7 @@ func TestGateHoldsAGangThatNeverFitsItsQueue(t *testing.T) {
 		util.MakeQueue("team").Parent("org").Capability(map[v1.ResourceName]string{v1.ResourceMemory: "64Gi"}).Obj(),
 		util.MakeQueue("roomy").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj(),
 		util.MakeQueue("uncapped").Obj())
-	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(acct.Gangs.Members, func() int64 { return 0 }, clock.RealClock{})}
+	g := &Gang{acct: acct, clock: clock.RealClock{}, members: newMembers(acct.Gangs.Members, acct.Pods.Holds, func() int64 { return 0 }, clock.RealClock{})}
 	admitted := func(queue string) *schedulingv1beta1.PodGroup {
 		p := util.MakePodGroup("ns", "g").Queue(queue).MinMember(3).Obj()
 		p.Status.Phase = schedulingv1beta1.PodGroupInqueue
@@ -70,7 +70,7 @@ func TestHeldGangsLookedAtAgainUnderNewSpecsOnly(t *testing.T) {
 	}
 	handle := &activations{pods: make(chan string, 4)}
 	g := &Gang{handle: handle, acct: acct, clock: clock.RealClock{}, held: podindex.New(), reporter: holdreport.New(nil, nil, nil, clock.RealClock{}),
-		members: newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{})}
+		members: newMembers(func(string) []*v1.Pod { return pods }, noneHeld, func() int64 { return 0 }, clock.RealClock{})}
 	g.held.Add(pods[0], "ns/g")
 	g.recheckHeld()
 	wantActivated(t, handle, "g-0", "at the first look")

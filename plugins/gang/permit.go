@@ -71,13 +71,9 @@ func deniedBucket(key string) string { return "denied/" + key }
 // PreFilterExtensions is nil: the gang check does not depend on the pods of a node.
 func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// Reserve counts the member as assigned, so that Permit sees it.
-func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if g.acct.Gangs.Key(pod) != "" {
-		g.members.reserve(pod.UID)
-	}
-	return nil
-}
+// Reserve records nothing: the member's reservation is the accounting's (Proportion's Reserve
+// assumes it in the pod table), which Permit counts. Gang is a Reserve plugin for its Unreserve.
+func (g *Gang) Reserve(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status { return nil }
 
 // Unreserve gives up a member's reservation. A member given up for its own sake (its wait timed
 // out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound. The

@@ -57,7 +57,7 @@ func TestPodGroupPostFilter(t *testing.T) {
 	gone := member("other", "gone", 0, "n")
 	handle := &noWaitingPods{snapshot: schedcache.NewSnapshot([]*v1.Pod{gone}, []*v1.Node{util.MakeNode("n", "4", "8Gi")})}
 	g := &Gang{handle: handle, acct: acct, held: podindex.New(), clock: clock.RealClock{}, args: args, freed: newFreedRoom(clock.RealClock{}),
-		members:  newMembers(func(string) []*v1.Pod { return pods }, func() int64 { return 0 }, clock.RealClock{}),
+		members:  newMembers(func(string) []*v1.Pod { return pods }, noneHeld, func() int64 { return 0 }, clock.RealClock{}),
 		failures: newFailureReport(ctx, acct.Client, kubefake.NewClientset().CoreV1(), acct.Store.PodGroups(), acct.Clock())}
 	native := &schedulingapi.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}
 	info := &framework.PodGroupInfo{Namespace: "ns", Name: "g", PodGroup: native, UnscheduledPods: pods}
@@ -100,7 +100,7 @@ func TestDenialLapsesOnTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &Gang{handle: handle, clock: fake, held: podindex.New(), args: args,
-		members: newMembers(func(string) []*v1.Pod { return nil }, func() int64 { return 0 }, fake)}
+		members: newMembers(func(string) []*v1.Pod { return nil }, noneHeld, func() int64 { return 0 }, fake)}
 	g.deny("ns/g")
 	g.held.Add(member("g", "g-0", 0, ""), deniedBucket("ns/g"))
 	fake.Step(30*time.Second - time.Millisecond)
