@@ -3,6 +3,7 @@ package accounting
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,58 +222,91 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 
 // computeShares computes and publishes the shares from the usage, the queues and the capacity as
 // they are now, which include every change up to c, advances the ledger with them, and returns the
-// queues whose deserved share or effective weights changed. Call with the snapshots' building lock
-// held: one computation at a time, each in a build.
-func (a *Accounting) computeShares(c counters) (changed []string) {
+// queues whose deserved share or effective weights changed, and those a snapshot built on the last
+// one copies again. Call with the snapshots' building lock held: one computation at a time, each in
+// a build.
+func (a *Accounting) computeShares(c counters) sharesMoved {
 	start := a.clock.Now()
 	defer func() {
 		metrics.ShareComputations.Inc()
 		metrics.ShareComputationDuration.Observe(a.clock.Since(start).Seconds())
 	}()
-	gen, untracked := c.changes, c.untracked
-	specs := a.QueueSpecsVersion()
 	capacity := a.shares.capacityOf.get()
-	usage := a.usageSnapshot()
-	now := a.clock.Now()
-	synced := a.Synced()
-	if synced {
-		a.History.advance(a.Store.AllQueues(), usage, a.enteredSnapshot(), now)
+	moved := a.Pods.takeDemandMoved()
+	now, synced, factor := a.clock.Now(), a.Synced(), a.History.settings.Factor
+	t := a.shares.tree
+	whole := t == nil || t.untracked != c.untracked
+	var all map[string]QueueUsage
+	usage := func() map[string]QueueUsage {
+		if all == nil {
+			all = a.usageSnapshot()
+		}
+		return all
+	}
+	// The ledger is brought up to now whole when the queues changed, when it starts (the first
+	// computation once every pod is counted) and when it moves the shares; the snapshots' builds
+	// advance the queues whose usage changed in between.
+	if synced && (whole || a.shares.unsynced.Load() || factor > 0) {
+		a.History.advance(a.Store.AllQueues(), usage(), a.enteredSnapshot(), now)
 	}
 	a.shares.unsynced.Store(!synced)
-	factor := a.History.settings.Factor
-	var used map[string]history.Usage
-	if factor > 0 {
-		used = a.History.at(now)
-	}
-	t := a.shares.tree
-	if t == nil || t.untracked != untracked {
-		t = a.newShareTree(usage, untracked)
+	var leaves []string
+	if whole {
+		specs := a.QueueSpecsVersion()
+		t = a.newShareTree(usage(), c.untracked, specs)
 		a.shares.tree = t
 	} else {
-		t.follow(a, usage)
+		leaves = t.follow(a, moved)
 	}
-	if used != nil {
-		t.setUsage(used)
+	if factor > 0 {
+		t.setUsage(a.History.at(now))
 	}
 	deserved, weights := t.tree.Share(capacity, fairshare.History{Factor: factor, Horizon: a.History.settings.Horizon()})
-	deserved[schedulingv1beta1.RootQueue] = capacity
 	a.shares.mu.Lock()
+	defer a.shares.mu.Unlock()
+	var out sharesMoved
+	if whole {
+		out.deserved = listsMoved(a.shares.deserved, deserved)
+	} else {
+		out.deserved = slices.Clone(t.tree.Moved())
+	}
+	if !sameList(a.shares.capacity, capacity) {
+		out.deserved = append(out.deserved, schedulingv1beta1.RootQueue)
+	}
+	out.deserved = append(out.deserved, weightsMoved(a.shares.weights, weights)...)
+	out.queues = make(map[string]struct{}, len(out.deserved)+len(leaves))
+	for _, name := range slices.Concat(out.deserved, leaves) {
+		out.queues[name] = struct{}{}
+	}
 	a.shares.capacity, a.shares.leafDemand, a.shares.unitDemand = capacity, t.leafDemand, t.unitDemand
-	for name, d := range deserved {
-		if !sameList(a.shares.deserved[name], d) {
-			changed = append(changed, name)
-		}
-	}
-	for name := range a.shares.deserved {
-		if _, ok := deserved[name]; !ok {
-			changed = append(changed, name)
-		}
-	}
-	changed = append(changed, weightsMoved(a.shares.weights, weights)...)
 	a.shares.deserved, a.shares.weights = deserved, weights
-	a.shares.computedGen, a.shares.queueSpecs = gen, specs
-	a.shares.mu.Unlock()
-	return changed
+	a.shares.computedGen, a.shares.queueSpecs = c.changes, t.specs
+	return out
+}
+
+// sharesMoved is what a computation of the shares moved: the queues whose deserved share or
+// effective weights changed, told to the listeners; and with them those whose demand as if not
+// Suspended did, which a snapshot built on the last copies again.
+type sharesMoved struct {
+	deserved []string
+	queues   map[string]struct{}
+}
+
+// listsMoved names the queues whose list differs between before and now, or that one of them
+// lacks.
+func listsMoved(before, now map[string]v1.ResourceList) []string {
+	var moved []string
+	for name, d := range now {
+		if !sameList(before[name], d) {
+			moved = append(moved, name)
+		}
+	}
+	for name := range before {
+		if _, ok := now[name]; !ok {
+			moved = append(moved, name)
+		}
+	}
+	return moved
 }
 
 // weightsMoved names the queues whose effective weights differ between before and now, to a

@@ -14,15 +14,15 @@ import (
 
 // shareTree is the fair-share tree the shares are computed on, kept from one computation to the
 // next while the queues, units, PodGroups and nodes stay as they were: a computation after changes
-// of usage only sets the demand of the queues whose usage changed, and the tree gives back the
-// lists of the queues whose share did not.
+// of usage only sets the demand of the queues whose usage changed, the tree splits again only
+// where they reach, and gives back the lists of the queues whose share did not move.
 type shareTree struct {
 	tree *fairshare.Tree
-	// untracked is the shares' untrackedGen the tree was built at.
+	// untracked is the shares' untrackedGen the tree was built at, specs the version of the queues'
+	// specs (QueueSpecsVersion) read before it was.
 	untracked uint64
-	// usage is each queue's usage its demand was last set from; beyond, what each asks for beyond
-	// its pods (queueDemand).
-	usage  map[string]QueueUsage
+	specs     int64
+	// beyond is what each queue asks for beyond its pods (queueDemand).
 	beyond map[string]v1.ResourceList
 	// queues names the queues of the tree.
 	queues []string
@@ -33,10 +33,10 @@ type shareTree struct {
 }
 
 // newShareTree builds the tree from the queues now, each with its demand given usage; untracked
-// is the untrackedGen read before the queues were.
-func (a *Accounting) newShareTree(usage map[string]QueueUsage, untracked uint64) *shareTree {
+// is the untrackedGen read before the queues were, specs their version.
+func (a *Accounting) newShareTree(usage map[string]QueueUsage, untracked uint64, specs int64) *shareTree {
 	root, demands, beyond := a.shareTree(usage, nil, nil, nil)
-	t := &shareTree{tree: fairshare.NewTree(root), untracked: untracked, usage: usage, beyond: beyond,
+	t := &shareTree{tree: fairshare.NewTree(root), untracked: untracked, specs: specs, beyond: beyond,
 		leafDemand: map[string]v1.ResourceList{}}
 	var leaves func(q *fairshare.Queue)
 	leaves = func(q *fairshare.Queue) {
@@ -53,37 +53,27 @@ func (a *Accounting) newShareTree(usage map[string]QueueUsage, untracked uint64)
 	return t
 }
 
-// follow sets the demand of every queue whose usage differs from what its demand was last set from.
-func (t *shareTree) follow(a *Accounting, usage map[string]QueueUsage) {
-	var moved []string
-	for name, u := range usage {
-		if last, ok := t.usage[name]; !ok || !sameDemand(last, u) {
-			moved = append(moved, name)
-		}
-	}
-	for name := range t.usage {
-		if _, ok := usage[name]; !ok {
-			moved = append(moved, name)
-		}
-	}
-	t.usage = usage
+// follow sets the demand of every queue of moved, whose usage changed, and names the leaves whose
+// demand as if not Suspended (leafDemand) it changed.
+func (t *shareTree) follow(a *Accounting, moved map[string]QueueUsage) (leaves []string) {
 	if len(moved) == 0 {
-		return
+		return nil
 	}
 	leafDemand, beyond := t.leafDemand, t.beyond
 	leafCopied, beyondMoved := false, false
-	for _, name := range moved {
+	for name, usage := range moved {
 		q, ok := a.Store.Queue(name)
 		if !ok {
 			continue // not a queue of the tree: its pods ask nothing of the shares
 		}
-		d := a.queueDemand(q, usage[name], nil)
+		d := a.queueDemand(q, usage, nil)
 		t.tree.SetDemand(name, d.shared)
-		if _, leaf := leafDemand[name]; leaf {
+		if last, leaf := leafDemand[name]; leaf && !sameList(last, d.open) {
 			if !leafCopied {
 				leafDemand, leafCopied = maps.Clone(leafDemand), true
 			}
 			leafDemand[name] = d.open
+			leaves = append(leaves, name)
 		}
 		if !quota.Equals(beyond[name], d.beyond) {
 			if !beyondMoved {
@@ -100,6 +90,7 @@ func (t *shareTree) follow(a *Accounting, usage map[string]QueueUsage) {
 	if beyondMoved {
 		t.unitDemand = sumBeyond(beyond)
 	}
+	return leaves
 }
 
 // setUsage sets every queue's own usage history.
@@ -107,13 +98,6 @@ func (t *shareTree) setUsage(used map[string]history.Usage) {
 	for _, name := range t.queues {
 		t.tree.SetUsage(name, used[name].ResourceSeconds)
 	}
-}
-
-// sameDemand says whether two usages of a queue ask for the same of the shares. The usage's lists
-// are replaced as pods come and go, never changed in place: the same list is the same amount, and
-// most queues at most computations hold the same lists as at the last.
-func sameDemand(a, b QueueUsage) bool {
-	return sameList(a.Allocated, b.Allocated) && sameList(a.Pending, b.Pending)
 }
 
 // sameList says whether a and b list the same amounts: the same map, or equal ones.

@@ -114,7 +114,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	if last != nil && last.Changes == changes && untracked == a.snapshots.untracked.Load() {
 		return last
 	}
-	var moved []string
+	var moved sharesMoved
 	computed := a.shares.due(c) || a.shares.unsynced.Load() && a.Synced()
 	if computed {
 		moved = a.computeShares(c)
@@ -140,7 +140,10 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 		}
 		a.Pods.wholeQueues(next, queues, sh)
 	} else {
-		spareMoved = a.Pods.updatedQueues(next, last, sharesMoved(a.snapshots.shares, sh, last), sh)
+		if moved.queues == nil {
+			moved.queues = map[string]struct{}{}
+		}
+		spareMoved = a.Pods.updatedQueues(next, last, moved.queues, sh)
 	}
 	if synced {
 		a.History.advanceQueues(a.Pods.changed, a.Pods.heldLocked, now)
@@ -158,7 +161,7 @@ func (a *Accounting) buildSnapshot() *policy.Snapshot {
 	}
 	a.snapshots.untracked.Store(untracked)
 	a.snapshots.latest.Store(next)
-	a.snapshots.told.leave(computed, moved, grew)
+	a.snapshots.told.leave(computed, moved.deserved, grew)
 	return next
 }
 
@@ -186,7 +189,7 @@ func (u *PodTable) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta
 	next.Queues, next.Claimable, next.Spare = make(map[string]*policy.Queue, len(queues)), v1.ResourceList{}, map[string]v1.ResourceList{}
 	for _, q := range queues {
 		demand, leaf := sh.leafDemand[q.Name]
-		value := u.queueValue(specOf(q), sh.deserved[q.Name], demand, leaf)
+		value := u.queueValue(specOf(q), sh.deservedOf(q.Name), demand, leaf)
 		next.Queues[q.Name] = value
 		for name, c := range value.Claim {
 			sum := next.Claimable[name]
@@ -197,23 +200,6 @@ func (u *PodTable) wholeQueues(next *policy.Snapshot, queues []*schedulingv1beta
 			next.Spare[q.Name] = value.Spare
 		}
 	}
-}
-
-// sharesMoved names the queues whose deserved share or demand differs between the shares before
-// and now (a computation came between), for a build on last that was built with before. The shares
-// replace a queue's lists when they change and keep them when they do not: the same list is the
-// same amount.
-func sharesMoved(before, now publishedShares, last *policy.Snapshot) map[string]struct{} {
-	moved := map[string]struct{}{}
-	if before.computedGen == now.computedGen {
-		return moved
-	}
-	for name := range last.Queues {
-		if !sameList(before.deserved[name], now.deserved[name]) || !sameList(before.leafDemand[name], now.leafDemand[name]) {
-			moved[name] = struct{}{}
-		}
-	}
-	return moved
 }
 
 // foldAt is how many queues Updated may hold: beyond it, and beyond a quarter of the queues, a
@@ -237,7 +223,7 @@ func (u *PodTable) updatedQueues(next, last *policy.Snapshot, moved map[string]s
 			continue
 		}
 		deserved := prev.Deserved
-		if d, ok := sh.deserved[name]; ok {
+		if d := sh.deservedOf(name); d != nil {
 			deserved = d
 		}
 		demand, leaf := sh.leafDemand[name]
@@ -284,6 +270,14 @@ type publishedShares struct {
 	queueSpecs           int64
 	capacity, unitDemand v1.ResourceList
 	deserved, leafDemand map[string]v1.ResourceList
+}
+
+// deservedOf is a queue's deserved share; for the root, the capacity shared.
+func (s publishedShares) deservedOf(queue string) v1.ResourceList {
+	if queue == schedulingv1beta1.RootQueue {
+		return s.capacity
+	}
+	return s.deserved[queue]
 }
 
 func (a *Accounting) readShares() publishedShares {

@@ -93,6 +93,9 @@ type PodTable struct {
 	// built, so that the next one copies only those; allChanged, that every queue's may have.
 	changed    map[string]struct{}
 	allChanged bool
+	// demandMoved names the queues whose allocated or pending list changed since the shares last
+	// took them (takeDemandMoved): the demand of those only is set anew.
+	demandMoved map[string]struct{}
 	// numberChange numbers a change of usage, which the next snapshot includes; moves: the change
 	// moves the demand (a pod came, went, or asks for more or less), and that snapshot computes the
 	// shares anew. It is called in the same critical section as the change, so that whoever sees a
@@ -120,6 +123,7 @@ func newPodTable(a *Accounting, numberChange func(moves bool) uint64) *PodTable 
 		subtree:      map[string]v1.ResourceList{},
 		entered:      map[string]v1.ResourceList{},
 		changed:      map[string]struct{}{},
+		demandMoved:  map[string]struct{}{},
 		allChanged:   true,
 	}
 }
@@ -260,6 +264,24 @@ func (a *Accounting) usageSnapshot() map[string]QueueUsage {
 	for name, q := range a.Pods.queues {
 		out[name] = QueueUsage{Allocated: q.Allocated, Pending: q.Pending, Pods: q.Pods, Bound: q.Bound, Terminating: q.Terminating}
 	}
+	return out
+}
+
+// takeDemandMoved returns the usage now of each queue whose allocated or pending list changed since
+// the last call (a zero usage for a queue that has no pods left), and starts counting anew. Its
+// lists are the usage's own: read, never changed.
+func (u *PodTable) takeDemandMoved() map[string]QueueUsage {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make(map[string]QueueUsage, len(u.demandMoved))
+	for name := range u.demandMoved {
+		if q, ok := u.queues[name]; ok {
+			out[name] = QueueUsage{Allocated: q.Allocated, Pending: q.Pending, Pods: q.Pods, Bound: q.Bound, Terminating: q.Terminating}
+		} else {
+			out[name] = QueueUsage{}
+		}
+	}
+	clear(u.demandMoved)
 	return out
 }
 
@@ -543,6 +565,7 @@ func (u *PodTable) current(pod *v1.Pod) (*v1.Pod, bool) {
 
 func (u *PodTable) add(p podUsage) {
 	u.changed[p.queue] = struct{}{}
+	u.demandMoved[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
 		q = &QueueUsage{Allocated: v1.ResourceList{}, Pending: v1.ResourceList{}, boundPriorities: map[int32]int{}}
@@ -569,6 +592,7 @@ func (u *PodTable) add(p podUsage) {
 
 func (u *PodTable) subtract(p podUsage) {
 	u.changed[p.queue] = struct{}{}
+	u.demandMoved[p.queue] = struct{}{}
 	q := u.queues[p.queue]
 	if q == nil {
 		return
