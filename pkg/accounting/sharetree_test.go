@@ -1,12 +1,15 @@
 package accounting
 
 import (
+	"reflect"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -72,6 +75,41 @@ func TestSharesBuildTheTreeAnewOnAQueueChange(t *testing.T) {
 	for _, q := range []string{"a", "c"} {
 		if got, want := a.Deserved(q), resource.MustParse("6"); got.Cpu().Cmp(want) != 0 {
 			t.Errorf("after c was added: %s deserves %v, want %v", q, got, want)
+		}
+	}
+}
+
+// A computation that takes a queue's new demand after a build already copied the queue's usage (the
+// pod came after that build read the counters, so it computed nothing) copies the queue again with
+// its demand, though its share stays: the snapshot after it equals a whole build.
+func TestADemandTakenAfterItsCopyReachesTheSnapshot(t *testing.T) {
+	// a is guaranteed 8 of 10 cpu: it deserves 8 whatever it asks for, and claims what it asks for.
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(),
+		util.MakeQueue("a").Guarantee(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj(), util.MakeQueue("b").Obj()},
+		util.MakeNode("n", "10", "10Gi"), pod("a", "a-0", "2", ""), pod("b", "b-0", "2", ""))
+	compute(a)
+	deserved := a.readShares().deserved["a"]
+	a.Pods.upsert(pod("a", "a-1", "3", ""))
+	// The build that read the counters before the pod came: it copies a's usage, computes nothing.
+	a.shares.mu.Lock()
+	a.shares.computedGen = a.shares.counters().moved
+	a.shares.mu.Unlock()
+	if claim := a.Snapshot().Queue("a").Claim.Cpu(); claim.Cmp(resource.MustParse("2")) != 0 {
+		t.Fatalf("the build that computed nothing: a claims %v, want the 2 cpu it asked for before", claim)
+	}
+	compute(a)
+	snap := a.Snapshot()
+	sh := a.readShares()
+	if !sameList(sh.deserved["a"], deserved) {
+		t.Fatalf("a's share moved from %v to %v: the case is a demand that moves no share", deserved, sh.deserved["a"])
+	}
+	whole := &policy.Snapshot{}
+	a.Pods.mu.Lock()
+	a.Pods.wholeQueues(whole, a.Store.AllQueues(), sh)
+	a.Pods.mu.Unlock()
+	for q, want := range whole.Queues {
+		if got := snap.Queue(q); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s is %+v, a whole build has %+v", q, got, want)
 		}
 	}
 }
