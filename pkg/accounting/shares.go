@@ -47,7 +47,7 @@ type shares struct {
 	// its own, and no computation is due.
 	movedGen    atomic.Uint64
 	computedGen uint64 // under mu
-	// queueSpecs is the version of the queues' specs (QueueSpecsVersion) read before the shares
+	// queueSpecs is the version of the queues' specs (queueSpecsVersion) read before the shares
 	// were computed.
 	queueSpecs int64 // under mu
 	mu         sync.RWMutex
@@ -252,7 +252,7 @@ func (a *Accounting) computeShares(c counters) sharesMoved {
 	a.shares.unsynced.Store(!synced)
 	var leaves []string
 	if whole {
-		specs := a.QueueSpecsVersion()
+		specs := a.queueSpecsVersion()
 		t = a.newShareTree(usage(), c.untracked, specs)
 		a.shares.tree = t
 	} else {

@@ -19,7 +19,7 @@ import (
 type shareTree struct {
 	tree *fairshare.Tree
 	// untracked is the shares' untrackedGen the tree was built at, specs the version of the queues'
-	// specs (QueueSpecsVersion) read before it was.
+	// specs (queueSpecsVersion) read before it was.
 	untracked uint64
 	specs     int64
 	// beyond is what each queue asks for beyond its pods (queueDemand).

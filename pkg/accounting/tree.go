@@ -23,11 +23,12 @@ func (s *Store) TreeFaultOf(q *schedulingv1beta1.Queue) TreeFault {
 // CycleAbove returns the cycle that queue's parent chain runs into in the queue informer's store.
 func (s *Store) CycleAbove(queue string) []string { return rules.CycleAbove(queue, s) }
 
-// QueueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it sums a mark
-// of each queue's UID and generation in the informer's store, which is current before any handler
-// hears of the change. A queue deleted and another created at the same generation change it too. A
-// decision made under one version (a gang denied for lack of room) is stale under another.
-func (a *Accounting) QueueSpecsVersion() int64 {
+// queueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it sums a mark
+// of each queue's UID and generation in the informer's store. A queue deleted and another created
+// at the same generation change it too. It is read when the share tree is built, before the queues
+// are, and a snapshot carries it as QueueSpecs: a decision made on one snapshot (a gang denied for
+// lack of room) is stale on a later one with other specs.
+func (a *Accounting) queueSpecsVersion() int64 {
 	var sum uint64
 	for _, q := range a.Store.AllQueues() {
 		sum += specMark(string(q.UID), q.Generation)

@@ -132,7 +132,7 @@ func TestQueueSpecsVersionTellsEveryChange(t *testing.T) {
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("the queues were never watched")
 	}
-	seen := map[int64]string{acct.QueueSpecsVersion(): "queue a at generation 1"}
+	seen := map[int64]string{acct.queueSpecsVersion(): "queue a at generation 1"}
 	b := util.MakeQueue("b").Obj()
 	b.UID, b.Generation = "uid-b", 1
 	queues := acct.Client.SchedulingV1beta1().Queues()
@@ -148,18 +148,18 @@ func TestQueueSpecsVersionTellsEveryChange(t *testing.T) {
 			return err
 		}},
 	} {
-		before := acct.QueueSpecsVersion()
+		before := acct.queueSpecsVersion()
 		if err := step.change(); err != nil {
 			t.Fatal(err)
 		}
 		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-			return acct.QueueSpecsVersion() != before, nil
+			return acct.queueSpecsVersion() != before, nil
 		}); err != nil {
 			t.Fatalf("%s: the version stayed %d", step.what, before)
 		}
-		if earlier, ok := seen[acct.QueueSpecsVersion()]; ok {
+		if earlier, ok := seen[acct.queueSpecsVersion()]; ok {
 			t.Errorf("%s: the version is the one of %s", step.what, earlier)
 		}
-		seen[acct.QueueSpecsVersion()] = step.what
+		seen[acct.queueSpecsVersion()] = step.what
 	}
 }

@@ -78,7 +78,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 		handle:   h,
 		acct:     acct,
 		args:     args,
-		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, acct.QueueSpecsVersion, acct.Clock()),
+		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, func() int64 { return acct.Snapshot().QueueSpecs }, acct.Clock()),
 		clock:    acct.Clock(),
 		freed:    newFreedRoom(acct.Clock()),
 		held:     podindex.New(),

@@ -93,18 +93,7 @@ func (g *Gang) watch(pods cache.SharedIndexInformer) error {
 		return err
 	}
 	// A queue's new spec (capability, weight, guarantee, reclaimable) may let a rejected gang in, or
-	// let it take back its share: status writes, most queue updates, change nothing of that.
-	if _, err := g.acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, obj any) {
-			old, okOld := oldObj.(*schedulingv1beta1.Queue)
-			q, ok := obj.(*schedulingv1beta1.Queue)
-			if okOld && ok && old.Generation != q.Generation {
-				g.retryDenied()
-			}
-		},
-	}); err != nil {
-		return err
-	}
+	// let it take back its share: recheckHeld brings it back once the snapshots rest on it.
 	_, err := g.acct.Store.PodGroupInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    g.onPodGroup,
 		UpdateFunc: func(_, obj any) { g.onPodGroup(obj) },
@@ -134,14 +123,17 @@ func (g *Gang) retryDenied() {
 
 // recheckHeld lets in the held gangs that shares computed under new queue specs may let in: a
 // capability raised (the snapshot's, which the gate reads) lets a gang whose members asked together
-// for more than it run. Shares computed under the specs of the last look change no capability.
+// for more than it run, and a denial made on other specs lapses. Shares computed under the specs of
+// the last look change neither.
 func (g *Gang) recheckHeld() {
 	specs := g.acct.Snapshot().QueueSpecs
 	if g.recheckedSpecs.Swap(specs) == specs {
 		return
 	}
 	for _, key := range g.held.Keys() {
-		if !strings.HasPrefix(key, deniedBucket("")) {
+		if gang, denied := strings.CutPrefix(key, deniedBucket("")); denied {
+			g.retryLapsed(gang)
+		} else {
 			g.activateIfReady(key)
 		}
 	}

@@ -44,7 +44,7 @@ func watchedGang(t *testing.T, ctx context.Context, kube *kubefake.Clientset) (*
 	}
 	handle := &informerHandle{activations: activations{pods: make(chan string, 10)}, factory: factory}
 	g := &Gang{handle: handle, acct: acct, args: args, clock: clock.RealClock{}, held: podindex.New(), freed: newFreedRoom(clock.RealClock{}),
-		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, acct.QueueSpecsVersion, clock.RealClock{}),
+		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, func() int64 { return acct.Snapshot().QueueSpecs }, clock.RealClock{}),
 		reporter: holdreport.New(kube, factory.Core().V1().Pods().Lister(), events.NewFakeRecorder(10), clock.RealClock{}),
 		pods:     factory.Core().V1().Pods().Lister()}
 	if err := g.watch(factory.Core().V1().Pods().Informer()); err != nil {
@@ -101,5 +101,42 @@ func TestAGangIsLetInByTheRoomItsOwnNameFrees(t *testing.T) {
 	}
 	if got, err := g.isSchedulableAfterPodDelete(klog.Background(), pending, earlier, nil); err != nil || got != fwk.Queue {
 		t.Errorf("the pod of the gang before it left: hint %v (%v), want Queue", got, err)
+	}
+}
+
+// A gang denied on the snapshot of some queue specs comes back once the shares are computed on new
+// ones (recheckHeld, on Events.SharesComputed): a borrower turned reclaimable, a new capability, may
+// let it in, and the scheduler's own event of the change may have come before the snapshots held it.
+func TestADeniedGangComesBackOnNewQueueSpecs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube := kubefake.NewClientset()
+	g, handle := watchedGang(t, ctx, kube)
+	pending := member("g", "g-0", 0, "")
+	g.recheckedSpecs.Store(g.acct.Snapshot().QueueSpecs)
+	g.deny("ns/g")
+	g.held.Add(pending, deniedBucket("ns/g"))
+	g.recheckHeld()
+	select {
+	case got := <-handle.pods:
+		t.Fatalf("activated %s on the specs the gang was denied on", got)
+	default:
+	}
+	raised := util.MakeQueue("q").Obj()
+	raised.Generation = 2
+	raised.Spec.Weight = 2
+	if _, err := g.acct.Client.SchedulingV1beta1().Queues().Update(ctx, raised, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := g.recheckedSpecs.Load()
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return g.acct.Snapshot().QueueSpecs != before, nil
+	}); err != nil {
+		t.Fatal("the snapshots never rested on the new spec")
+	}
+	g.recheckHeld() // as the shares' computation tells it
+	wantActivated(t, &handle.activations, pending.Name, "once the shares rest on the new spec")
+	if g.members.isDenied("ns/g") {
+		t.Error("the gang is still denied on the new specs")
 	}
 }

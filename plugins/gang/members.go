@@ -33,7 +33,7 @@ type members struct {
 	// denied holds, per gang rejected since the cluster last freed room, when the denial lapses: its
 	// members reserve nothing until then, until room is freed, or until a queue's spec changes.
 	denied map[string]denial
-	// queues reads the version of the queues' specs (accounting.QueueSpecsVersion).
+	// queues reads the version of the queues' specs the latest snapshot rests on (its QueueSpecs).
 	queues func() int64
 	// attempts holds, per gang, the version of the queues' specs the shares of the latest attempt of
 	// one of its members were computed under (policy.Snapshot's QueueSpecs), which lags queues while

@@ -179,11 +179,11 @@ func (r *Reclaim) refuse(state fwk.CycleState, snap *policy.Snapshot, pod *v1.Po
 }
 
 // setAside puts a pod reclaim could not help on snap's numbers with the refused pods, and lets them
-// in at once when a queue's spec changed or a spare grew since snap: the call that lets them in may
-// have come before the pod was set aside.
+// in at once when the latest snapshot rests on other queue specs or a grown spare: the call that
+// lets them in may have come before the pod was set aside.
 func (r *Reclaim) setAside(pod *v1.Pod, snap *policy.Snapshot) {
 	r.waiting.Add(pod, refusedBucket)
-	if snap.QueueSpecs != r.acct.QueueSpecsVersion() || snap.SpareGrowths != r.acct.SpareGrowths() {
+	if latest := r.acct.Snapshot(); snap.QueueSpecs != latest.QueueSpecs || snap.SpareGrowths != latest.SpareGrowths {
 		r.activateRefused()
 	}
 }

@@ -83,16 +83,16 @@ func TestNominatedGangMembersHoldTheirQueuesRoom(t *testing.T) {
 	}
 }
 
-// settledSnapshot waits until the accounting holds queue and its shares were computed on the
-// queues' specs as the store holds them, and returns that snapshot: a refusal on an older one
-// brings the pod back, which the tests of a refusal on the current specs must not see.
+// settledSnapshot waits until the accounting's snapshot holds queue and stays as it is, and returns
+// that snapshot: a refusal on an older one brings the pod back, which the tests of a refusal on the
+// current specs must not see.
 func settledSnapshot(t *testing.T, ctx context.Context, acct *accounting.Accounting, queue string) *policy.Snapshot {
 	t.Helper()
 	var snap *policy.Snapshot
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		_, seen := acct.Store.Queue(queue)
+		last := snap
 		snap = acct.Snapshot()
-		return seen && snap.QueueSpecs == acct.QueueSpecsVersion(), nil
+		return snap.Queue(queue) != nil && snap == last, nil
 	}); err != nil {
 		t.Fatalf("the shares never rested on the specs of queue %s", queue)
 	}
@@ -173,13 +173,42 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		return acct.QueueSpecsVersion() != before.QueueSpecs, nil
+		return acct.Snapshot().QueueSpecs != before.QueueSpecs, nil
 	}); err != nil {
-		t.Fatal("the accounting never saw the spec change")
+		t.Fatal("the snapshots never rested on the spec change")
 	}
 	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
 	if len(handle.activated()) != 1 || handle.activated()[0] != "p" {
 		t.Errorf("activated %v; want the pod refused on specs older than the store's", handle.activated())
+	}
+}
+
+// A pod set aside on the current specs comes back once the snapshots rest on a queue's new spec
+// (Events.SharesComputed): the scheduler's own event of the change may have come before the
+// accounting's snapshots held it, and then found the pod refused on the old specs.
+func TestRefusedPodsComeBackOnceTheSnapshotsRestOnNewSpecs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("borrower").Obj())
+	handle := &activations{}
+	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
+	current := settledSnapshot(t, ctx, acct, "borrower")
+	r.specsSeen.Store(current.QueueSpecs)
+	acct.Events.SharesComputed.SubscribeSignal(r.onSharesComputed) // as New registers it
+	r.refuse(framework.NewCycleState(), current, util.MakePod("ns", "p").UID("p").Obj(), "no reclaimable queue holds more than its share")
+	if len(handle.activated()) != 0 {
+		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.activated())
+	}
+	turned := util.MakeQueue("borrower").Reclaimable(true).Obj()
+	turned.Generation = 2
+	if _, err := acct.Client.SchedulingV1beta1().Queues().Update(ctx, turned, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		acct.Snapshot() // a reader's build, as a scheduling cycle's
+		return len(handle.activated()) == 1, nil
+	}); err != nil {
+		t.Fatalf("activated %v once the snapshots rest on the new spec; want the refused pod", handle.activated())
 	}
 }
 

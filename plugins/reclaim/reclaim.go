@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,7 +19,6 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
-	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -63,6 +63,8 @@ type Reclaim struct {
 	pods      corelisters.PodLister
 	// clock is the accounting's: the time the attempts and the victims' grace are measured against.
 	clock clock.PassiveClock
+	// specsSeen is the version of the queues' specs (a snapshot's QueueSpecs) of the last look.
+	specsSeen atomic.Int64
 }
 
 // refusedBucket holds the pods reclaim could not help, until a queue's spec changes what it may
@@ -83,9 +85,8 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
 	r.pods = h.SharedInformerFactory().Core().V1().Pods().Lister()
 	acct.Events.SpareGrown.SubscribeSignal(r.activateRefused)
-	if _, err := acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: r.onQueueUpdate}); err != nil {
-		return nil, err
-	}
+	r.specsSeen.Store(acct.Snapshot().QueueSpecs)
+	acct.Events.SharesComputed.SubscribeSignal(r.onSharesComputed)
 	if err := r.waiting.ForgetOnBindOrDelete(h.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
@@ -107,13 +108,11 @@ func (r *Reclaim) activateRefused() {
 	}
 }
 
-// onQueueUpdate brings back the pods reclaim could not help when a queue's spec changed: a queue
-// turned reclaimable, or a new weight, guarantee or capability, may let them take back what they
-// could not. Status writes, which are most queue updates, change nothing here.
-func (r *Reclaim) onQueueUpdate(oldObj, obj any) {
-	old, okOld := oldObj.(*schedulingv1beta1.Queue)
-	q, ok := obj.(*schedulingv1beta1.Queue)
-	if okOld && ok && old.Generation != q.Generation {
+// onSharesComputed brings back the pods reclaim could not help once the snapshots rest on new queue
+// specs: a queue turned reclaimable, or a new weight, guarantee or capability, may let them take
+// back what they could not. Shares computed on the specs of the last look change nothing here.
+func (r *Reclaim) onSharesComputed() {
+	if specs := r.acct.Snapshot().QueueSpecs; r.specsSeen.Swap(specs) != specs {
 		r.activateRefused()
 	}
 }
