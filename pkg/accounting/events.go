@@ -5,7 +5,12 @@ import "sync"
 // Events is the accounting's event bus: what changed in the queue layer, told to whoever subscribed,
 // each topic by the one part of the accounting that owns the fact. Subscribers may come at any time
 // and from then on hear of every change; they are called with no lock of the accounting held, and
-// must not block.
+// must not block. QueueUsage and RoomFreed are told by the goroutine that changed the usage: the pod
+// informer's handler, Reserve or Unreserve, or a plugin's PreEnqueue counting a new pod on sight
+// under the scheduling queue's lock, which changes QueueUsage only (a new pod frees no room), so
+// QueueUsage's subscribers must not take that lock (Activate). The topics of the snapshots
+// (Deserved, SharesComputed, SpareGrown) are told on a goroutine of the accounting's, never the
+// builder's.
 type Events struct {
 	// QueueUsage tells the name of a queue whose usage changed.
 	QueueUsage Topic[string]
@@ -22,7 +27,8 @@ type Events struct {
 	// Reservation tells the key ("namespace/name") of a PodGroup whose reservation was made, moved
 	// or dropped.
 	Reservation Topic[string]
-	// WorkDeleted tells the queue of a deleted PodGroup or QueueUnit.
+	// WorkDeleted tells the queue of a deleted PodGroup or QueueUnit, read before the queue it was
+	// pinned to is forgotten.
 	WorkDeleted Topic[string]
 }
 

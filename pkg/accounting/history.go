@@ -74,7 +74,8 @@ func (l *Ledger) advance(queues []*schedulingv1beta1.Queue, usage map[string]Que
 // advanceQueues brings the ledger up to now for the named queues it keeps already, each holding
 // what held gives (its allocation, and its count of requests that started holding): a pod placed
 // or let go counts from the snapshot that first holds it, computed or not. A queue not kept yet
-// waits for the next computation, which resumes it from its checkpoint.
+// waits for the next computation that builds the tree anew (a queue that came is a change of the
+// tree), which resumes it from its checkpoint.
 func (l *Ledger) advanceQueues(names map[string]struct{}, held func(queue string) (allocated, entered v1.ResourceList), now time.Time) {
 	if !l.settings.Keeps() || len(names) == 0 {
 		return

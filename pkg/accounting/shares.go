@@ -47,8 +47,8 @@ type shares struct {
 	// its own, and no computation is due.
 	movedGen    atomic.Uint64
 	computedGen uint64 // under mu
-	// queueSpecs is the version of the queues' specs (queueSpecsVersion) read before the shares
-	// were computed.
+	// queueSpecs is the version of the queues' specs (queueSpecsVersion) read before the tree the
+	// shares were computed on was built.
 	queueSpecs int64 // under mu
 	mu         sync.RWMutex
 	deserved   map[string]v1.ResourceList
@@ -221,7 +221,9 @@ func (a *Accounting) Deserved(queue string) v1.ResourceList {
 }
 
 // computeShares computes and publishes the shares from the usage, the queues and the capacity as
-// they are now, which include every change up to c, advances the ledger with them, and returns the
+// they are now, which include every change up to c, advances the whole ledger when the tree is built
+// anew, when the ledger starts and when it moves the shares (the builds advance the queues whose
+// usage changed in between), and returns the
 // queues whose deserved share or effective weights changed, and those a snapshot built on the last
 // one copies again. Call with the snapshots' building lock held: one computation at a time, each in
 // a build.

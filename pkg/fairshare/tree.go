@@ -126,7 +126,7 @@ func (t *Tree) Share(capacity v1.ResourceList, h History) (map[string]v1.Resourc
 		weights = Weights{}
 	}
 	reuse := slices.Equal(names, t.names)
-	t.names, t.capacity, t.history = names, capacity, h
+	t.names, t.capacity, t.history = names, maps.Clone(capacity), h
 	n, width := len(t.nodes), len(names)
 	t.demand, t.used = grown(t.demand, n*width), grown(t.used, n*width)
 	for k := range t.nodes {

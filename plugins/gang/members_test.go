@@ -44,8 +44,9 @@ func (h heldSet) holds(pod *v1.Pod) bool { return h[pod.UID] }
 // noneHeld is a pod table that holds no member assumed.
 func noneHeld(*v1.Pod) bool { return false }
 
-// Permit counts as reserved the members the accounting's pod table holds assumed (Proportion's
-// Reserve), and stops counting one the table forgot (Unreserve): Gang keeps no record of its own.
+// Permit counts as reserved the members the accounting's pod table holds assumed (Gang's Reserve, as
+// Proportion's), and stops counting one at Gang's Unreserve, before Proportion's runs after it: Gang
+// keeps no record of its own.
 func TestPermitCountsTheMembersTheAccountingAssumed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -61,16 +62,17 @@ func TestPermitCountsTheMembersTheAccountingAssumed(t *testing.T) {
 		p.Spec.NodeName = "n"
 		return p
 	}
-	g.acct.Pods.Assume(placed(first))
+	g.Reserve(ctx, nil, placed(first), "n")
 	if status, _ := g.Permit(ctx, nil, first, "n"); status.Code() != fwk.Wait {
-		t.Fatalf("one of two members assumed: Permit %v, want Wait", status)
+		t.Fatalf("one of two members reserved: Permit %v, want Wait", status)
 	}
-	g.acct.Pods.Assume(placed(second))
+	g.Reserve(ctx, nil, placed(second), "n")
 	if c := g.members.count("ns/g"); c.assigned.All != 2 {
-		t.Errorf("both members assumed: %d assigned, want 2", c.assigned.All)
+		t.Errorf("both members reserved: %d assigned, want 2", c.assigned.All)
 	}
-	g.acct.Pods.Forget(second)
+	g.members.rejectedBySibling(second.UID)
+	g.Unreserve(ctx, nil, second, "n")
 	if c := g.members.count("ns/g"); c.assigned.All != 1 {
-		t.Errorf("a member forgotten: %d assigned, want 1", c.assigned.All)
+		t.Errorf("a member unreserved, Proportion's Unreserve not run yet: %d assigned, want 1", c.assigned.All)
 	}
 }

@@ -71,9 +71,14 @@ func deniedBucket(key string) string { return "denied/" + key }
 // PreFilterExtensions is nil: the gang check does not depend on the pods of a node.
 func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// Reserve records nothing: the member's reservation is the accounting's (Proportion's Reserve
-// assumes it in the pod table), which Permit counts. Gang is a Reserve plugin for its Unreserve.
-func (g *Gang) Reserve(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status { return nil }
+// Reserve assumes the member in the accounting's pod table, where Permit counts it: the one record
+// of reservations, which Proportion's Reserve writes too (assuming a pod twice is assuming it once).
+func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	if g.acct.Gangs.Key(pod) != "" {
+		g.acct.Pods.Assume(pod)
+	}
+	return nil
+}
 
 // Unreserve gives up a member's reservation. A member given up for its own sake (its wait timed
 // out, or a later plugin failed) takes its waiting siblings with it: no partial gang is bound. The
@@ -85,6 +90,9 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	if key == "" {
 		return
 	}
+	// Unreserve runs in the reverse order of Reserve: the member leaves the count before its siblings
+	// are rejected and the failure is reported, not at Proportion's Unreserve after them.
+	g.acct.Pods.Forget(pod)
 	bySibling, deadline := g.members.release(pod.UID)
 	if state != nil && state.IsPodGroupSchedulingCycle() {
 		return

@@ -14,7 +14,7 @@ import (
 // another pod or gang of the queue that counted only the queue's bound pods would take back more
 // than the queue's share.
 type nominated struct {
-	// gangKey names a pod's gang (accounting.GangKey).
+	// gangKey names a pod's gang (accounting.Gangs.Key).
 	gangKey func(*v1.Pod) string
 
 	mu   sync.Mutex
