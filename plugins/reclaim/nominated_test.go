@@ -158,22 +158,10 @@ func (a *activations) activated() []string {
 func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("borrower").Obj())
-	handle := &activations{}
-	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
-	pod := util.MakePod("ns", "p").UID("p").Obj()
-	before := settledSnapshot(t, ctx, acct, "borrower")
-	r.refuse(framework.NewCycleState(), before, pod, "no reclaimable queue holds more than its share")
-	if len(handle.activated()) != 0 {
-		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.activated())
-	}
-	turned := util.MakeQueue("borrower").Reclaimable(true).Obj()
-	turned.Generation = 2
-	if _, err := acct.Client.SchedulingV1beta1().Queues().Update(ctx, turned, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r, handle, before, pod := setAsideOnCurrentSpecs(t, ctx, false)
+	turnReclaimable(t, ctx, r.acct)
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		return acct.Snapshot().QueueSpecs != before.QueueSpecs, nil
+		return r.acct.Snapshot().QueueSpecs != before.QueueSpecs, nil
 	}); err != nil {
 		t.Fatal("the snapshots never rested on the spec change")
 	}
@@ -189,26 +177,44 @@ func TestRefusalOnOlderQueueSpecsComesBack(t *testing.T) {
 func TestRefusedPodsComeBackOnceTheSnapshotsRestOnNewSpecs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	r, handle, _, _ := setAsideOnCurrentSpecs(t, ctx, true)
+	turnReclaimable(t, ctx, r.acct)
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		r.acct.Snapshot() // a reader's build, as a scheduling cycle's
+		return len(handle.activated()) == 1, nil
+	}); err != nil {
+		t.Fatalf("activated %v once the snapshots rest on the new spec; want the refused pod", handle.activated())
+	}
+}
+
+// setAsideOnCurrentSpecs refuses pod p of queue borrower on the settled snapshot, which it returns,
+// and checks that the pod stays set aside; with subscribed, Reclaim hears of the shares' computations
+// as New registers it.
+func setAsideOnCurrentSpecs(t *testing.T, ctx context.Context, subscribed bool) (*Reclaim, *activations, *policy.Snapshot, *v1.Pod) {
+	t.Helper()
 	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("borrower").Obj())
 	handle := &activations{}
 	r := &Reclaim{handle: handle, acct: acct, waiting: podindex.New(), nominated: newNominated(schedulingv1beta1.PodGroupKey)}
 	current := settledSnapshot(t, ctx, acct, "borrower")
-	r.specsSeen.Store(current.QueueSpecs)
-	acct.Events.SharesComputed.SubscribeSignal(r.onSharesComputed) // as New registers it
-	r.refuse(framework.NewCycleState(), current, util.MakePod("ns", "p").UID("p").Obj(), "no reclaimable queue holds more than its share")
+	if subscribed {
+		r.specsSeen.Store(current.QueueSpecs)
+		acct.Events.SharesComputed.SubscribeSignal(r.onSharesComputed)
+	}
+	pod := util.MakePod("ns", "p").UID("p").Obj()
+	r.refuse(framework.NewCycleState(), current, pod, "no reclaimable queue holds more than its share")
 	if len(handle.activated()) != 0 {
 		t.Fatalf("activated %v on a refusal that rests on the current specs", handle.activated())
 	}
+	return r, handle, current, pod
+}
+
+// turnReclaimable makes queue borrower reclaimable: a new spec, at generation 2.
+func turnReclaimable(t *testing.T, ctx context.Context, acct *accounting.Accounting) {
+	t.Helper()
 	turned := util.MakeQueue("borrower").Reclaimable(true).Obj()
 	turned.Generation = 2
 	if _, err := acct.Client.SchedulingV1beta1().Queues().Update(ctx, turned, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		acct.Snapshot() // a reader's build, as a scheduling cycle's
-		return len(handle.activated()) == 1, nil
-	}); err != nil {
-		t.Fatalf("activated %v once the snapshots rest on the new spec; want the refused pod", handle.activated())
 	}
 }
 
