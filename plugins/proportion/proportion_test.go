@@ -94,6 +94,38 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 	}
 }
 
+// A deleted PodGroup gives back what it reserved: the pods held in the tree of its queue (below the
+// queue's top-level ancestor, whose capability counted the reservation too) come back, those of
+// another tree stay; the accounting tells of the deletion.
+func TestDeletedWorkActivatesItsQueuesTree(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	group := util.MakePodGroup("ns", "big").MinMember(2).Queue("team").Obj()
+	acct, _ := accountingtest.Start(ctx, t, kubefake.NewClientset(), util.MakeQueue("root").Obj(), util.MakeQueue("org").Obj(),
+		util.MakeQueue("team").Parent("org").Obj(), util.MakeQueue("sibling").Parent("org").Obj(), util.MakeQueue("other").Obj(), group)
+	handle := &activations{}
+	p := newTestPlugin(acct, handle)
+	for _, queue := range []string{"org", "team", "sibling", "other"} {
+		p.Held.Add(util.MakePod("ns", "in-"+queue).Obj(), queue)
+	}
+	p.onWorkDeleted("team")
+	got := handle.names()
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"in-org", "in-sibling", "in-team"}, got); diff != "" {
+		t.Errorf("activated for work deleted in team (-want,+got):\n%s", diff)
+	}
+	acct.Events.WorkDeleted.Subscribe(p.onWorkDeleted) // as New registers it
+	p.Held.Add(util.MakePod("ns", "again-in-team").Obj(), "team")
+	if err := acct.Client.SchedulingV1beta1().PodGroups("ns").Delete(ctx, "big", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return slices.Contains(handle.names(), "again-in-team"), nil
+	}); err != nil {
+		t.Fatalf("activated %v after the PodGroup was deleted; want again-in-team", handle.names())
+	}
+}
+
 // newTestPlugin builds the plugin on acct, letting pods in through handle; its reporter is not run.
 func newTestPlugin(acct *accounting.Accounting, handle *activations) *Proportion {
 	return &Proportion{acct: acct, Holder: &holdreport.Holder{
