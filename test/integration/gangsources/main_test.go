@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	spclient "sigs.k8s.io/scheduler-plugins/pkg/generated/clientset/versioned"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
@@ -79,7 +80,8 @@ func installGangCRDs(t *testing.T) {
 }
 
 // newNamespace creates a namespace opted in to queue-scheduler whose work goes to queue, and
-// deletes its pods after the test.
+// deletes its PodGroups of every API and its pods after the test, so that no group a test leaves
+// waiting or admitted asks for room in the tests after it.
 func newNamespace(t *testing.T, name, queue string) string {
 	t.Helper()
 	name = clustertest.Named(t, name)
@@ -90,6 +92,7 @@ func newNamespace(t *testing.T, name, queue string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		deletePodGroups(t, name)
 		if err := cluster.Kube.CoreV1().Pods(name).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
 			metav1.ListOptions{}); err != nil {
 			t.Errorf("delete pods: %v", err)
@@ -97,4 +100,26 @@ func newNamespace(t *testing.T, name, queue string) string {
 		waitNoPods(t, name)
 	})
 	return name
+}
+
+// deletePodGroups deletes the namespace's PodGroups: the other APIs' first (their mirrors go with
+// them), then queue-scheduler's. An API whose CRD is not installed yet has none.
+func deletePodGroups(t *testing.T, namespace string) {
+	t.Helper()
+	ctx, all := context.Background(), metav1.ListOptions{}
+	for api, deleteAll := range map[string]func() error{
+		"scheduler-plugins": func() error {
+			return sp.SchedulingV1alpha1().PodGroups(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, all)
+		},
+		"volcano": func() error {
+			return vc.SchedulingV1beta1().PodGroups(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, all)
+		},
+	} {
+		if err := deleteAll(); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete the %s PodGroups of %s: %v", api, namespace, err)
+		}
+	}
+	if err := cluster.Queues.SchedulingV1beta1().PodGroups(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, all); err != nil {
+		t.Errorf("delete the PodGroups of %s: %v", namespace, err)
+	}
 }
