@@ -92,9 +92,11 @@ func (c *Controller) enqueuePending(queue string) {
 
 // admitPending is one admission pass over a queue's Pending PodGroups that take room, by priority,
 // then age: each is admitted or keeps waiting with the reason, in that order, so that of two groups
-// that each fit alone the one ahead enters first, however their events were delivered. A group that
-// does not fit does not stop the ones behind it; a snapshot behind the queue's change does, and the
-// pass runs again in a moment.
+// that each fit alone the one ahead enters first, however their events were delivered. Another
+// API's group takes part once its mirror is in the store, ordered by the mirror's creation: two
+// sources mirrored side by side in one moment enter in either order. A group that does not fit does
+// not stop the ones behind it; a snapshot behind the queue's change does, and the pass runs again
+// in a moment.
 func (c *Controller) admitPending(ctx context.Context, queue string) error {
 	var errs []error
 	for _, pg := range c.pendingPodGroups(queue) {
