@@ -27,9 +27,10 @@ type Events struct {
 	// Reservation tells the key ("namespace/name") of a PodGroup whose reservation was made, moved
 	// or dropped.
 	Reservation Topic[string]
-	// WorkDeleted tells the queue of a deleted PodGroup or QueueUnit, read before the queue it was
-	// pinned to is forgotten.
-	WorkDeleted Topic[string]
+	// WorkReleased tells the queue of admitted work that may have given back room it reserved there:
+	// a PodGroup or QueueUnit deleted (its queue read before the queue it was pinned to is
+	// forgotten), a PodGroup that left Pending or Inqueue or whose minResources changed in one.
+	WorkReleased Topic[string]
 }
 
 // Topic is one kind of event and its subscribers.

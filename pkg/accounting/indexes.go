@@ -31,10 +31,10 @@ func (a *Accounting) addIndexers() error {
 	if err := v1beta1.QueueUnits().Informer().AddIndexers(cache.Indexers{byQueue: a.Store.queueUnitQueueIndex, byConsumer: consumerIndex}); err != nil {
 		return fmt.Errorf("index QueueUnits: %w", err)
 	}
-	if err := a.forgetOnDelete(v1beta1.PodGroups().Informer()); err != nil {
+	if err := a.releaseWork(v1beta1.PodGroups().Informer()); err != nil {
 		return err
 	}
-	return a.forgetOnDelete(v1beta1.QueueUnits().Informer())
+	return a.releaseWork(v1beta1.QueueUnits().Informer())
 }
 
 func parentIndex(obj any) ([]string, error) {
@@ -115,26 +115,36 @@ func byIndex[T any](indexer cache.Indexer, index, value string) []*T {
 	return out
 }
 
-// forgetOnDelete drops what the accounting keeps of a deleted PodGroup or QueueUnit beyond the
-// informer's store: its pinned queue and its reservation. Indexes are updated before any handler runs,
-// so the pin serves them to the end.
-func (a *Accounting) forgetOnDelete(informer cache.SharedIndexInformer) error {
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		switch o := obj.(type) {
-		case *schedulingv1beta1.PodGroup:
-			a.Events.WorkDeleted.notify(a.Store.QueueOfPodGroup(o))
-			a.Store.pins.unpin(o.UID)
-			a.ForgetWork(PodGroupWork(o))
-			a.gangFits.forget(o.Namespace + "/" + o.Name)
-		case *schedulingv1beta1.QueueUnit:
-			a.Events.WorkDeleted.notify(a.Store.QueueOfQueueUnit(o))
-			a.Store.pins.unpin(o.UID)
-			a.ForgetWork(UnitWork(o))
-		}
-	}})
+// releaseWork tells of the room admitted work gives back (Events.WorkReleased): deleted, or a
+// PodGroup whose phase or minResources change. It drops what the accounting keeps of a deleted
+// PodGroup or QueueUnit beyond the informer's store: its pinned queue and its reservation. Indexes
+// are updated before any handler runs, so the pin serves them to the end.
+func (a *Accounting) releaseWork(informer cache.SharedIndexInformer) error {
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, obj any) {
+			old, okOld := oldObj.(*schedulingv1beta1.PodGroup)
+			pg, ok := obj.(*schedulingv1beta1.PodGroup)
+			if okOld && ok && reservesLess(old, pg) {
+				a.Events.WorkReleased.notify(a.Store.QueueOfPodGroup(pg))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			switch o := obj.(type) {
+			case *schedulingv1beta1.PodGroup:
+				a.Events.WorkReleased.notify(a.Store.QueueOfPodGroup(o))
+				a.Store.pins.unpin(o.UID)
+				a.ForgetWork(PodGroupWork(o))
+				a.gangFits.forget(o.Namespace + "/" + o.Name)
+			case *schedulingv1beta1.QueueUnit:
+				a.Events.WorkReleased.notify(a.Store.QueueOfQueueUnit(o))
+				a.Store.pins.unpin(o.UID)
+				a.ForgetWork(UnitWork(o))
+			}
+		},
+	})
 	return err
 }
 

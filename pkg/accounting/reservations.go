@@ -61,6 +61,19 @@ func (a *Accounting) AdmitWork(key WorkKey, queue string, req v1.ResourceList) *
 	return nil
 }
 
+// reservesLess says whether a PodGroup's update may shrink what it reserves: it left a phase that
+// reserves (Pending, admitted a moment ago, or Inqueue), or its minResources changed while in one.
+func reservesLess(old, pg *schedulingv1beta1.PodGroup) bool {
+	if !reservingPhase(old.Status.Phase) {
+		return false
+	}
+	return old.Status.Phase != pg.Status.Phase || !quota.Equals(old.Spec.MinResources, pg.Spec.MinResources)
+}
+
+func reservingPhase(phase schedulingv1beta1.PodGroupPhase) bool {
+	return phase == "" || phase == schedulingv1beta1.PodGroupPending || phase == schedulingv1beta1.PodGroupInqueue
+}
+
 // ForgetWork drops the reservation of work whose admission did not go through.
 func (a *Accounting) ForgetWork(key WorkKey) {
 	a.reservations.mu.Lock()

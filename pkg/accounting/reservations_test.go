@@ -1,11 +1,19 @@
 package accounting
 
 import (
+	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -72,4 +80,70 @@ func TestAdmitWorkReservesAtOnce(t *testing.T) {
 	if r := a.AdmitWork(UnitWork(second), "capped", second.Spec.Resource); r != nil {
 		t.Errorf("second unit once the first gave its room back: %q", r.Message)
 	}
+}
+
+// Admitted work tells its queue when it gives back room it reserved: a PodGroup that leaves Inqueue
+// or whose minResources change while there, deleted work. A status write that changes neither (a
+// count of members) tells nothing, nor does a change of a group that reserves nothing (Running).
+func TestWorkReleasedTellsRoomGivenBack(t *testing.T) {
+	gang := util.MakePodGroup("ns", "gang").Queue("team").MinMember(2).
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "6"}).Obj()
+	gang.Status.Phase = schedulingv1beta1.PodGroupInqueue
+	unit := util.MakeQueueUnit("ns", "unit", "other", "job").Obj()
+	barrier := util.MakePodGroup("ns", "barrier").Queue("other").MinMember(1).Obj()
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("team").Obj(),
+		util.MakeQueue("other").Obj(), gang, barrier, unit})
+	var mu sync.Mutex
+	var told []string
+	a.Events.WorkReleased.Subscribe(func(queue string) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, queue)
+	})
+	told1 := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told)
+	}
+	ctx := context.Background()
+	pgs := a.Client.SchedulingV1beta1().PodGroups("ns")
+	update := func(change func(*schedulingv1beta1.PodGroup)) {
+		t.Helper()
+		pg, err := pgs.Get(ctx, "gang", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(pg)
+		if _, err := pgs.Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(pg *schedulingv1beta1.PodGroup) { pg.Status.Running = 1 })
+	update(func(pg *schedulingv1beta1.PodGroup) {
+		pg.Spec.MinResources = v1.ResourceList{v1.ResourceCPU: resource.MustParse("4")}
+	})
+	update(func(pg *schedulingv1beta1.PodGroup) { pg.Status.Phase = schedulingv1beta1.PodGroupRunning })
+	update(func(pg *schedulingv1beta1.PodGroup) { pg.Spec.MinResources = nil }) // Running: it reserves nothing
+	// One informer's events come in order: once the barrier's deletion is told, every update of the
+	// gang before it was heard.
+	if err := pgs.Delete(ctx, "barrier", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitTold := func(n int) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+			return len(told1()) >= n && told1()[len(told1())-1] == "other", nil
+		})
+		if err != nil {
+			t.Fatalf("the deletion in other was never told; told %v", told1())
+		}
+	}
+	waitTold(1)
+	if diff := cmp.Diff([]string{"team", "team", "other"}, told1()); diff != "" {
+		t.Errorf("queues told (-want,+got):\n%s", diff)
+	}
+	if err := a.Client.SchedulingV1beta1().QueueUnits("ns").Delete(ctx, "unit", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitTold(4)
 }

@@ -39,12 +39,12 @@ import (
 func (c *Controller) OnQueueChange(f func(queue string)) error {
 	c.acct.Events.QueueUsage.Subscribe(f)
 	c.acct.Events.Deserved.Subscribe(f)
-	c.acct.Events.WorkDeleted.Subscribe(f)
+	c.acct.Events.WorkReleased.Subscribe(f)
 	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
 	registrations := []struct {
 		informer cache.SharedIndexInformer
 		queueOf  func(any) (string, bool)
-		deletes  bool // told here; the accounting tells of deleted work (Events.WorkDeleted)
+		deletes  bool // told here; the accounting tells of deleted work (Events.WorkReleased)
 	}{
 		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name }), true},
 		{v1beta1.PodGroups().Informer(), queueOf(c.acct.Store.QueueOfPodGroup), false},

@@ -75,8 +75,9 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.A
 	acct.Events.RoomFreed.Subscribe(p.onRoomFreed)
 	// A reservation made or moved may let pods that end before it starts borrow its gang's claim.
 	acct.Events.Reservation.Subscribe(func(string) { p.activateAll() })
-	// Deleted work gives back what it reserved in its queue and the queues above it.
-	acct.Events.WorkDeleted.Subscribe(p.onWorkDeleted)
+	// Admitted work that is deleted or runs gives back what it reserved in its queue and the queues
+	// above it.
+	acct.Events.WorkReleased.Subscribe(p.onWorkReleased)
 	// A queue's new capability, weight or guarantee changes what it and the queues below it may take.
 	if _, err := acct.Store.QueueInformer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: p.onQueueUpdate}); err != nil {
 		return nil, err
@@ -94,25 +95,12 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 	}
 }
 
-// onWorkDeleted brings back the rejected pods of the tree a queue whose PodGroup or QueueUnit was
-// deleted belongs to: what the work reserved counted against the queue's capability and every
-// capability above it, so pods of any queue below its top-level ancestor may fit now. Without it,
-// a pod held at a capability for admitted work would wait for an unrelated event.
-func (p *Proportion) onWorkDeleted(queue string) {
-	top, seen := queue, map[string]bool{queue: true}
-	for {
-		q, ok := p.acct.Store.Queue(top)
-		parent := ""
-		if ok {
-			parent = accounting.ParentOf(q)
-		}
-		if !ok || parent == schedulingv1beta1.RootQueue || seen[parent] {
-			break
-		}
-		top, seen[parent] = parent, true
-	}
-	p.activateSubtree(top, map[string]bool{})
-}
+// onWorkReleased brings back the rejected pods of a queue whose admitted work gave back room it
+// reserved (deleted, or a PodGroup past Inqueue): a pod is held back only by its own queue's
+// reservations (at its queue's capability and those above it), so the pods of other queues are not
+// concerned. Without it, a pod held at a capability for admitted work would wait for an unrelated
+// event.
+func (p *Proportion) onWorkReleased(queue string) { p.Activate(queue) }
 
 // activateAll brings back the rejected pods of every queue.
 func (p *Proportion) activateAll() {

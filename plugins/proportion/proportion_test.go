@@ -94,10 +94,10 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 	}
 }
 
-// A deleted PodGroup gives back what it reserved: the pods held in the tree of its queue (below the
-// queue's top-level ancestor, whose capability counted the reservation too) come back, those of
-// another tree stay; the accounting tells of the deletion.
-func TestDeletedWorkActivatesItsQueuesTree(t *testing.T) {
+// A deleted PodGroup gives back what it reserved: the pods held in its queue come back; those of the
+// queue's parent, its sibling and another tree stay, as no reservation of the group held them back;
+// the accounting tells of the deletion.
+func TestReleasedWorkActivatesItsQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	group := util.MakePodGroup("ns", "big").MinMember(2).Queue("team").Obj()
@@ -108,13 +108,13 @@ func TestDeletedWorkActivatesItsQueuesTree(t *testing.T) {
 	for _, queue := range []string{"org", "team", "sibling", "other"} {
 		p.Held.Add(util.MakePod("ns", "in-"+queue).Obj(), queue)
 	}
-	p.onWorkDeleted("team")
+	p.onWorkReleased("team")
 	got := handle.names()
 	sort.Strings(got)
-	if diff := cmp.Diff([]string{"in-org", "in-sibling", "in-team"}, got); diff != "" {
-		t.Errorf("activated for work deleted in team (-want,+got):\n%s", diff)
+	if diff := cmp.Diff([]string{"in-team"}, got); diff != "" {
+		t.Errorf("activated for work released in team (-want,+got):\n%s", diff)
 	}
-	acct.Events.WorkDeleted.Subscribe(p.onWorkDeleted) // as New registers it
+	acct.Events.WorkReleased.Subscribe(p.onWorkReleased) // as New registers it
 	p.Held.Add(util.MakePod("ns", "again-in-team").Obj(), "team")
 	if err := acct.Client.SchedulingV1beta1().PodGroups("ns").Delete(ctx, "big", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -114,6 +114,48 @@ func TestAdmittedPodGroupKeepsItsRoom(t *testing.T) {
 	waitAllocationOf(t, "the other pod bound", func(b map[string]int) bool { return b[""] == 1 })
 }
 
+// An admitted PodGroup whose members run holding less than its minResources gives back the rest:
+// another pod of its queue, held at the queue's capability for the reservation, binds once the
+// group is Running, with nothing else changing in the cluster.
+func TestRunningPodGroupGivesBackItsRoom(t *testing.T) {
+	onGangNodes(t)
+	withQueues(t, util.MakeQueue("gives").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "small").MinMember(2).Queue("gives").
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "small", metav1.GetOptions{})
+		return err == nil && pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, nil
+	})
+	if err != nil {
+		t.Fatal("the PodGroup was never admitted")
+	}
+	members := []string{"small-0", "small-1"}
+	for _, name := range members {
+		createPod(t, util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "small").
+			NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj())
+	}
+	waitAllocationOf(t, "the gang bound", func(b map[string]int) bool { return b["small"] == 2 })
+	// 4 held by the members, 4 still reserved: 4 more do not fit in 10.
+	other := util.MakePod(ns, "other").Label(schedulingv1beta1.QueueLabel, "gives").
+		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	createPod(t, other)
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"other"}, settle, "refused for the reservation",
+		util.HasUnschedulableMessage("4 reserved by admitted work")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range members {
+		pod, err := cluster.Kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = v1.PodRunning
+		if _, err := cluster.Kube.CoreV1().Pods(ns).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitAllocationOf(t, "the other pod bound beside the running gang", func(b map[string]int) bool { return b[""] == 1 && b["small"] == 2 })
+}
+
 // A queue's Pending PodGroups enter it in order, by priority and then age, whatever order their
 // events reach the controller: of two groups that each fit alone only the one ahead is admitted,
 // and one that does not fit lets a smaller one behind it in. The groups are created while their
