@@ -42,6 +42,13 @@ func (a *Accounting) AdmittedAtOnce(pg *schedulingv1beta1.PodGroup) bool {
 	return ok
 }
 
+// WaitsForAdmission says whether a PodGroup waits for its queue to admit it: Pending, and not one
+// that is in as soon as its queue takes it.
+func (a *Accounting) WaitsForAdmission(pg *schedulingv1beta1.PodGroup) bool {
+	pending := pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
+	return pending && !a.AdmittedAtOnce(pg)
+}
+
 // Admit says why a pod of queue that requests req may not be scheduled now, or nil when it may, on
 // the state now (policy.Admit). The capabilities count what the queue's admitted PodGroups reserve
 // beyond what their members hold, but own (the pod's own group, "" for none): a gang's room is not

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/util/workqueue"
 
@@ -16,7 +15,7 @@ import (
 
 // ReasonNotAdmitted is the reason of a Pending PodGroup's Unschedulable condition while its
 // minResources do not fit its queue.
-const ReasonNotAdmitted = "NotAdmitted"
+const ReasonNotAdmitted = schedulingv1beta1.PodGroupNotAdmitted
 
 // ReasonExceedsCapability is the reason of a Pending PodGroup's Unschedulable condition while its
 // minResources alone exceed a capability of its queue or an ancestor (lowered after it was
@@ -122,23 +121,11 @@ func (c *Controller) pendingPodGroups(queue string) []*schedulingv1beta1.PodGrou
 		}
 	}
 	sort.Slice(pending, func(i, j int) bool {
-		return policy.Ahead(placeOf(pending[i], priority[pending[i]]), placeOf(pending[j], priority[pending[j]]))
+		return policy.Ahead(policy.PlaceOf(pending[i], priority[pending[i]]), policy.PlaceOf(pending[j], priority[pending[j]]))
 	})
 	return pending
 }
 
-// waitsForAdmission says whether a PodGroup waits for its queue to admit it: Pending, and not one
-// that is in as soon as its queue takes it.
-func (c *Controller) waitsForAdmission(pg *schedulingv1beta1.PodGroup) bool {
-	return isPending(pg) && !c.acct.AdmittedAtOnce(pg)
-}
-
 func isPending(pg *schedulingv1beta1.PodGroup) bool {
 	return pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
-}
-
-// placeOf is where a PodGroup or QueueUnit of the given priority stands among the work its queue
-// has not admitted yet: PodGroups are admitted and QueueUnits dequeued by policy.Ahead.
-func placeOf(work metav1.Object, priority int32) policy.Place {
-	return policy.Place{Priority: priority, Since: work.GetCreationTimestamp().Time, Namespace: work.GetNamespace(), Name: work.GetName()}
 }

@@ -22,7 +22,7 @@ const (
 // suspends the Open ones, and Open restores those it changed. Each child passes it on when synced.
 func (c *Controller) cascade(ctx context.Context, parent *schedulingv1beta1.Queue) error {
 	for _, child := range c.acct.Store.Children(parent.Name) {
-		updated, changed := cascadeChild(parent, child)
+		updated, changed := rules.CascadeChild(parent, child)
 		if !changed {
 			continue
 		}
@@ -38,52 +38,4 @@ func (c *Controller) cascade(ctx context.Context, parent *schedulingv1beta1.Queu
 			updated.Spec.State, parent.Name, child.Spec.State)
 	}
 	return nil
-}
-
-// cascadeChild returns the child as the parent's requested state wants it, and whether that differs.
-func cascadeChild(parent, child *schedulingv1beta1.Queue) (*schedulingv1beta1.Queue, bool) {
-	ownCascade := child.Annotations[CascadedByAnnotation] == parent.Name
-	want := child.Spec.State
-	switch parent.Spec.State {
-	case schedulingv1beta1.QueueStateClosed:
-		want = schedulingv1beta1.QueueStateClosed
-	case schedulingv1beta1.QueueStateSuspended:
-		if child.Spec.State == schedulingv1beta1.QueueStateOpen || child.Spec.State == "" {
-			want = schedulingv1beta1.QueueStateSuspended
-		}
-	default:
-		if ownCascade {
-			return restored(child), true
-		}
-		return child, false
-	}
-	if want == child.Spec.State {
-		return child, false
-	}
-	updated := child.DeepCopy()
-	if updated.Annotations == nil {
-		updated.Annotations = map[string]string{}
-	}
-	if !ownCascade {
-		updated.Annotations[CascadedByAnnotation] = parent.Name
-		updated.Annotations[StateBeforeCascadeAnnotation] = string(stateOrOpen(child.Spec.State))
-	}
-	updated.Spec.State = want
-	return updated, true
-}
-
-// restored returns the child with the state it had before its parent's cascade.
-func restored(child *schedulingv1beta1.Queue) *schedulingv1beta1.Queue {
-	updated := child.DeepCopy()
-	updated.Spec.State = stateOrOpen(schedulingv1beta1.QueueState(child.Annotations[StateBeforeCascadeAnnotation]))
-	delete(updated.Annotations, CascadedByAnnotation)
-	delete(updated.Annotations, StateBeforeCascadeAnnotation)
-	return updated
-}
-
-func stateOrOpen(s schedulingv1beta1.QueueState) schedulingv1beta1.QueueState {
-	if s == "" {
-		return schedulingv1beta1.QueueStateOpen
-	}
-	return s
 }

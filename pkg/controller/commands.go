@@ -134,7 +134,7 @@ func (c *Controller) recordOutcome(cmd *busv1alpha1.Command, q *schedulingv1beta
 		countCommand(cmd, "Ignored")
 		return
 	}
-	c.recorder.Eventf(q, v1.EventTypeNormal, o.reason, "%s %s: spec.state %s -> %s", cmd.Spec.Action, by, stateOrOpen(before), o.state)
+	c.recorder.Eventf(q, v1.EventTypeNormal, o.reason, "%s %s: spec.state %s -> %s", cmd.Spec.Action, by, rules.StateOrOpen(before), o.state)
 	countCommand(cmd, "Applied")
 }
 

@@ -199,9 +199,9 @@ func (c *consumers) get(namespace string, ref corev1.ObjectReference) (*unstruct
 	return stateIn(c.informerFor(ref), namespace, ref)
 }
 
-// cached is get for a reader that must not start a watch (a forecast): the consumer when its kind is
+// Cached is get for a reader that must not start a watch (a forecast): the consumer when its kind is
 // watched already and it exists, else nil.
-func (c *consumers) cached(namespace string, ref corev1.ObjectReference) *unstructured.Unstructured {
+func (c *consumers) Cached(namespace string, ref corev1.ObjectReference) *unstructured.Unstructured {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
 	c.watchedMu.RLock()
 	inf := c.watched[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]

@@ -34,6 +34,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/scheme"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 )
 
 // ComponentName is the source of the controller's events.
@@ -69,8 +70,11 @@ type Controller struct {
 	// unitsWaiting is set when the last dequeue pass left units Enqueued: a change of room may let
 	// them out.
 	unitsWaiting atomic.Bool
-	// forecast is the last forecast of the pending work's starts, and what it learned of runtimes.
-	forecast forecaster
+	// view is the read model: the forecast of the pending work's starts, the runtimes learned, the
+	// live view's answers.
+	view *readmodel.Model
+	// shown is what the ExpectedStart conditions this replica wrote show.
+	shown shownStarts
 
 	// members are the pods of PodGroups, terminal ones included, indexed by group.
 	memberInformers informers.SharedInformerFactory
@@ -129,7 +133,7 @@ func (w *workqueues) shutDown() {
 // forecasts configure its forecasts of expected starts. Its event broadcaster stops with ctx; call
 // Run to start it.
 func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, acct *accounting.Accounting,
-	gangs []gangsource.Source, pacing StatusPacing, forecasts ForecastSettings) (*Controller, error) {
+	gangs []gangsource.Source, pacing StatusPacing, forecasts readmodel.ForecastSettings) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	memberInformers := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(accounting.WithoutManagedFields),
@@ -142,11 +146,11 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 		clock:           acct.Clock(),
 		usageWrites:     newThrottle(pacing),
 		checkpoints:     cmp.Or(pacing.Checkpoint, config.DefaultCheckpointInterval),
-		forecast:        forecaster{settings: forecasts},
 		memberInformers: memberInformers,
 		members:         podInformer.Lister(),
 	}
 	c.consumers = newConsumers(dyn, kube.Discovery(), kube.AuthorizationV1().SelfSubjectAccessReviews(), c.onConsumer, c.clock)
+	c.view = readmodel.New(acct, forecasts, c.consumers)
 	c.gangs = gangsource.NewSources(gangs, kube.Discovery(), meta, c.onGangSource, c.clock)
 	acct.UseConsumerState(c.consumerDone)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{byGroup: acct.Gangs.Index}); err != nil {
@@ -158,6 +162,10 @@ func New(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, 
 	}
 	return c, nil
 }
+
+// View is the read model the controller writes expected starts and runtimes from, which the live
+// view serves.
+func (c *Controller) View() *readmodel.Model { return c.view }
 
 // lead syncs until ctx ends. It runs only while this replica leads, with workqueues of its own so
 // that a later term starts clean.

@@ -21,8 +21,10 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/pkg/metrics"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -33,7 +35,7 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	queues := fake.NewSimpleClientset(util.MakeQueue("q").State(schedulingv1beta1.QueueStateClosed).Obj())
 	kube := kubefake.NewClientset()
 	acct := startAccounting(t, ctx, queues, kube)
-	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, ForecastSettings{})
+	c, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, readmodel.ForecastSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,16 +68,10 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 }
 
 // startAccounting starts the accounting on the clients' informers, which run until ctx ends, and
-// waits for their caches.
+// waits until it heard of every object they started with.
 func startAccounting(t testing.TB, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
 	t.Helper()
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, queues, factory, accounting.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	acct, _ := accountingtest.StartOn(ctx, t, queues, kube, accounting.Config{})
 	return acct
 }
 
@@ -102,7 +98,7 @@ func TestControllerLeavesNoGoroutineWhenStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	factory.Start(ctx.Done())
-	if _, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, ForecastSettings{}); err != nil {
+	if _, err := New(ctx, kube, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), nil, acct, nil, StatusPacing{Interval: time.Second, PerSecond: 25}, readmodel.ForecastSettings{}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

@@ -115,7 +115,7 @@ func (c *Controller) dequeueFrom(ctx context.Context, queue string, units []*sch
 		priority[u] = c.acct.Store.UnitPriority(u)
 	}
 	sort.SliceStable(units, func(i, j int) bool {
-		return policy.Ahead(placeOf(units[i], priority[units[i]]), placeOf(units[j], priority[units[j]]))
+		return policy.Ahead(policy.PlaceOf(units[i], priority[units[i]]), policy.PlaceOf(units[j], priority[units[j]]))
 	})
 	var errs []error
 	for _, u := range units {

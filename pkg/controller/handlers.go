@@ -57,7 +57,7 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	c.acct.Events.QueueUsage.Subscribe(c.enqueueQueueForUsage)
 	c.acct.Events.Deserved.Subscribe(c.enqueueQueuePaced)
 	c.acct.Events.Reservation.Subscribe(c.enqueuePodGroup)
-	if err := c.acct.Pods.OnPodFinished(c.learnRuntime); err != nil {
+	if err := c.acct.Pods.OnPodFinished(c.view.LearnRuntime); err != nil {
 		return err
 	}
 	return c.acct.Store.OnNamespaceLabels(c.onNamespaceLabels)

@@ -13,6 +13,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 )
 
 // QueueActive is the queue condition that is True while the queue accepts and schedules new work,
@@ -51,7 +52,7 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 	status := c.desiredStatus(q)
 	var due, runtimesDue time.Duration
 	status.Usage, due = c.usageCheckpoint(q)
-	status.Runtimes, runtimesDue = c.runtimesCheckpoint(q)
+	status.Runtimes, runtimesDue = c.view.RuntimesCheckpoint(q, c.checkpointInterval(q.Name))
 	if due == 0 || (runtimesDue > 0 && runtimesDue < due) {
 		due = runtimesDue
 	}
@@ -75,8 +76,7 @@ func (c *Controller) writeStatus(ctx context.Context, q *schedulingv1beta1.Queue
 
 // workCounts is what a queue holds, as its status reports it.
 type workCounts struct {
-	pending, inqueue, running, completed, unknown int32
-	enqueued, dequeued                            int32
+	readmodel.WorkCounts
 	// unfinishedUnits counts the Dequeued units whose consumer has not finished.
 	unfinishedUnits int32
 	pods            int
@@ -84,11 +84,11 @@ type workCounts struct {
 
 // live says whether anything in the queue has not finished.
 func (w workCounts) live() bool {
-	return w.pods > 0 || w.pending+w.inqueue+w.running+w.unknown > 0 || w.enqueued+w.unfinishedUnits > 0
+	return w.pods > 0 || w.Pending+w.Inqueue+w.Running+w.Unknown > 0 || w.Enqueued+w.unfinishedUnits > 0
 }
 
 func (c *Controller) countWork(queue string, livePods int) workCounts {
-	w := c.countObjects(queue)
+	w := workCounts{WorkCounts: c.view.WorkCounts(queue)}
 	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
 		if !u.Dequeued() {
 			continue
@@ -101,33 +101,6 @@ func (c *Controller) countWork(queue string, livePods int) workCounts {
 	return w
 }
 
-// countObjects counts the queue's PodGroups by phase and its QueueUnits by phase, from the caches.
-func (c *Controller) countObjects(queue string) workCounts {
-	var w workCounts
-	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
-		switch pg.Status.Phase {
-		case schedulingv1beta1.PodGroupInqueue:
-			w.inqueue++
-		case schedulingv1beta1.PodGroupRunning:
-			w.running++
-		case schedulingv1beta1.PodGroupCompleted:
-			w.completed++
-		case schedulingv1beta1.PodGroupUnknown:
-			w.unknown++
-		default:
-			w.pending++
-		}
-	}
-	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
-		if u.Dequeued() {
-			w.dequeued++
-		} else {
-			w.enqueued++
-		}
-	}
-	return w
-}
-
 // desiredStatus computes a queue's status from the caches and the accounting.
 func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueStatus {
 	usage := c.acct.Pods.Usage(q.Name)
@@ -135,15 +108,15 @@ func (c *Controller) desiredStatus(q *schedulingv1beta1.Queue) schedulingv1beta1
 	state, reason, message := deriveState(q, c.acct.Store.TreeFaultOf(q), w)
 	status := schedulingv1beta1.QueueStatus{
 		State:              state,
-		Pending:            w.pending,
-		Inqueue:            w.inqueue,
-		Running:            w.running,
-		Completed:          w.completed,
-		Unknown:            w.unknown,
+		Pending:            w.Pending,
+		Inqueue:            w.Inqueue,
+		Running:            w.Running,
+		Completed:          w.Completed,
+		Unknown:            w.Unknown,
 		RunningPods:        int32(usage.Bound),
 		PendingPods:        int32(usage.Pods - usage.Bound),
-		Enqueued:           w.enqueued,
-		Dequeued:           w.dequeued,
+		Enqueued:           w.Enqueued,
+		Dequeued:           w.Dequeued,
 		Allocated:          usage.Allocated,
 		Deserved:           c.acct.Deserved(q.Name),
 		Conditions:         append([]metav1.Condition(nil), q.Status.Conditions...),
@@ -194,7 +167,7 @@ func deriveState(q *schedulingv1beta1.Queue, fault accounting.TreeFault, w workC
 		if w.live() {
 			return schedulingv1beta1.QueueStateClosing, "Closing", fmt.Sprintf(
 				"closing: no new work is accepted; waiting for %d live pods, %d unfinished PodGroups and %d unfinished QueueUnits",
-				w.pods, w.pending+w.inqueue+w.running+w.unknown, w.enqueued+w.unfinishedUnits)
+				w.pods, w.Pending+w.Inqueue+w.Running+w.Unknown, w.Enqueued+w.unfinishedUnits)
 		}
 		return schedulingv1beta1.QueueStateClosed, "Closed", "closed: no live work remains; the queue may be deleted"
 	default:

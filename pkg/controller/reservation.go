@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
@@ -127,20 +126,4 @@ func ReservedStart(c metav1.Condition, now time.Time) (start time.Time, ok bool)
 	text, _, _ := strings.Cut(after, " ")
 	start, err := time.Parse(time.RFC3339, text)
 	return start, err == nil
-}
-
-// reservationView is a reservation as the live view shows it; nil for none.
-func reservationView(r *timeline.Reservation) *visibilityv1beta1.Reservation {
-	if r == nil {
-		return nil
-	}
-	out := &visibilityv1beta1.Reservation{Start: metav1.NewTime(r.Start), Nodes: make([]string, 0, len(r.Nodes))}
-	if !r.Open() {
-		end := metav1.NewTime(r.End)
-		out.End = &end
-	}
-	for _, share := range r.Nodes {
-		out.Nodes = append(out.Nodes, share.Node)
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -36,9 +37,9 @@ func TestDeriveState(t *testing.T) {
 		{name: "no state is open", queue: util.MakeQueue("q").Obj(), want: open},
 		{name: "suspended", queue: util.MakeQueue("q").State(suspended).Obj(), work: workCounts{pods: 3}, want: suspended},
 		{name: "closed with a live pod is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{pods: 1}, want: closing},
-		{name: "closed with a running PodGroup is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{running: 1}, want: closing},
-		{name: "closed with an enqueued unit is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{enqueued: 1}, want: closing},
-		{name: "closed with only finished work is closed", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{completed: 4, dequeued: 2}, want: closed},
+		{name: "closed with a running PodGroup is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{WorkCounts: readmodel.WorkCounts{Running: 1}}, want: closing},
+		{name: "closed with an enqueued unit is closing", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{WorkCounts: readmodel.WorkCounts{Enqueued: 1}}, want: closing},
+		{name: "closed with only finished work is closed", queue: util.MakeQueue("q").State(closed).Obj(), work: workCounts{WorkCounts: readmodel.WorkCounts{Completed: 4, Dequeued: 2}}, want: closed},
 		{name: "missing parent is unknown", queue: util.MakeQueue("q").Parent("gone").Obj(), fault: missing, want: unknown},
 		{name: "missing parent wins over suspended", queue: util.MakeQueue("q").Parent("gone").State(suspended).Obj(), fault: missing, want: unknown},
 		{name: "a cycle is unknown", queue: util.MakeQueue("q").Parent("p").Obj(), fault: cycle, want: unknown},
@@ -90,54 +91,6 @@ func TestDecideCommand(t *testing.T) {
 			}
 			if !tt.ignored && o.state != tt.want {
 				t.Errorf("state: got %s, want %s", o.state, tt.want)
-			}
-		})
-	}
-}
-
-func TestCascadeChild(t *testing.T) {
-	cascaded := func(w *util.QueueWrapper, parent string, before schedulingv1beta1.QueueState) *schedulingv1beta1.Queue {
-		q := w.Obj()
-		q.Annotations = map[string]string{CascadedByAnnotation: parent, StateBeforeCascadeAnnotation: string(before)}
-		return q
-	}
-	tests := []struct {
-		name        string
-		parent      *schedulingv1beta1.Queue
-		child       *schedulingv1beta1.Queue
-		wantState   schedulingv1beta1.QueueState
-		wantBefore  string
-		wantChanged bool
-	}{
-		{name: "close closes an open child", parent: util.MakeQueue("p").State(closed).Obj(), child: util.MakeQueue("c").State(open).Obj(),
-			wantState: closed, wantBefore: "Open", wantChanged: true},
-		{name: "close closes a suspended child", parent: util.MakeQueue("p").State(closed).Obj(), child: util.MakeQueue("c").State(suspended).Obj(),
-			wantState: closed, wantBefore: "Suspended", wantChanged: true},
-		{name: "close leaves a closed child", parent: util.MakeQueue("p").State(closed).Obj(), child: util.MakeQueue("c").State(closed).Obj(),
-			wantState: closed},
-		{name: "suspend suspends an open child", parent: util.MakeQueue("p").State(suspended).Obj(), child: util.MakeQueue("c").State(open).Obj(),
-			wantState: suspended, wantBefore: "Open", wantChanged: true},
-		{name: "suspend leaves a closed child", parent: util.MakeQueue("p").State(suspended).Obj(), child: util.MakeQueue("c").State(closed).Obj(),
-			wantState: closed},
-		{name: "suspend leaves a child suspended by its owner", parent: util.MakeQueue("p").State(suspended).Obj(), child: util.MakeQueue("c").State(suspended).Obj(),
-			wantState: suspended},
-		{name: "close after suspend keeps the first state", parent: util.MakeQueue("p").State(closed).Obj(),
-			child: cascaded(util.MakeQueue("c").State(suspended), "p", open), wantState: closed, wantBefore: "Open", wantChanged: true},
-		{name: "open restores what the cascade changed", parent: util.MakeQueue("p").State(open).Obj(),
-			child: cascaded(util.MakeQueue("c").State(closed), "p", suspended), wantState: suspended, wantChanged: true},
-		{name: "open leaves what it did not change", parent: util.MakeQueue("p").State(open).Obj(),
-			child: util.MakeQueue("c").State(closed).Obj(), wantState: closed},
-		{name: "open leaves another parent's cascade", parent: util.MakeQueue("p").State(open).Obj(),
-			child: cascaded(util.MakeQueue("c").State(closed), "other", open), wantState: closed, wantBefore: "Open"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, changed := cascadeChild(tt.parent, tt.child)
-			if changed != tt.wantChanged || got.Spec.State != tt.wantState {
-				t.Fatalf("got state %s changed %v, want %s %v", got.Spec.State, changed, tt.wantState, tt.wantChanged)
-			}
-			if before := got.Annotations[StateBeforeCascadeAnnotation]; before != tt.wantBefore {
-				t.Errorf("state before cascade: got %q, want %q", before, tt.wantBefore)
 			}
 		})
 	}

@@ -13,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/klog/v2"
 
+	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 )
 
 // Reasons of the ExpectedStart condition.
@@ -29,7 +31,7 @@ const (
 	// as often as a new forecast is made by default, whatever the interval configured (a longer
 	// one leaves the conditions a forecast as old). Only this refresh writes a new start into a
 	// condition.
-	startsRefresh = forecastInterval
+	startsRefresh = config.DefaultForecastInterval
 	// startWritesPerRefresh bounds how many conditions one refresh brings up to date (5 writes a
 	// second at most); the others wait for the next.
 	startWritesPerRefresh = 50
@@ -104,11 +106,11 @@ func startCondition(s *visibilityv1beta1.ExpectedStart, generation int64) metav1
 	at := s.ForecastTime.UTC().Format(time.RFC3339)
 	if s.P50 == nil {
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonNoStartWithinHorizon
-		c.Message = fmt.Sprintf("not expected to start within %s (forecast at %s)", duration.HumanDuration(forecastHorizon), at)
+		c.Message = fmt.Sprintf("not expected to start within %s (forecast at %s)", duration.HumanDuration(readmodel.ForecastHorizon), at)
 		return c
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, ReasonForecast
-	p90 := "not within " + duration.HumanDuration(forecastHorizon)
+	p90 := "not within " + duration.HumanDuration(readmodel.ForecastHorizon)
 	if s.P90 != nil {
 		p90 = "by " + s.P90.UTC().Format(time.RFC3339)
 	}
@@ -127,7 +129,7 @@ func (c *Controller) applyStart(conditions *[]metav1.Condition, key string, s *v
 		return startShown{}, true
 	}
 	next = shownOf(s)
-	shown, known := c.forecast.shown.get(key)
+	shown, known := c.shown.get(key)
 	present := meta.FindStatusCondition(*conditions, schedulingv1beta1.PodGroupExpectedStart) != nil
 	if present && known && shown.closeTo(next, s.ForecastTime.Time) {
 		return shown, false
@@ -149,7 +151,7 @@ func keepStart(conditions *[]metav1.Condition, waiting bool) {
 // startsRefresh until ctx ends. A new term starts from nothing shown: every condition is written
 // once more.
 func (c *Controller) refreshStarts(ctx context.Context) {
-	c.forecast.shown.reset()
+	c.shown.reset()
 	for {
 		select {
 		case <-ctx.Done():
@@ -166,17 +168,17 @@ func (c *Controller) refreshStarts(ctx context.Context) {
 // PodGroup or QueueUnit waits: pods of neither show their start in the live view alone.
 func (c *Controller) refreshPass(ctx context.Context) int {
 	holders := c.startHolders(ctx)
-	var starts expectedStarts
+	var starts readmodel.ExpectedStarts
 	if slices.ContainsFunc(holders, func(h startHolder) bool { return h.waits }) {
-		starts = c.expectedStarts()
+		starts = c.view.ExpectedStarts()
 	}
 	written := 0
 	for _, w := range holders {
 		var s *visibilityv1beta1.ExpectedStart
 		if w.waits {
-			s = starts.of(w.key)
+			s = starts.Of(w.key)
 		}
-		if written >= startWritesPerRefresh || !c.startMoved(w.key, s, w.conditions, starts.at) {
+		if written >= startWritesPerRefresh || !c.startMoved(w.key, s, w.conditions, starts.At()) {
 			continue
 		}
 		written++
@@ -230,10 +232,10 @@ func (c *Controller) startHolders(ctx context.Context) []startHolder {
 func (c *Controller) startWritten(ctx context.Context, key string, next startShown, forget bool, err error) {
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Could not write an expected start", "work", key, "err", err)
-		c.forecast.shown.set(key, startShown{}, false)
+		c.shown.set(key, startShown{}, false)
 		return
 	}
-	c.forecast.shown.set(key, next, !forget)
+	c.shown.set(key, next, !forget)
 }
 
 // startMoved says whether the condition of the work of key, whose start is s (nil: it does not
@@ -243,11 +245,11 @@ func (c *Controller) startMoved(key string, s *visibilityv1beta1.ExpectedStart, 
 	present := meta.FindStatusCondition(conditions, schedulingv1beta1.PodGroupExpectedStart) != nil
 	if s == nil {
 		if !present {
-			c.forecast.shown.set(key, startShown{}, false)
+			c.shown.set(key, startShown{}, false)
 		}
 		return present
 	}
-	shown, known := c.forecast.shown.get(key)
+	shown, known := c.shown.get(key)
 	return !present || !known || !shown.closeTo(shownOf(s), at)
 }
 

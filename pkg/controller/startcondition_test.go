@@ -20,6 +20,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -58,7 +59,7 @@ func TestStartConditionMovesAtABoundedRate(t *testing.T) {
 	} {
 		before := message()
 		next, forget := c.applyStart(&conditions, "PodGroup/ns/g", step.start, 1)
-		c.forecast.shown.set("PodGroup/ns/g", next, !forget) // as after the write
+		c.shown.set("PodGroup/ns/g", next, !forget) // as after the write
 		if got := message() != before; got != step.written {
 			t.Errorf("%s: condition %q (was %q); written %v, want %v", step.what, message(), before, got, step.written)
 		}
@@ -102,7 +103,7 @@ func TestRefreshWritesAtABoundedRate(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the accounting never synced")
 	}
-	c := &Controller{acct: acct}
+	c := &Controller{acct: acct, view: readmodel.New(acct, readmodel.ForecastSettings{}, nil)}
 	writes := func() int {
 		n := 0
 		for _, a := range queues.Actions() {
@@ -138,7 +139,7 @@ func TestRefreshWritesAtABoundedRate(t *testing.T) {
 	if got := c.refreshPass(ctx); got != 0 {
 		t.Fatalf("a pass with nothing moved wrote %d", got)
 	}
-	c.forecast.shown.reset()
+	c.shown.reset()
 	if got := c.refreshPass(ctx); got != startWritesPerRefresh {
 		t.Fatalf("a new term's first pass wrote %d, want %d", got, startWritesPerRefresh)
 	}
@@ -167,16 +168,16 @@ func TestRefreshForecastsOnlyForWaitingWork(t *testing.T) {
 		}
 	}
 	waitPodGroups(1)
-	c := &Controller{acct: acct}
-	if got := c.refreshPass(ctx); got != 1 || c.forecast.starts.byKey != nil {
+	c := &Controller{acct: acct, view: readmodel.New(acct, readmodel.ForecastSettings{}, nil)}
+	if got := c.refreshPass(ctx); got != 1 || !c.view.LastForecast().At().IsZero() {
 		t.Fatalf("a pass with nothing waiting wrote %d (want the started group's condition taken out), forecast %t",
-			got, c.forecast.starts.byKey != nil)
+			got, !c.view.LastForecast().At().IsZero())
 	}
 	if _, err := queues.SchedulingV1beta1().PodGroups("ns").Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPodGroups(2)
-	if c.refreshPass(ctx); c.forecast.starts.byKey == nil {
+	if c.refreshPass(ctx); c.view.LastForecast().At().IsZero() {
 		t.Error("a pass with a group waiting made no forecast")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/gangsource"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/pkg/visibility"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
@@ -39,9 +40,9 @@ type Config struct {
 	Args *config.QueueStateArgs
 	// Lease is the controller's lease.
 	Lease controller.LeaderElection
-	// KnownRuntime tells the forecast pods' runtimes ahead (controller.ForecastSettings); nil for
+	// KnownRuntime tells the forecast pods' runtimes ahead (readmodel.ForecastSettings); nil for
 	// none.
-	KnownRuntime controller.KnownRuntimes
+	KnownRuntime readmodel.KnownRuntimes
 }
 
 // Start starts the webhook server (unless disabled), the controller, holding the lease, and the live
@@ -78,7 +79,7 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 	c, err := controller.New(ctx, client, dyn, meta, acct, gangs, controller.StatusPacing{
 		Interval: args.Controller.StatusWriteInterval.Duration, PerSecond: int(args.Controller.StatusWritesPerSecond),
 		Checkpoint: args.FairSharing.CheckpointInterval.Duration},
-		controller.ForecastSettings{Resolution: args.Controller.ForecastResolution.Duration, DefaultRuntime: args.Controller.ForecastDefaultRuntime.Duration,
+		readmodel.ForecastSettings{Resolution: args.Controller.ForecastResolution.Duration, DefaultRuntime: args.Controller.ForecastDefaultRuntime.Duration,
 			Interval: args.Controller.ForecastInterval.Duration, KnownRuntime: cfg.KnownRuntime})
 	if err != nil {
 		return err
@@ -94,7 +95,7 @@ func Start(ctx context.Context, cfg Config, acct *accounting.Accounting) error {
 	// The view is optional: a replica that cannot serve it (its delegated authentication could not
 	// read the API server's client CAs, say) schedules all the same, and says why.
 	if err := visibility.Start(ctx, visibility.Options{BindAddress: args.Visibility.BindAddress, Cert: hook.ServingCert(),
-		Kubeconfig: cfg.Kubeconfig, Source: c, Synced: acct.Synced}); err != nil {
+		Kubeconfig: cfg.Kubeconfig, Source: c.View(), Synced: acct.Synced}); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "The live view is not served by this replica")
 	}
 	return nil

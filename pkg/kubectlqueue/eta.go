@@ -365,7 +365,7 @@ func (o *Options) fromNow(t *metav1.Time) string {
 // (holdreport.ExceedsCapability): no run's end lets it in.
 const exceedsCapability = "ExceedsCapability"
 
-// podsRefused is the reason of a Job whose pods admission refuses (controller.ReasonPodsRefused).
+// podsRefused is the reason of a Job whose pods admission refuses (readmodel.ReasonPodsRefused).
 const podsRefused = "PodsRefused"
 
 // fewRuns is the fewest finished runs a learned runtime is read from that eta does not call few:

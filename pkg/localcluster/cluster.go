@@ -29,9 +29,9 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/manifests"
-	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/pkg/visibility"
 	"github.com/queue-scheduler/queue-scheduler/pkg/webhook"
 )
@@ -62,9 +62,9 @@ type Options struct {
 	// cluster, in simulated time; the real clock when nil.
 	QueueClock clock.WithTicker
 	// KnownRuntime, when set, tells the forecast each pod's runtime ahead of its run, in place of
-	// the runtimes it learns (controller.ForecastSettings): a simulation, which knows them, measures
+	// the runtimes it learns (readmodel.ForecastSettings): a simulation, which knows them, measures
 	// the forecast's model apart from its estimates.
-	KnownRuntime controller.KnownRuntimes
+	KnownRuntime readmodel.KnownRuntimes
 	// VanillaSchedulerName, when set, also runs the upstream kube-scheduler with its default
 	// profile under this schedulerName, for comparisons on the same cluster.
 	VanillaSchedulerName string

@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Place is where a piece of work stands in its queue: its priority, the time it entered the queue
 // (a gang's, for each of its members), and its namespace and name, which break ties.
@@ -8,6 +12,12 @@ type Place struct {
 	Priority        int32
 	Since           time.Time
 	Namespace, Name string
+}
+
+// PlaceOf is where a PodGroup or QueueUnit of the given priority stands among the work its queue
+// has not admitted yet: PodGroups are admitted and QueueUnits dequeued by Ahead.
+func PlaceOf(work metav1.Object, priority int32) Place {
+	return Place{Priority: priority, Since: work.GetCreationTimestamp().Time, Namespace: work.GetNamespace(), Name: work.GetName()}
 }
 
 // Ahead says whether the work at a is taken before the work at b: higher priority first, then the

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 )
 
 // prediction is one piece of pending work's expected start, as one forecast gave it, in simulated
@@ -32,7 +32,7 @@ func (s *Scenario) KnowRuntimes() { s.knownRuntimes = true }
 
 // knownRuntime tells a pod's runtime as it asks its kubelet for it, on the real clock, when the
 // forecast is to know it (KnowRuntimes); nil otherwise.
-func (s *Scenario) knownRuntime() controller.KnownRuntimes {
+func (s *Scenario) knownRuntime() readmodel.KnownRuntimes {
 	if !s.knownRuntimes {
 		return nil
 	}

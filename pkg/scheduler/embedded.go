@@ -12,6 +12,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/plugins/queuestate"
 )
 
@@ -19,7 +20,7 @@ import (
 // accounting root gave its plugins. They are configured by the QueueState args of the first profile
 // that has some, else by the defaults: a profile without QueueState still gets both. known tells the
 // forecast pods' runtimes ahead (a simulator's; nil on a cluster).
-func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root, known controller.KnownRuntimes) error {
+func StartEmbedded(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, root *Root, known readmodel.KnownRuntimes) error {
 	args, err := config.Decode(queueStateArgs(cc.ComponentConfig.Profiles), config.DefaultNamespace())
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -23,7 +24,7 @@ func startController(t *testing.T, ctx context.Context, identity string) *contro
 		t.Fatal(err)
 	}
 	kube.Start(ctx.Done())
-	c, err := controller.New(ctx, cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), nil, acct, nil, controller.StatusPacing{Interval: time.Second, PerSecond: 25}, controller.ForecastSettings{})
+	c, err := controller.New(ctx, cluster.Kube, dynamic.NewForConfigOrDie(cluster.Config), nil, acct, nil, controller.StatusPacing{Interval: time.Second, PerSecond: 25}, readmodel.ForecastSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}

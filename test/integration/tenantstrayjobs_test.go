@@ -12,7 +12,7 @@ import (
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/controller"
+	"github.com/queue-scheduler/queue-scheduler/pkg/readmodel"
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
@@ -83,7 +83,7 @@ func TestTenantSeesHerRefusedJob(t *testing.T) {
 		}
 		items = list.Items
 		return len(items) == 1 && items[0].Workload.Kind == visibilityv1beta1.WorkloadJob && items[0].Workload.Name == "typo" &&
-			items[0].Reason == controller.ReasonPodsRefused && strings.Contains(items[0].Message, `Not found: "`+typo+`"`) &&
+			items[0].Reason == readmodel.ReasonPodsRefused && strings.Contains(items[0].Message, `Not found: "`+typo+`"`) &&
 			items[0].Queue == typo, nil
 	}); err != nil {
 		t.Fatalf("pendingworkloads of %s never listed the refused Job: %+v", mine, items)

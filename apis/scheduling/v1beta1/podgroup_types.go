@@ -22,6 +22,10 @@ const (
 	PodGroupUnknown PodGroupPhase = "Unknown"
 )
 
+// PodGroupNotAdmitted is the reason of a Pending PodGroup's Unschedulable condition while its
+// minResources do not fit its queue.
+const PodGroupNotAdmitted = "NotAdmitted"
+
 // PodGroup condition types.
 const (
 	// PodGroupUnschedulable is true while the gang cannot be placed, with a message such as

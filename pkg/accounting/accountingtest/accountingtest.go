@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 )
 
@@ -27,8 +28,15 @@ func Start(ctx context.Context, t testing.TB, kube kubernetes.Interface, objs ..
 // StartWith is Start with the accounting's configuration cfg (a fake clock, say).
 func StartWith(ctx context.Context, t testing.TB, kube kubernetes.Interface, cfg accounting.Config, objs ...runtime.Object) (*accounting.Accounting, informers.SharedInformerFactory) {
 	t.Helper()
+	return StartOn(ctx, t, fake.NewSimpleClientset(objs...), kube, cfg)
+}
+
+// StartOn is Start on a client of queue-scheduler's objects the test holds (to change them, or to
+// read what was written).
+func StartOn(ctx context.Context, t testing.TB, queues versioned.Interface, kube kubernetes.Interface, cfg accounting.Config) (*accounting.Accounting, informers.SharedInformerFactory) {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(kube, 0)
-	acct, err := accounting.Start(ctx, fake.NewSimpleClientset(objs...), factory, cfg)
+	acct, err := accounting.Start(ctx, queues, factory, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

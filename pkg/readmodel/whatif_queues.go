@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"fmt"
@@ -16,12 +16,12 @@ import (
 // queuesIf gives the queues as the changes make them: a copy of each changed queue with the fields
 // set replaced, the state a changed parent cascades to its children (as the controller cascades
 // it), each checked by the rules a Queue's update is; the others as they are.
-func (c *Controller) queuesIf(changes []visibilityv1beta1.QueueChange) (accounting.QueuesAs, field.ErrorList) {
+func (m *Model) queuesIf(changes []visibilityv1beta1.QueueChange) (accounting.QueuesAs, field.ErrorList) {
 	var errs field.ErrorList
 	changed := map[string]*schedulingv1beta1.Queue{}
 	for i, ch := range changes {
 		path := field.NewPath("spec", "queues").Index(i)
-		q, ok := c.acct.Store.Queue(ch.Name)
+		q, ok := m.acct.Store.Queue(ch.Name)
 		switch {
 		case !ok:
 			errs = append(errs, field.NotFound(path.Child("name"), ch.Name))
@@ -40,15 +40,15 @@ func (c *Controller) queuesIf(changes []visibilityv1beta1.QueueChange) (accounti
 		return q
 	}
 	for _, ch := range changes {
-		c.cascadeIf(ch.Name, changed, as)
+		m.cascadeIf(ch.Name, changed, as)
 	}
-	view := changedView{c.acct.Rules(), as}
+	view := changedView{m.acct.Rules(), as}
 	for i, ch := range changes {
 		q, ok := changed[ch.Name]
 		if !ok {
 			continue
 		}
-		old, _ := c.acct.Store.Queue(ch.Name)
+		old, _ := m.acct.Store.Queue(ch.Name)
 		for _, e := range rules.ValidateQueue(q, old, view) {
 			e.Field = fmt.Sprintf("spec.queues[%d].%s", i, strings.TrimPrefix(e.Field, "spec."))
 			errs = append(errs, e)
@@ -59,19 +59,19 @@ func (c *Controller) queuesIf(changes []visibilityv1beta1.QueueChange) (accounti
 
 // cascadeIf carries a changed queue's state down to its descendants, as the controller's cascade
 // does, into changed.
-func (c *Controller) cascadeIf(name string, changed map[string]*schedulingv1beta1.Queue, as accounting.QueuesAs) {
+func (m *Model) cascadeIf(name string, changed map[string]*schedulingv1beta1.Queue, as accounting.QueuesAs) {
 	parent, ok := changed[name]
 	if !ok {
 		return
 	}
-	for _, child := range c.acct.Store.Children(name) {
-		updated, differs := cascadeChild(parent, as(child))
+	for _, child := range m.acct.Store.Children(name) {
+		updated, differs := rules.CascadeChild(parent, as(child))
 		if !differs {
 			continue
 		}
 		updated.Status.State = updated.Spec.State
 		changed[child.Name] = updated
-		c.cascadeIf(child.Name, changed, as)
+		m.cascadeIf(child.Name, changed, as)
 	}
 }
 

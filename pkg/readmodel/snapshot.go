@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -20,15 +20,15 @@ import (
 // and the answer of forecast.Predict, in the API's terms. It is played fresh, not taken from the
 // live view's last forecast, so that its starts are those of its state; like a WhatIf, it waits
 // its turn.
-func (c *Controller) ForecastSnapshot(ctx context.Context) (*visibilityv1beta1.ForecastSnapshot, error) {
-	release, err := c.forecast.turns.take(ctx, forecastTurnWait)
+func (m *Model) ForecastSnapshot(ctx context.Context) (*visibilityv1beta1.ForecastSnapshot, error) {
+	release, err := m.forecast.turns.take(ctx, forecastTurnWait)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	now := c.acct.Clock().Now()
-	in := c.forecastInput(now, nil)
-	settings := c.forecastSettings()
+	now := m.acct.Clock().Now()
+	in := m.forecastInput(now, nil)
+	settings := m.forecastSettings()
 	starts := forecast.Predict(in.snap, settings)
 	s := in.snap
 	out := &visibilityv1beta1.ForecastSnapshot{ObjectMeta: metav1.ObjectMeta{Name: visibilityv1beta1.CurrentSnapshot},

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func BenchmarkWhatIf(b *testing.B) {
 	}); err != nil {
 		b.Fatal("the accounting never synced")
 	}
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	template := func(cpu string) v1.PodTemplateSpec {
 		return v1.PodTemplateSpec{Spec: util.MakePod("", "").Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj().Spec}
 	}

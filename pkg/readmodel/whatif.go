@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -38,28 +38,28 @@ var whatIfKind = visibilityv1beta1.SchemeGroupVersion.WithKind("WhatIf").GroupKi
 // unknown queue, a change the Queue's rules refuse, a workload of no pods) is Invalid, naming the
 // field; without allQueues, a change may name only the queues the namespace's answer holds. One
 // WhatIf or ForecastSnapshot is answered at a time, in the order they came (forecastTurns).
-func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error) {
-	release, err := c.forecast.turns.take(ctx, forecastTurnWait)
+func (m *Model) WhatIf(ctx context.Context, namespace string, spec visibilityv1beta1.WhatIfSpec, allQueues bool) (*visibilityv1beta1.WhatIfStatus, error) {
+	release, err := m.forecast.turns.take(ctx, forecastTurnWait)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	var errs field.ErrorList
 	if !allQueues {
-		errs = c.queuesOutOfReach(namespace, spec.Queues)
+		errs = m.queuesOutOfReach(namespace, spec.Queues)
 	}
-	as, queueErrs := c.queuesIf(spec.Queues)
+	as, queueErrs := m.queuesIf(spec.Queues)
 	errs = append(errs, queueErrs...)
-	works, workErrs := c.newWorkloads(namespace, spec.Workloads, changedView{c.acct.Rules(), as})
+	works, workErrs := m.newWorkloads(namespace, spec.Workloads, changedView{m.acct.Rules(), as})
 	if errs = append(errs, workErrs...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(whatIfKind, "", errs)
 	}
-	now := c.acct.Clock().Now()
+	now := m.acct.Clock().Now()
 	var more []v1.ResourceName
 	for _, w := range works {
 		more = append(more, quota.ResourceNames(w.requests)...)
 	}
-	in := c.forecastInput(now, more)
+	in := m.forecastInput(now, more)
 	then := *in.snap
 	then.Queues = forecastQueues(in.queues, as)
 	then.Pending = slices.Clone(in.snap.Pending)
@@ -72,22 +72,22 @@ func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibili
 		if !w.placeable(in.snap.Dims) {
 			continue // it asks for what no node has: it never starts
 		}
-		runtime := c.workRuntime(w.queue, w.kind, []*v1.Pod{w.template}, now)
-		then.Pending = append(then.Pending, w.forecastWork(in, runtime, c.boundOf([]*v1.Pod{w.template}))...)
+		runtime := m.workRuntime(w.queue, w.kind, []*v1.Pod{w.template}, now)
+		then.Pending = append(then.Pending, w.forecastWork(in, runtime, m.boundOf([]*v1.Pod{w.template}))...)
 	}
 	status := &visibilityv1beta1.WhatIfStatus{ForecastTime: metav1.NewTime(now)}
 	seen := in.queues
 	if !allQueues {
-		seen = c.queuesSeenFrom(namespace, in.queues, as, spec)
+		seen = m.queuesSeenFrom(namespace, in.queues, as, spec)
 	}
-	status.Queues = c.sharesIf(seen, as, extra)
-	before := expectedStarts{byKey: forecast.Predict(in.snap, c.forecastSettings()), at: now}
-	after := expectedStarts{byKey: forecast.Predict(&then, c.forecastSettings()), at: now}
+	status.Queues = m.sharesIf(seen, as, extra)
+	before := ExpectedStarts{byKey: forecast.Predict(in.snap, m.forecastSettings()), at: now}
+	after := ExpectedStarts{byKey: forecast.Predict(&then, m.forecastSettings()), at: now}
 	for _, w := range in.pending {
 		if w.item.Namespace == namespace {
 			key := forecastKey(w)
 			status.Workloads = append(status.Workloads, visibilityv1beta1.WorkloadStartChange{
-				Workload: w.item.Workload, Queue: w.item.Queue, Start: before.of(key), StartIf: after.of(key)})
+				Workload: w.item.Workload, Queue: w.item.Queue, Start: before.Of(key), StartIf: after.Of(key)})
 		}
 	}
 	for _, w := range works {
@@ -104,9 +104,9 @@ func (c *Controller) WhatIf(ctx context.Context, namespace string, spec visibili
 // queuesOutOfReach refuses the changes of queues that neither take namespace's work nor are above
 // one that does, unknown queues alike: a namespace's viewer learns nothing of the others, not even
 // that they exist.
-func (c *Controller) queuesOutOfReach(namespace string, changes []visibilityv1beta1.QueueChange) field.ErrorList {
+func (m *Model) queuesOutOfReach(namespace string, changes []visibilityv1beta1.QueueChange) field.ErrorList {
 	reach := map[string]bool{}
-	for _, q := range c.queuesSeenFrom(namespace, c.acct.Store.AllQueues(), func(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue { return q },
+	for _, q := range m.queuesSeenFrom(namespace, m.acct.Store.AllQueues(), func(q *schedulingv1beta1.Queue) *schedulingv1beta1.Queue { return q },
 		visibilityv1beta1.WhatIfSpec{}) {
 		reach[q.Name] = true
 	}
@@ -125,7 +125,7 @@ func (c *Controller) queuesOutOfReach(namespace string, changes []visibilityv1be
 // namespace's work now or with the change, their ancestors, and the queues the change names. The
 // other queues' names and shares are for those who may read every queue (the live view's
 // queuesummaries), not for every namespace's viewers.
-func (c *Controller) queuesSeenFrom(namespace string, queues []*schedulingv1beta1.Queue, as accounting.QueuesAs, spec visibilityv1beta1.WhatIfSpec) []*schedulingv1beta1.Queue {
+func (m *Model) queuesSeenFrom(namespace string, queues []*schedulingv1beta1.Queue, as accounting.QueuesAs, spec visibilityv1beta1.WhatIfSpec) []*schedulingv1beta1.Queue {
 	seen := map[string]bool{}
 	for _, ch := range spec.Queues {
 		seen[ch.Name] = true
@@ -135,7 +135,7 @@ func (c *Controller) queuesSeenFrom(namespace string, queues []*schedulingv1beta
 		byName[q.Name] = q
 	}
 	for _, q := range queues {
-		if c.acct.Store.NamespaceRefusal(q, namespace) != "" && c.acct.Store.NamespaceRefusal(as(q), namespace) != "" {
+		if m.acct.Store.NamespaceRefusal(q, namespace) != "" && m.acct.Store.NamespaceRefusal(as(q), namespace) != "" {
 			continue
 		}
 		for name, depth := q.Name, 0; name != "" && !seen[name] && depth <= rules.MaxDepth; depth++ {
@@ -158,8 +158,8 @@ func (c *Controller) queuesSeenFrom(namespace string, queues []*schedulingv1beta
 
 // sharesIf is each queue's fair share now and with the change, from one reading of the shares'
 // inputs: the queues as as gives them, asking for extra beside their demand.
-func (c *Controller) sharesIf(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs, extra map[string]v1.ResourceList) []visibilityv1beta1.QueueShareChange {
-	now, then, usage := c.acct.SharesIf(as, extra)
+func (m *Model) sharesIf(queues []*schedulingv1beta1.Queue, as accounting.QueuesAs, extra map[string]v1.ResourceList) []visibilityv1beta1.QueueShareChange {
+	now, then, usage := m.acct.SharesIf(as, extra)
 	out := make([]visibilityv1beta1.QueueShareChange, 0, len(queues))
 	for _, q := range queues {
 		held := usage[q.Name].Allocated

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"slices"
@@ -17,7 +17,7 @@ import (
 // asks for and the bucket of its runtime bound, in which the pods of one job are alike; none for a
 // pod that stands for pods still to come and has no containers. The bound of a batch/v1 Job's pod
 // is left out: the webhook writes it as the time the Job has left, which differs from pod to pod.
-func (c *Controller) runtimeKey(queue, kind string, pod *v1.Pod) runtimes.Key {
+func (m *Model) runtimeKey(queue, kind string, pod *v1.Pod) runtimes.Key {
 	key := runtimes.Key{Queue: queue, Kind: kind}
 	if len(pod.Spec.Containers) == 0 {
 		return key
@@ -39,7 +39,7 @@ func (c *Controller) runtimeKey(queue, kind string, pod *v1.Pod) runtimes.Key {
 		}
 		shape = append(shape, ',')
 	}
-	if b := c.acct.RuntimeBound(pod); b.Bounded() && !ofBatchJob(pod) {
+	if b := m.acct.RuntimeBound(pod); b.Bounded() && !ofBatchJob(pod) {
 		shape = strconv.AppendInt(append(shape, "bound="...), int64(runtimes.BucketOf(b.After)), 10)
 	}
 	key.Shape = string(shape)
@@ -60,18 +60,18 @@ func ofBatchJob(pod *v1.Pod) bool {
 // bound: that of the shape expected to run longest among them (a gang's master and workers may
 // differ), so that it does not hang on which pod comes first; or the longest a pod's runtime told
 // ahead (ForecastSettings.KnownRuntime) where it is.
-func (c *Controller) workRuntime(queue, kind string, pods []*v1.Pod, now time.Time) forecast.Runtime {
+func (m *Model) workRuntime(queue, kind string, pods []*v1.Pod, now time.Time) forecast.Runtime {
 	var longest runtimeEstimate
 	seen := map[string]bool{}
 	for _, pod := range pods {
-		r, known := c.knownRuntime(pod)
+		r, known := m.knownRuntime(pod)
 		if !known {
-			key := c.runtimeKey(queue, kind, pod)
+			key := m.runtimeKey(queue, kind, pod)
 			if seen[key.Shape] {
 				continue
 			}
 			seen[key.Shape] = true
-			r = c.runtimeOf(key, now)
+			r = m.runtimeOf(key, now)
 		}
 		longest.Runtime, longest.bounded = longerOf(longest.Runtime, r.Runtime), longerOf(longest.bounded, r.bounded)
 	}

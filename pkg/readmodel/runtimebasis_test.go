@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -24,8 +24,8 @@ func TestRuntimeBasis(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj(), util.MakeQueue("other").Obj()))
-	learned, fresh := &Controller{acct: acct}, &Controller{acct: acct}
-	known := &Controller{acct: acct, forecast: forecaster{settings: ForecastSettings{KnownRuntime: func(*v1.Pod) (time.Duration, bool) {
+	learned, fresh := &Model{acct: acct}, &Model{acct: acct}
+	known := &Model{acct: acct, forecast: forecaster{settings: ForecastSettings{KnownRuntime: func(*v1.Pod) (time.Duration, bool) {
 		return 5 * time.Minute, true
 	}}}}
 	now := time.Now().Truncate(time.Second)
@@ -47,19 +47,19 @@ func TestRuntimeBasis(t *testing.T) {
 		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(10+i)*time.Minute)))
 		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
-		learned.learnRuntime(p)
+		learned.LearnRuntime(p)
 	}
 	deleted := running(pod("q", "Job", 0), time.Minute)
 	deleted.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(30 * time.Second)))
 	fromRuns := func(runs int, scope forecast.Scope) forecast.Basis {
 		return forecast.Basis{Source: forecast.SourceLearned, Runs: runs, Scope: scope}
 	}
-	work := func(c *Controller, p *v1.Pod) func() forecast.Basis {
+	work := func(c *Model, p *v1.Pod) func() forecast.Basis {
 		return func() forecast.Basis {
 			return c.workRuntime(p.Labels[schedulingv1beta1.QueueLabel], p.OwnerReferences[0].Kind, []*v1.Pod{p}, now).Basis
 		}
 	}
-	end := func(c *Controller, p *v1.Pod) func() forecast.Basis {
+	end := func(c *Model, p *v1.Pod) func() forecast.Basis {
 		return func() forecast.Basis { return c.endsOf(p, now).Basis }
 	}
 	for _, tt := range []struct {
@@ -96,7 +96,7 @@ func TestRuntimeBasis(t *testing.T) {
 // The live view names the forecast's basis in the API's terms, and none where there is none.
 func TestRuntimeBasisInTheLiveView(t *testing.T) {
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	starts := expectedStarts{at: at, byKey: map[string]forecast.Start{
+	starts := ExpectedStarts{at: at, byKey: map[string]forecast.Start{
 		"now":     {P50: at, P90: at},
 		"default": {P50: at.Add(time.Hour), P90: at.Add(4 * time.Hour), Basis: forecast.Basis{Source: forecast.SourceDefault}},
 		"learned": {P50: at.Add(time.Hour), P90: at.Add(2 * time.Hour), Basis: forecast.Basis{Source: forecast.SourceLearned, Runs: 7, Scope: forecast.ScopeKindInAnyQueue}},
@@ -114,7 +114,7 @@ func TestRuntimeBasisInTheLiveView(t *testing.T) {
 		{name: "bounded", key: "bounded", want: &visibilityv1beta1.RuntimeBasis{Source: visibilityv1beta1.RuntimeBounded}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, starts.of(tt.key).RuntimeBasis); diff != "" {
+			if diff := cmp.Diff(tt.want, starts.Of(tt.key).RuntimeBasis); diff != "" {
 				t.Errorf("runtime basis (-want,+got):\n%s", diff)
 			}
 		})

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"slices"
@@ -13,14 +13,14 @@ import (
 
 // learnerLocked is the learner of runtimes, made on first use, and resumed from the queues'
 // checkpoints once the caches hold them; with learnMu held.
-func (c *Controller) learnerLocked() *runtimes.Learner {
-	f := &c.forecast
+func (m *Model) learnerLocked() *runtimes.Learner {
+	f := &m.forecast
 	if f.learner == nil {
 		f.learner = runtimes.NewLearner(runtimeHalfLife, runtimeMinWeight)
 	}
-	if !f.restored && c.acct.Synced() {
+	if !f.restored && m.acct.Synced() {
 		f.since = map[string]time.Time{}
-		for _, q := range c.acct.Store.AllQueues() {
+		for _, q := range m.acct.Store.AllQueues() {
 			if cp := q.Status.Runtimes; cp != nil {
 				f.learner.Import(q.Name, bucketsOf(cp), cp.Time.Time)
 				f.since[q.Name] = cp.Time.Time
@@ -31,22 +31,21 @@ func (c *Controller) learnerLocked() *runtimes.Learner {
 	return f.learner
 }
 
-// runtimesCheckpoint is what a queue's status says of the runtimes learned of its work: the
-// checkpoint it holds while that is younger than the queue's checkpoint interval, else what the
-// learner holds now (to the second), none when it holds nothing. Until the learner resumed from
-// the checkpoints, the checkpoint stays as it is. due is how long until the next one.
-func (c *Controller) runtimesCheckpoint(q *schedulingv1beta1.Queue) (checkpoint *schedulingv1beta1.RuntimesCheckpoint, due time.Duration) {
-	now := c.clock.Now().Truncate(time.Second)
-	interval := c.checkpointInterval(q.Name)
+// RuntimesCheckpoint is what a queue's status says of the runtimes learned of its work: the
+// checkpoint it holds while that is younger than interval (the queue's checkpoint interval), else
+// what the learner holds now (to the second), none when it holds nothing. Until the learner resumed
+// from the checkpoints, the checkpoint stays as it is. due is how long until the next one.
+func (m *Model) RuntimesCheckpoint(q *schedulingv1beta1.Queue, interval time.Duration) (checkpoint *schedulingv1beta1.RuntimesCheckpoint, due time.Duration) {
+	now := m.clock.Now().Truncate(time.Second)
 	if prev := q.Status.Runtimes; prev != nil {
 		if age := now.Sub(prev.Time.Time); age >= 0 && age < interval {
 			return prev, interval - age
 		}
 	}
-	f := &c.forecast
+	f := &m.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	learner := c.learnerLocked()
+	learner := m.learnerLocked()
 	if !f.restored {
 		return q.Status.Runtimes, time.Second
 	}

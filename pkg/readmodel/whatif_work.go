@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"fmt"
@@ -71,13 +71,13 @@ func (w *newWork) forecastWork(in *forecastIn, runtime forecast.Runtime, bound t
 
 // startOf is when the work starts, by starts: a gang's start, or the first of its pods'; with no
 // start within the horizon when it was not played (it asks for what no node has).
-func (w *newWork) startOf(starts expectedStarts) *visibilityv1beta1.ExpectedStart {
-	first := starts.of(w.key())
+func (w *newWork) startOf(starts ExpectedStarts) *visibilityv1beta1.ExpectedStart {
+	first := starts.Of(w.key())
 	if w.gang {
 		return orNone(first, starts)
 	}
 	for i := range w.count {
-		s := starts.of(w.podKey(i))
+		s := starts.Of(w.podKey(i))
 		if s == nil {
 			continue
 		}
@@ -96,25 +96,25 @@ func (w *newWork) startOf(starts expectedStarts) *visibilityv1beta1.ExpectedStar
 }
 
 // orNone is s, or a forecast of no start within the horizon.
-func orNone(s *visibilityv1beta1.ExpectedStart, starts expectedStarts) *visibilityv1beta1.ExpectedStart {
+func orNone(s *visibilityv1beta1.ExpectedStart, starts ExpectedStarts) *visibilityv1beta1.ExpectedStart {
 	if s != nil {
 		return s
 	}
-	none := expectedStarts{byKey: map[string]forecast.Start{"": {}}, at: starts.at}
-	return none.of("")
+	none := ExpectedStarts{byKey: map[string]forecast.Start{"": {}}, at: starts.at}
+	return none.Of("")
 }
 
 // newWorkloads reads a WhatIf's new workloads into the work the forecast plays, each submitted now
 // to namespace. A workload that a queue would refuse as the change leaves it (view) is kept, with
 // why; one that could not be made is an error naming its field.
-func (c *Controller) newWorkloads(namespace string, specs []visibilityv1beta1.NewWorkload, view changedView) ([]*newWork, field.ErrorList) {
+func (m *Model) newWorkloads(namespace string, specs []visibilityv1beta1.NewWorkload, view changedView) ([]*newWork, field.ErrorList) {
 	var (
 		out   []*newWork
 		errs  field.ErrorList
 		total int64
 		seen  = map[string]bool{}
 	)
-	now := c.acct.Clock().Now()
+	now := m.acct.Clock().Now()
 	for i, spec := range specs {
 		path := field.NewPath("spec", "workloads").Index(i)
 		if msgs := validation.IsDNS1123Subdomain(spec.Name); len(msgs) > 0 {
@@ -135,7 +135,7 @@ func (c *Controller) newWorkloads(namespace string, specs []visibilityv1beta1.Ne
 			continue
 		}
 		total += int64(spec.Pods)
-		w, werrs := c.newWorkload(namespace, spec, path, view)
+		w, werrs := m.newWorkload(namespace, spec, path, view)
 		if len(werrs) > 0 {
 			errs = append(errs, werrs...)
 			continue
@@ -149,7 +149,7 @@ func (c *Controller) newWorkloads(namespace string, specs []visibilityv1beta1.Ne
 // newWorkload is one new workload: its pod made from the template as the API server would make it
 // (requests defaulted from limits, the priority of its class), its queue resolved as its pods' would
 // be, with the queue's default runtime bound as the webhook writes it.
-func (c *Controller) newWorkload(namespace string, spec visibilityv1beta1.NewWorkload, path *field.Path, view changedView) (*newWork, field.ErrorList) {
+func (m *Model) newWorkload(namespace string, spec visibilityv1beta1.NewWorkload, path *field.Path, view changedView) (*newWork, field.ErrorList) {
 	kind := spec.Kind
 	if kind == "" {
 		kind = string(visibilityv1beta1.WorkloadPod)
@@ -157,14 +157,14 @@ func (c *Controller) newWorkload(namespace string, spec visibilityv1beta1.NewWor
 			kind = string(visibilityv1beta1.WorkloadPodGroup)
 		}
 	}
-	template, errs := c.podOf(namespace, spec, path.Child("template"))
+	template, errs := m.podOf(namespace, spec, path.Child("template"))
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	w := &newWork{name: spec.Name, namespace: namespace, gang: spec.Gang, kind: kind, template: template, count: int(spec.Pods), queue: spec.Queue}
 	if w.queue == "" {
-		ns, _ := c.acct.Store.Namespaces().Get(namespace)
-		queue, err := c.acct.QueueOfNewPod(template, ns, c.acct.Store.PodGroupInCache)
+		ns, _ := m.acct.Store.Namespaces().Get(namespace)
+		queue, err := m.acct.QueueOfNewPod(template, ns, m.acct.Store.PodGroupInCache)
 		if err != nil {
 			return nil, field.ErrorList{field.Invalid(path.Child("template", "metadata", "labels"), template.Labels, err.Error())}
 		}
@@ -201,7 +201,7 @@ func (c *Controller) newWorkload(namespace string, spec visibilityv1beta1.NewWor
 // podOf is the pod the template makes in namespace, as the API server would admit it: at least one
 // container, no amount below zero, requests defaulted from limits, the priority of its class (an
 // unknown class is refused, as the API server refuses it), for queue-scheduler, on no node yet.
-func (c *Controller) podOf(namespace string, spec visibilityv1beta1.NewWorkload, path *field.Path) (*v1.Pod, field.ErrorList) {
+func (m *Model) podOf(namespace string, spec visibilityv1beta1.NewWorkload, path *field.Path) (*v1.Pod, field.ErrorList) {
 	pod := &v1.Pod{ObjectMeta: *spec.Template.ObjectMeta.DeepCopy(), Spec: *spec.Template.Spec.DeepCopy()}
 	pod.Namespace, pod.Name = namespace, spec.Name
 	var errs field.ErrorList
@@ -223,9 +223,9 @@ func (c *Controller) podOf(namespace string, spec visibilityv1beta1.NewWorkload,
 		errs = append(errs, field.Forbidden(specPath.Child("nodeName"), "new work is not on a node yet"))
 	}
 	pod.Spec.SchedulerName, pod.Spec.Priority = schedulingv1beta1.SchedulerName, nil
-	priority := c.acct.Store.ClassPriority("")
+	priority := m.acct.Store.ClassPriority("")
 	if class := pod.Spec.PriorityClassName; class != "" {
-		value, ok := c.acct.Store.ClassValue(class)
+		value, ok := m.acct.Store.ClassValue(class)
 		if !ok {
 			errs = append(errs, field.NotFound(specPath.Child("priorityClassName"), class))
 		}

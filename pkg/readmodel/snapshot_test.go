@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestForecastSnapshotHoldsTheForecastsInputAndAnswer(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
-	snap, err := (&Controller{acct: acct}).ForecastSnapshot(ctx)
+	snap, err := (&Model{acct: acct}).ForecastSnapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 
 // whatIfFixture is a controller on a node of 8 CPUs, all held until a runtime bound 10 minutes
 // from now by a pod of queue busy; a 4-CPU pod of queue mine waits in namespace ns.
-func whatIfFixture(t *testing.T) (*Controller, time.Time) {
+func whatIfFixture(t *testing.T) (*Model, time.Time) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -41,7 +41,7 @@ func whatIfFixture(t *testing.T) (*Controller, time.Time) {
 	}); err != nil {
 		t.Fatal("the accounting never counted the pods")
 	}
-	return &Controller{acct: acct}, now.Add(600 * time.Second)
+	return &Model{acct: acct}, now.Add(600 * time.Second)
 }
 
 // A new job is answered beside the namespace's pending pod: both start when the running pod ends,
@@ -188,7 +188,7 @@ func TestWhatIfCascadesAndKeepsToTheNamespacesQueues(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the accounting never counted the pod")
 	}
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	status, err := c.WhatIf(context.Background(), "ns", visibilityv1beta1.WhatIfSpec{Queues: []visibilityv1beta1.QueueChange{
 		{Name: "parent", State: schedulingv1beta1.QueueStateSuspended}}}, false)
 	if err != nil {

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"cmp"
@@ -29,8 +29,8 @@ const ReasonPodsRefused = "PodsRefused"
 // exists: the running Jobs of queue-scheduler without a live pod whose pod template admission
 // refuses now, judged by the webhook's rule (rules.JudgeNewPod) on the caches. Each stands alone, at
 // no position (0), in the queue its pods name or resolve to.
-func (c *Controller) refusedJobs(namespace string) []visibilityv1beta1.PendingWorkload {
-	lister := c.acct.Store.Jobs()
+func (m *Model) refusedJobs(namespace string) []visibilityv1beta1.PendingWorkload {
+	lister := m.acct.Store.Jobs()
 	if lister == nil {
 		return nil
 	}
@@ -39,17 +39,17 @@ func (c *Controller) refusedJobs(namespace string) []visibilityv1beta1.PendingWo
 		return nil
 	}
 	withPods := map[types.UID]bool{}
-	for _, pod := range c.acct.Pods.LivePods() {
+	for _, pod := range m.acct.Pods.LivePods() {
 		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" {
 			withPods[ref.UID] = true
 		}
 	}
 	var out []visibilityv1beta1.PendingWorkload
 	for _, job := range jobs {
-		if withPods[job.UID] || !jobRuns(job) || !schedulingv1beta1.SchedulesJobPods(job, c.namespaceLabels(job.Namespace)) {
+		if withPods[job.UID] || !jobRuns(job) || !schedulingv1beta1.SchedulesJobPods(job, m.namespaceLabels(job.Namespace)) {
 			continue
 		}
-		if item, refused := c.refusedJob(job); refused {
+		if item, refused := m.refusedJob(job); refused {
 			out = append(out, item)
 		}
 	}
@@ -60,17 +60,17 @@ func (c *Controller) refusedJobs(namespace string) []visibilityv1beta1.PendingWo
 }
 
 // refusedJob is job as pending work when admission refuses the pods its template makes.
-func (c *Controller) refusedJob(job *batchv1.Job) (visibilityv1beta1.PendingWorkload, bool) {
+func (m *Model) refusedJob(job *batchv1.Job) (visibilityv1beta1.PendingWorkload, bool) {
 	pod := schedulingv1beta1.JobTemplatePod(job)
 	pod.OwnerReferences = append(slices.Clone(job.OwnerReferences), metav1.OwnerReference{
 		APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)})
-	verdict, err := rules.JudgeNewPod(pod, field.NewPath("spec", "template"), c.acct.Store.PodGroupInCache, c.acct.Rules(), c.acct.Rules())
+	verdict, err := rules.JudgeNewPod(pod, field.NewPath("spec", "template"), m.acct.Store.PodGroupInCache, m.acct.Rules(), m.acct.Rules())
 	if err != nil || len(verdict.Errs) == 0 {
 		return visibilityv1beta1.PendingWorkload{}, false
 	}
 	queue := pod.Labels[schedulingv1beta1.QueueLabel]
 	if queue == "" {
-		queue, _ = c.acct.QueueOf(pod)
+		queue, _ = m.acct.QueueOf(pod)
 	}
 	return workload(visibilityv1beta1.WorkloadJob, job.Namespace, job.Name, job.CreationTimestamp, queue, corev1helpers.PodPriority(pod), 0,
 		resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), ReasonPodsRefused,
@@ -88,8 +88,8 @@ func jobRuns(job *batchv1.Job) bool {
 }
 
 // namespaceLabels are the labels of a namespace in the cache, nil when it is not there.
-func (c *Controller) namespaceLabels(name string) map[string]string {
-	if ns, err := c.acct.Store.Namespaces().Get(name); err == nil {
+func (m *Model) namespaceLabels(name string) map[string]string {
+	if ns, err := m.acct.Store.Namespaces().Get(name); err == nil {
 		return ns.Labels
 	}
 	return nil

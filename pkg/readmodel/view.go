@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"cmp"
@@ -28,6 +28,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 	"github.com/queue-scheduler/queue-scheduler/pkg/rules"
+	"github.com/queue-scheduler/queue-scheduler/pkg/timeline"
 )
 
 // The live view (package visibility serves it) is read here, from the same caches and accounting
@@ -36,24 +37,27 @@ import (
 // OnQueueChange registers f to be told the name of a queue whose summary may have changed: its
 // object, its pods' usage, its deserved share, or the PodGroups and QueueUnits it counts. It may be
 // called once the informers run; f must not block.
-func (c *Controller) OnQueueChange(f func(queue string)) error {
-	c.acct.Events.QueueUsage.Subscribe(f)
-	c.acct.Events.Deserved.Subscribe(f)
-	c.acct.Events.WorkReleased.Subscribe(f)
-	v1beta1 := c.acct.Informers.Scheduling().V1beta1()
+func (m *Model) OnQueueChange(f func(queue string)) error {
+	m.acct.Events.QueueUsage.Subscribe(f)
+	m.acct.Events.Deserved.Subscribe(f)
+	m.acct.Events.WorkReleased.Subscribe(f)
+	v1beta1 := m.acct.Informers.Scheduling().V1beta1()
 	registrations := []struct {
 		informer cache.SharedIndexInformer
 		queueOf  func(any) (string, bool)
 		deletes  bool // told here; the accounting tells of deleted work (Events.WorkReleased)
 	}{
 		{v1beta1.Queues().Informer(), queueOf(func(q *schedulingv1beta1.Queue) string { return q.Name }), true},
-		{v1beta1.PodGroups().Informer(), queueOf(c.acct.Store.QueueOfPodGroup), false},
-		{v1beta1.QueueUnits().Informer(), queueOf(c.acct.Store.QueueOfQueueUnit), false},
+		{v1beta1.PodGroups().Informer(), queueOf(m.acct.Store.QueueOfPodGroup), false},
+		{v1beta1.QueueUnits().Informer(), queueOf(m.acct.Store.QueueOfQueueUnit), false},
 	}
 	for _, r := range registrations {
 		of := r.queueOf
 		tell := func(obj any) {
-			if queue, ok := of(unwrap(obj)); ok {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if queue, ok := of(obj); ok {
 				f(queue)
 			}
 		}
@@ -79,33 +83,33 @@ func queueOf[T any](of func(*T) string) func(any) (string, bool) {
 }
 
 // QueueSummaries is every queue as the scheduler holds it now, by name.
-func (c *Controller) QueueSummaries() []visibilityv1beta1.QueueSummary {
-	queues := c.acct.Store.AllQueues()
+func (m *Model) QueueSummaries() []visibilityv1beta1.QueueSummary {
+	queues := m.acct.Store.AllQueues()
 	out := make([]visibilityv1beta1.QueueSummary, 0, len(queues))
 	for _, q := range queues {
-		out = append(out, c.summary(q))
+		out = append(out, m.summary(q))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // QueueSummary is the named queue as the scheduler holds it now.
-func (c *Controller) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
-	q, ok := c.acct.Store.Queue(name)
+func (m *Model) QueueSummary(name string) (*visibilityv1beta1.QueueSummary, bool) {
+	q, ok := m.acct.Store.Queue(name)
 	if !ok {
 		return nil, false
 	}
-	s := c.summary(q)
+	s := m.summary(q)
 	return &s, true
 }
 
 // summary is one queue now: what its pods hold and ask for, its deserved share and the share it
 // holds of it (computed from those two, as the accounting's DominantShare, without a snapshot), and
 // the counts of its work.
-func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.QueueSummary {
-	usage := c.acct.Pods.Usage(q.Name)
-	deserved := c.acct.Deserved(q.Name)
-	w := c.countObjects(q.Name)
+func (m *Model) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.QueueSummary {
+	usage := m.acct.Pods.Usage(q.Name)
+	deserved := m.acct.Deserved(q.Name)
+	w := m.WorkCounts(q.Name)
 	parent := ""
 	if q.Name != schedulingv1beta1.RootQueue {
 		parent = accounting.ParentOf(q)
@@ -125,26 +129,26 @@ func (c *Controller) summary(q *schedulingv1beta1.Queue) visibilityv1beta1.Queue
 		Share:       shareString(policy.DominantShare(usage.Allocated, deserved)),
 		RunningPods: int32(usage.Bound),
 		PendingPods: int32(usage.Pods - usage.Bound),
-		PodGroups: visibilityv1beta1.PodGroupCounts{Pending: w.pending, Inqueue: w.inqueue, Running: w.running,
-			Completed: w.completed, Unknown: w.unknown},
-		Enqueued: w.enqueued,
-		Dequeued: w.dequeued,
+		PodGroups: visibilityv1beta1.PodGroupCounts{Pending: w.Pending, Inqueue: w.Inqueue, Running: w.Running,
+			Completed: w.Completed, Unknown: w.Unknown},
+		Enqueued: w.Enqueued,
+		Dequeued: w.Dequeued,
 	}
-	c.summarizeUsage(q.Name, &s)
+	m.summarizeUsage(q.Name, &s)
 	return s
 }
 
 // summarizeUsage sets the summary's usage, at the second (so that summaries taken within one are
 // alike), and its effective weights.
-func (c *Controller) summarizeUsage(queue string, s *visibilityv1beta1.QueueSummary) {
-	used, ok := c.acct.History.Remembered(queue)
+func (m *Model) summarizeUsage(queue string, s *visibilityv1beta1.QueueSummary) {
+	used, ok := m.acct.History.Remembered(queue)
 	if !ok {
 		return
 	}
 	s.Usage = history.Quantities(used.ResourceSeconds)
 	at := metav1.NewTime(used.At.Truncate(time.Second))
 	s.UsageTime = &at
-	s.EffectiveWeight = history.Quantities(c.acct.EffectiveWeights(queue))
+	s.EffectiveWeight = history.Quantities(m.acct.EffectiveWeights(queue))
 }
 
 // shareString writes a dominant share with three decimals, or +Inf.
@@ -157,22 +161,22 @@ func shareString(share float64) string {
 
 // PendingInQueue is the queue's pending work in the order the scheduler takes it; ok is false when
 // the queue does not exist.
-func (c *Controller) PendingInQueue(queue string) (pending []visibilityv1beta1.PendingWorkload, ok bool) {
-	if _, ok := c.acct.Store.Queue(queue); !ok {
+func (m *Model) PendingInQueue(queue string) (pending []visibilityv1beta1.PendingWorkload, ok bool) {
+	if _, ok := m.acct.Store.Queue(queue); !ok {
 		return nil, false
 	}
-	return c.pendingIn(queue, c.acct.Pods.WaitingPods()[queue]), true
+	return m.pendingIn(queue, m.acct.Pods.WaitingPods()[queue]), true
 }
 
 // PendingInNamespace is the pending work of one namespace (of all when namespace is ""), queue by
 // queue, each in its queue's order with its position among all of that queue's work; then the pods
 // that wait for their PodGroup, in no queue yet (waitingForPodGroup), and the Jobs whose pods
 // admission refuses (refusedJobs).
-func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
-	waiting := c.acct.Pods.WaitingPods()
+func (m *Model) PendingInNamespace(namespace string) []visibilityv1beta1.PendingWorkload {
+	waiting := m.acct.Pods.WaitingPods()
 	queues := map[string]bool{}
 	if namespace == "" {
-		for _, q := range c.acct.Store.AllQueues() {
+		for _, q := range m.acct.Store.AllQueues() {
 			queues[q.Name] = true
 		}
 	}
@@ -185,38 +189,38 @@ func (c *Controller) PendingInNamespace(namespace string) []visibilityv1beta1.Pe
 		}
 	}
 	if namespace != "" {
-		pgs, _ := c.acct.Store.PodGroups().PodGroups(namespace).List(labels.Everything())
+		pgs, _ := m.acct.Store.PodGroups().PodGroups(namespace).List(labels.Everything())
 		for _, pg := range pgs {
-			queues[c.acct.Store.QueueOfPodGroup(pg)] = true
+			queues[m.acct.Store.QueueOfPodGroup(pg)] = true
 		}
-		units, _ := c.acct.Store.QueueUnits().QueueUnits(namespace).List(labels.Everything())
+		units, _ := m.acct.Store.QueueUnits().QueueUnits(namespace).List(labels.Everything())
 		for _, u := range units {
-			queues[c.acct.Store.QueueOfQueueUnit(u)] = true
+			queues[m.acct.Store.QueueOfQueueUnit(u)] = true
 		}
 	}
 	var out []visibilityv1beta1.PendingWorkload
 	for _, queue := range sortedKeys(queues) {
-		for _, w := range c.pendingIn(queue, waiting[queue]) {
+		for _, w := range m.pendingIn(queue, waiting[queue]) {
 			if namespace == "" || w.Namespace == namespace {
 				out = append(out, w)
 			}
 		}
 	}
-	return append(append(out, c.waitingForPodGroup(namespace)...), c.refusedJobs(namespace)...)
+	return append(append(out, m.waitingForPodGroup(namespace)...), m.refusedJobs(namespace)...)
 }
 
 // waitingForPodGroup is the pending work of namespace ("" for all) that no queue holds: the pods of
 // queue-scheduler, not placed, whose PodGroup does not exist. Their PodGroup decides their queue, so
 // no queue counts them until it comes; each stands alone, at no position (0), in the queue its label
 // names if it names one, with the reason and message the scheduler holds it for.
-func (c *Controller) waitingForPodGroup(namespace string) []visibilityv1beta1.PendingWorkload {
+func (m *Model) waitingForPodGroup(namespace string) []visibilityv1beta1.PendingWorkload {
 	var out []visibilityv1beta1.PendingWorkload
-	for _, pod := range c.acct.Pods.LivePods() {
+	for _, pod := range m.acct.Pods.LivePods() {
 		if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
-			podutil.IsPodTerminal(pod) || (namespace != "" && pod.Namespace != namespace) || c.acct.Gangs.Key(pod) == "" {
+			podutil.IsPodTerminal(pod) || (namespace != "" && pod.Namespace != namespace) || m.acct.Gangs.Key(pod) == "" {
 			continue
 		}
-		if _, err := c.acct.QueueOf(pod); err != nil {
+		if _, err := m.acct.QueueOf(pod); err != nil {
 			out = append(out, workload(visibilityv1beta1.WorkloadPod, pod.Namespace, pod.Name, pod.CreationTimestamp,
 				pod.Labels[schedulingv1beta1.QueueLabel], corev1helpers.PodPriority(pod), 1,
 				resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), holdreport.PodGroupMissing, err.Error()))
@@ -239,13 +243,13 @@ func sortedKeys(set map[string]bool) []string {
 
 // pendingIn numbers a queue's pending work (pendingWorkIn) and adds when each piece is expected to
 // start.
-func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
-	work := c.pendingWorkIn(queue, waiting, true)
-	starts := c.expectedStarts()
+func (m *Model) pendingIn(queue string, waiting []accounting.WaitingPod) []visibilityv1beta1.PendingWorkload {
+	work := m.pendingWorkIn(queue, waiting, true)
+	starts := m.ExpectedStarts()
 	out := make([]visibilityv1beta1.PendingWorkload, len(work))
 	for i, w := range work {
 		out[i] = w.item
-		out[i].ExpectedStart = starts.of(forecastKey(w))
+		out[i].ExpectedStart = starts.Of(forecastKey(w))
 	}
 	return out
 }
@@ -256,18 +260,18 @@ func (c *Controller) pendingIn(queue string, waiting []accounting.WaitingPod) []
 //
 // A queue that holds all of its work back (Suspended, Unknown) is why each piece waits, whatever its
 // last attempt said; with refusalsNow, so is a queue that refuses a piece now (queueRefusalsNow).
-func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod, refusalsNow bool) []*pendingWork {
+func (m *Model) pendingWorkIn(queue string, waiting []accounting.WaitingPod, refusalsNow bool) []*pendingWork {
 	// The informer lists pods in no fixed order: by name, a gang's first member is always the same.
 	waiting = slices.Clone(waiting)
 	slices.SortFunc(waiting, func(a, b accounting.WaitingPod) int {
 		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
 	})
-	admitted := c.admittedWork(queue, waiting)
-	later := c.unadmittedWork(queue, waiting)
-	q, _ := c.acct.Store.Queue(queue)
-	hold := c.acct.Store.QueueHold(queue, q)
+	admitted := m.admittedWork(queue, waiting)
+	later := m.unadmittedWork(queue, waiting)
+	q, _ := m.acct.Store.Queue(queue)
+	hold := m.acct.Store.QueueHold(queue, q)
 	if hold.Message == "" && refusalsNow {
-		c.queueRefusalsNow(queue, admitted)
+		m.queueRefusalsNow(queue, admitted)
 	}
 	out := make([]*pendingWork, 0, len(admitted)+len(later))
 	for _, part := range [][]*pendingWork{admitted, later} {
@@ -289,24 +293,24 @@ func (c *Controller) pendingWorkIn(queue string, waiting []accounting.WaitingPod
 // tried again until its hold may end, so its condition keeps the numbers it was held on). A piece
 // the queue takes now keeps what its last attempt said: the nodes, or its gang. A refusal that only
 // waits for fresh shares, or for older work of the queue, is a moment's and says nothing new.
-func (c *Controller) queueRefusalsNow(queue string, admitted []*pendingWork) {
-	snap := c.acct.Snapshot()
+func (m *Model) queueRefusalsNow(queue string, admitted []*pendingWork) {
+	snap := m.acct.Snapshot()
 	for _, w := range admitted {
 		if len(w.pods) == 0 {
 			continue
 		}
 		switch w.item.Reason {
-		case "", v1.PodReasonUnschedulable, holdreport.QueueCapability, ReasonExceedsCapability:
+		case "", v1.PodReasonUnschedulable, holdreport.QueueCapability, holdreport.ExceedsCapability:
 		default:
 			continue // held for something else first: its gang, its unit
 		}
-		if refusal := c.gangNeverFits(snap, w); refusal != nil {
-			w.item.Reason, w.item.Message = ReasonExceedsCapability, refusal.Message
+		if refusal := m.gangNeverFits(snap, w); refusal != nil {
+			w.item.Reason, w.item.Message = holdreport.ExceedsCapability, refusal.Message
 			continue
 		}
 		pod := w.pods[0]
 		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-		if reason, message, ok := queueReasonNow(queue, w.item.Reason, c.acct.AdmitPod(snap, pod, queue, req)); ok {
+		if reason, message, ok := queueReasonNow(queue, w.item.Reason, m.acct.AdmitPod(snap, pod, queue, req)); ok {
 			w.item.Reason, w.item.Message = reason, message
 		}
 	}
@@ -314,15 +318,15 @@ func (c *Controller) queueRefusalsNow(queue string, admitted []*pendingWork) {
 
 // gangNeverFits is, for a gang's work, the capability its members ask together for more than (as
 // Gang holds it), else nil: each member on its own may fit.
-func (c *Controller) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *policy.Refusal {
+func (m *Model) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *policy.Refusal {
 	if w.item.Workload.Kind != visibilityv1beta1.WorkloadPodGroup {
 		return nil
 	}
-	pg, ok := c.acct.Gangs.PodGroup(w.item.Namespace + "/" + w.item.Workload.Name)
+	pg, ok := m.acct.Gangs.PodGroup(w.item.Namespace + "/" + w.item.Workload.Name)
 	if !ok {
 		return nil
 	}
-	return c.acct.GangNeverFits(snap, pg)
+	return m.acct.GangNeverFits(snap, pg)
 }
 
 // queueReasonNow is why a piece of work that last waited for was waits now, given its queue's
@@ -333,14 +337,14 @@ func (c *Controller) gangNeverFits(snap *policy.Snapshot, w *pendingWork) *polic
 func queueReasonNow(queue, was string, refusal *policy.Refusal) (reason, message string, ok bool) {
 	switch {
 	case refusal == nil:
-		if was != holdreport.QueueCapability && was != ReasonExceedsCapability {
+		if was != holdreport.QueueCapability && was != holdreport.ExceedsCapability {
 			return "", "", false
 		}
 		return v1.PodReasonUnschedulable, fmt.Sprintf("queue %q takes it now: it waits for its next scheduling attempt", queue), true
 	case refusal.Behind || refusal.Suspended || refusal.Unseen:
 		return "", "", false
 	case refusal.ExceedsCapability:
-		return ReasonExceedsCapability, refusal.Message, true
+		return holdreport.ExceedsCapability, refusal.Message, true
 	case refusal.AtCapability:
 		return holdreport.QueueCapability, refusal.Message, true
 	default:
@@ -360,26 +364,26 @@ type pendingWork struct {
 // admittedWork gathers the queue's waiting pods: a pod of no gang alone, the waiting members of an
 // admitted gang together. Members of a gang its queue has not admitted, and pods of a QueueUnit
 // still Enqueued, are left to unadmittedWork.
-func (c *Controller) admittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
+func (m *Model) admittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
 	var out []*pendingWork
 	gangs := map[string]*pendingWork{}
 	for _, p := range waiting {
-		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+		if u := m.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			continue
 		}
-		key := c.acct.Gangs.Key(p.Pod)
+		key := m.acct.Gangs.Key(p.Pod)
 		if key == "" {
 			out = append(out, podWork(queue, p))
 			continue
 		}
-		pg, ok := c.acct.Gangs.PodGroup(key)
-		if ok && c.waitsForAdmission(pg) {
+		pg, ok := m.acct.Gangs.PodGroup(key)
+		if ok && m.acct.WaitsForAdmission(pg) {
 			continue
 		}
 		w := gangs[key]
 		if w == nil {
 			w = gangWork(queue, key, pg, p.Pod)
-			w.item.Reservation = reservationView(c.acct.StartPlans.Reservation(key))
+			w.item.Reservation = reservationView(m.acct.StartPlans.Reservation(key))
 			gangs[key] = w
 			out = append(out, w)
 		}
@@ -428,22 +432,22 @@ func gangWork(queue, key string, pg *schedulingv1beta1.PodGroup, member *v1.Pod)
 }
 
 // unadmittedWork is the queue's PodGroups and QueueUnits that wait for their queue to admit them.
-func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
+func (m *Model) unadmittedWork(queue string, waiting []accounting.WaitingPod) []*pendingWork {
 	members, unitPods := map[string][]*v1.Pod{}, map[string][]*v1.Pod{}
 	for _, p := range waiting {
-		if u := c.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
+		if u := m.acct.Store.UnitOf(p.Pod); u != nil && !u.Dequeued() {
 			unitPods[accounting.UnitKey(u)] = append(unitPods[accounting.UnitKey(u)], p.Pod)
-		} else if key := c.acct.Gangs.Key(p.Pod); key != "" {
+		} else if key := m.acct.Gangs.Key(p.Pod); key != "" {
 			members[key] = append(members[key], p.Pod)
 		}
 	}
 	var out []*pendingWork
-	for _, pg := range c.acct.Store.PodGroupsOf(queue) {
-		if !c.waitsForAdmission(pg) {
+	for _, pg := range m.acct.Store.PodGroupsOf(queue) {
+		if !m.acct.WaitsForAdmission(pg) {
 			continue
 		}
-		priority := c.acct.Store.PodGroupPriority(pg)
-		reason, message := ReasonNotAdmitted, "podgroup is Pending: its queue has not admitted it yet"
+		priority := m.acct.Store.PodGroupPriority(pg)
+		reason, message := schedulingv1beta1.PodGroupNotAdmitted, "podgroup is Pending: its queue has not admitted it yet"
 		if cond := unschedulable(pg); cond != nil {
 			reason, message = cond.Reason, cond.Message
 		}
@@ -451,25 +455,25 @@ func (c *Controller) unadmittedWork(queue string, waiting []accounting.WaitingPo
 		out = append(out, &pendingWork{
 			item: workload(visibilityv1beta1.WorkloadPodGroup, pg.Namespace, pg.Name, pg.CreationTimestamp, queue, priority,
 				int32(len(pods)), pg.Spec.MinResources.DeepCopy(), reason, message),
-			place: placeOf(pg, priority),
+			place: policy.PlaceOf(pg, priority),
 			pods:  pods,
 		})
 	}
-	for _, u := range c.acct.Store.QueueUnitsOf(queue) {
+	for _, u := range m.acct.Store.QueueUnitsOf(queue) {
 		if u.Dequeued() {
 			continue
 		}
-		priority := c.acct.Store.UnitPriority(u)
+		priority := m.acct.Store.UnitPriority(u)
 		pods := unitPods[accounting.UnitKey(u)]
 		reason := string(schedulingv1beta1.QueueUnitEnqueued)
-		if len(rules.FitsCapability(field.NewPath("spec", "resource"), u.Spec.Resource, queue, c.acct.Rules())) > 0 {
+		if len(rules.FitsCapability(field.NewPath("spec", "resource"), u.Spec.Resource, queue, m.acct.Rules())) > 0 {
 			// Its capability was lowered below it after it was created: no run's end lets it in.
-			reason = ReasonExceedsCapability
+			reason = holdreport.ExceedsCapability
 		}
 		out = append(out, &pendingWork{
 			item: workload(visibilityv1beta1.WorkloadQueueUnit, u.Namespace, u.Name, u.CreationTimestamp, queue, priority,
 				int32(len(pods)), u.Spec.Resource.DeepCopy(), reason, u.Status.Message),
-			place: placeOf(u, priority),
+			place: policy.PlaceOf(u, priority),
 			pods:  pods,
 			unit:  u,
 		})
@@ -500,4 +504,20 @@ func unschedulable(pg *schedulingv1beta1.PodGroup) *metav1.Condition {
 		return c
 	}
 	return nil
+}
+
+// reservationView is a reservation as the live view shows it; nil for none.
+func reservationView(r *timeline.Reservation) *visibilityv1beta1.Reservation {
+	if r == nil {
+		return nil
+	}
+	out := &visibilityv1beta1.Reservation{Start: metav1.NewTime(r.Start), Nodes: make([]string, 0, len(r.Nodes))}
+	if !r.Open() {
+		end := metav1.NewTime(r.End)
+		out.End = &end
+	}
+	for _, share := range r.Nodes {
+		out.Nodes = append(out.Nodes, share.Node)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"cmp"
@@ -30,8 +30,8 @@ const (
 	// forecastInterval is the least time between two forecasts, unless configured: the live view
 	// serves the last one until it is that old.
 	forecastInterval = config.DefaultForecastInterval
-	// forecastHorizon is how far ahead starts are looked for.
-	forecastHorizon = 7 * 24 * time.Hour
+	// ForecastHorizon is how far ahead starts are looked for.
+	ForecastHorizon = 7 * 24 * time.Hour
 	// forecastResolution is the step ends are rounded up to, unless configured.
 	forecastResolution = config.DefaultForecastResolution
 	// runtimeHalfLife is how long after it ended a finished pod's runtime counts half.
@@ -75,7 +75,7 @@ type forecaster struct {
 	settings ForecastSettings
 
 	mu     sync.Mutex
-	starts expectedStarts
+	starts ExpectedStarts
 
 	learnMu sync.Mutex
 	learner *runtimes.Learner
@@ -86,19 +86,21 @@ type forecaster struct {
 
 	// turns lets one WhatIf or ForecastSnapshot be answered at a time.
 	turns forecastTurns
-	// shown is what the ExpectedStart conditions this replica wrote show.
-	shown shownStarts
 }
 
-// expectedStarts are a forecast's starts by work key, and when it was made.
-type expectedStarts struct {
+// ExpectedStarts are a forecast's starts by work key, and when it was made.
+type ExpectedStarts struct {
 	byKey map[string]forecast.Start
 	at    time.Time
 }
 
-// of is the expected start of the work of key, as the live view shows it; nil when the forecast
-// does not hold the work (it came after it).
-func (e expectedStarts) of(key string) *visibilityv1beta1.ExpectedStart {
+// At is when the forecast was made; zero for none.
+func (e ExpectedStarts) At() time.Time { return e.at }
+
+// Of is the expected start of the work of key ("<kind>/<namespace>/<name>", the kind as the live
+// view names it), as the live view shows it; nil when the forecast does not hold the work (it came
+// after it).
+func (e ExpectedStarts) Of(key string) *visibilityv1beta1.ExpectedStart {
 	s, ok := e.byKey[key]
 	if !ok {
 		return nil
@@ -138,48 +140,56 @@ func forecastKey(w *pendingWork) string {
 	return string(w.item.Workload.Kind) + "/" + w.item.Namespace + "/" + w.item.Workload.Name
 }
 
-// expectedStarts is the last forecast, made again when it is the forecast interval old.
-func (c *Controller) expectedStarts() expectedStarts {
-	f := &c.forecast
+// ExpectedStarts is the last forecast, made again when it is the forecast interval old.
+func (m *Model) ExpectedStarts() ExpectedStarts {
+	f := &m.forecast
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := c.acct.Clock().Now()
+	now := m.acct.Clock().Now()
 	if f.starts.byKey != nil && now.Sub(f.starts.at) < cmp.Or(f.settings.Interval, forecastInterval) {
 		return f.starts
 	}
-	f.starts = expectedStarts{byKey: forecast.Predict(c.forecastInput(now, nil).snap, c.forecastSettings()), at: now}
+	f.starts = ExpectedStarts{byKey: forecast.Predict(m.forecastInput(now, nil).snap, m.forecastSettings()), at: now}
+	return f.starts
+}
+
+// LastForecast is the last forecast made, whatever its age; zero when none was.
+func (m *Model) LastForecast() ExpectedStarts {
+	f := &m.forecast
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.starts
 }
 
 // forecastSettings bound every forecast the controller makes.
-func (c *Controller) forecastSettings() forecast.Settings {
-	return forecast.Settings{Horizon: forecastHorizon, Resolution: cmp.Or(c.forecast.settings.Resolution, forecastResolution),
-		DefaultRuntime: c.defaultRuntime()}
+func (m *Model) forecastSettings() forecast.Settings {
+	return forecast.Settings{Horizon: ForecastHorizon, Resolution: cmp.Or(m.forecast.settings.Resolution, forecastResolution),
+		DefaultRuntime: m.defaultRuntime()}
 }
 
 // defaultRuntime is the runtime of work nothing is known of.
-func (c *Controller) defaultRuntime() forecast.Runtime {
-	if m := c.forecast.settings.DefaultRuntime; m > 0 {
-		return runtimeOfMedian(m)
+func (m *Model) defaultRuntime() forecast.Runtime {
+	if median := m.forecast.settings.DefaultRuntime; median > 0 {
+		return runtimeOfMedian(median)
 	}
 	return defaultRuntime
 }
 
-// learnRuntime learns how long a finished pod ran, for its queue and kind of work.
-func (c *Controller) learnRuntime(pod *v1.Pod) {
+// LearnRuntime learns how long a finished pod ran, for its queue and kind of work.
+func (m *Model) LearnRuntime(pod *v1.Pod) {
 	if pod.Status.StartTime == nil {
 		return
 	}
-	end := finishedAt(pod, c.acct.Clock().Now())
-	queue, _ := c.acct.QueueOf(pod)
-	f := &c.forecast
+	end := finishedAt(pod, m.acct.Clock().Now())
+	queue, _ := m.acct.QueueOf(pod)
+	f := &m.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	learner := c.learnerLocked()
+	learner := m.learnerLocked()
 	if !end.After(f.since[queue]) {
 		return // counted in the checkpoint the learner resumed from
 	}
-	learner.Observe(c.runtimeKey(queue, c.kindOf(pod), pod), end.Sub(pod.Status.StartTime.Time), end)
+	learner.Observe(m.runtimeKey(queue, m.kindOf(pod), pod), end.Sub(pod.Status.StartTime.Time), end)
 }
 
 // finishedAt is when a pod's last container ended, or now when its status does not say.
@@ -198,32 +208,32 @@ func finishedAt(pod *v1.Pod, now time.Time) time.Time {
 
 // kindOf is the kind of work a pod runs for, which its runtime is learned under: its gang's, its
 // QueueUnit's, or its own controller's (PyTorchJob, Job...); Pod for a pod of none.
-func (c *Controller) kindOf(pod *v1.Pod) string {
-	if key := c.acct.Gangs.Key(pod); key != "" {
-		pg, _ := c.acct.Gangs.PodGroup(key)
+func (m *Model) kindOf(pod *v1.Pod) string {
+	if key := m.acct.Gangs.Key(pod); key != "" {
+		pg, _ := m.acct.Gangs.PodGroup(key)
 		return podGroupKind(pg)
 	}
-	if u := c.acct.Store.UnitOf(pod); u != nil {
+	if u := m.acct.Store.UnitOf(pod); u != nil {
 		return unitKind(u)
 	}
 	return controllerKind(pod.OwnerReferences, string(visibilityv1beta1.WorkloadPod))
 }
 
 // workKind is the kind of a piece of pending work, as kindOf names its pods'.
-func (c *Controller) workKind(w *pendingWork) string {
+func (m *Model) workKind(w *pendingWork) string {
 	namespace, name := w.item.Namespace, w.item.Workload.Name
 	switch w.item.Workload.Kind {
 	case visibilityv1beta1.WorkloadPodGroup:
-		pg, _ := c.acct.Gangs.PodGroup(namespace + "/" + name)
+		pg, _ := m.acct.Gangs.PodGroup(namespace + "/" + name)
 		return podGroupKind(pg)
 	case visibilityv1beta1.WorkloadQueueUnit:
-		if u, err := c.acct.Store.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
+		if u, err := m.acct.Store.QueueUnits().QueueUnits(namespace).Get(name); err == nil {
 			return unitKind(u)
 		}
 		return string(visibilityv1beta1.WorkloadQueueUnit)
 	}
 	if len(w.pods) > 0 {
-		return c.kindOf(w.pods[0])
+		return m.kindOf(w.pods[0])
 	}
 	return string(visibilityv1beta1.WorkloadPod)
 }
@@ -252,8 +262,8 @@ func controllerKind(owners []metav1.OwnerReference, fallback string) string {
 }
 
 // runtimeOf is the learned runtime of work of key, or the default.
-func (c *Controller) runtimeOf(key runtimes.Key, now time.Time) runtimeEstimate {
-	return c.runtimeAfter(key, now, 0)
+func (m *Model) runtimeOf(key runtimes.Key, now time.Time) runtimeEstimate {
+	return m.runtimeAfter(key, now, 0)
 }
 
 // runtimeEstimate is a runtime, and the runtime of the same work when it has a runtime bound: the
@@ -267,16 +277,16 @@ type runtimeEstimate struct {
 // runtimeAfter is the runtime that work of key which has run for elapsed is expected to reach, as
 // learned from the runs longer than that, or the default; a run past the default, as a run past
 // every run learned (runtimes.Outlived).
-func (c *Controller) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.Duration) runtimeEstimate {
-	f := &c.forecast
+func (m *Model) runtimeAfter(key runtimes.Key, now time.Time, elapsed time.Duration) runtimeEstimate {
+	f := &m.forecast
 	f.learnMu.Lock()
 	defer f.learnMu.Unlock()
-	def := c.defaultRuntime()
+	def := m.defaultRuntime()
 	if elapsed >= def.P50 {
 		past := runtimes.Outlived(elapsed)
 		def = forecast.Runtime{P50: past.Mean, P90: max(def.P90, past.P90), Basis: forecast.Basis{Source: forecast.SourceOutlived}}
 	}
-	e, ok := c.learnerLocked().EstimateAfter(key, now, elapsed)
+	e, ok := m.learnerLocked().EstimateAfter(key, now, elapsed)
 	if !ok {
 		return runtimeEstimate{Runtime: def, bounded: def}
 	}
@@ -314,8 +324,8 @@ func scopeOf(key runtimes.Key) forecast.Scope {
 
 // knownRuntime is pod's runtime as the settings tell it ahead of its run (KnownRuntime), at the
 // median and the 90th percentile alike, bound or not; known is false when they do not.
-func (c *Controller) knownRuntime(pod *v1.Pod) (r runtimeEstimate, known bool) {
-	tell := c.forecast.settings.KnownRuntime
+func (m *Model) knownRuntime(pod *v1.Pod) (r runtimeEstimate, known bool) {
+	tell := m.forecast.settings.KnownRuntime
 	if tell == nil {
 		return runtimeEstimate{}, false
 	}
@@ -338,17 +348,17 @@ type forecastIn struct {
 // running until its runtime bound or its learned runtime ends; the queues; and the pending work as
 // the live view lists it. Its vectors hold the resources the pending work asks for, and those of
 // more that some node has.
-func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
-	in := &forecastIn{queues: c.acct.Store.AllQueues()}
-	waiting := c.acct.Pods.WaitingPods()
+func (m *Model) forecastInput(now time.Time, more []v1.ResourceName) *forecastIn {
+	in := &forecastIn{queues: m.acct.Store.AllQueues()}
+	waiting := m.acct.Pods.WaitingPods()
 	for _, q := range in.queues {
-		in.pending = append(in.pending, c.pendingWorkIn(q.Name, waiting[q.Name], false)...)
+		in.pending = append(in.pending, m.pendingWorkIn(q.Name, waiting[q.Name], false)...)
 	}
-	nodes, _ := c.acct.Nodes()
+	nodes, _ := m.acct.Nodes()
 	dims := timeline.Dims(append(requestedNames(in.pending), onSomeNode(more, nodes)...))
 	slices.SortFunc(nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
-	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, c.acct.Pods.LivePods(), c.queueOfPod,
-		func(pod *v1.Pod) forecast.Ends { return c.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
+	in.snap = &forecast.Snapshot{Now: now, Dims: dims, Nodes: forecast.NodesOf(dims, nodes, m.acct.Pods.LivePods(), m.queueOfPod,
+		func(pod *v1.Pod) forecast.Ends { return m.endsOf(pod, now) }), Queues: forecastQueues(in.queues, nil)}
 	in.eligible = podfit.NewEligibility(nodes)
 	for _, w := range in.pending {
 		members, pods := forecast.MembersOf(dims, w.pods, in.eligible), w.pods
@@ -356,12 +366,12 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 			// Work whose pods are not there yet (a QueueUnit's, say): what it asks for, as one, bound
 			// as its pods will be.
 			members = []forecast.Member{{Requests: podfit.Amounts(dims, w.item.Requests, 1)}}
-			pods = []*v1.Pod{c.podToCome(w, now)}
+			pods = []*v1.Pod{m.podToCome(w, now)}
 		}
 		in.snap.Pending = append(in.snap.Pending, forecast.Work{Key: forecastKey(w), Queue: w.item.Queue, Place: w.place, Members: members,
-			Runtime: c.workRuntime(w.item.Queue, c.workKind(w), pods, now), Bound: c.boundOf(pods), Unit: w.item.Workload.Kind != visibilityv1beta1.WorkloadPod})
+			Runtime: m.workRuntime(w.item.Queue, m.workKind(w), pods, now), Bound: m.boundOf(pods), Unit: w.item.Workload.Kind != visibilityv1beta1.WorkloadPod})
 	}
-	in.snap.Reservations = reservationsOf(c.acct.StartPlans.Latest(), nodes, dims)
+	in.snap.Reservations = reservationsOf(m.acct.StartPlans.Latest(), nodes, dims)
 	return in
 }
 
@@ -370,9 +380,9 @@ func (c *Controller) forecastInput(now time.Time, more []v1.ResourceName) *forec
 // (requests defaulted from limits, as the API server defaults them), which the runtimes of its shape
 // tell; and the runtime bound the pods will get: the template's, else the one the webhook will write
 // (accounting.DeadlineFor: the Job's time left, else the queue's defaultActiveDeadlineSeconds).
-func (c *Controller) podToCome(w *pendingWork, now time.Time) *v1.Pod {
+func (m *Model) podToCome(w *pendingWork, now time.Time) *v1.Pod {
 	pod := &v1.Pod{}
-	job := c.unitJob(w.unit)
+	job := m.unitJob(w.unit)
 	if job != nil {
 		job.Spec.Template.Spec.DeepCopyInto(&pod.Spec)
 		pod.Annotations = job.Spec.Template.Annotations
@@ -385,22 +395,22 @@ func (c *Controller) podToCome(w *pendingWork, now time.Time) *v1.Pod {
 		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
 	}
 	if pod.Spec.ActiveDeadlineSeconds == nil {
-		pod.Spec.ActiveDeadlineSeconds = accounting.DeadlineFor(job, c.acct.DefaultDeadline(w.item.Queue), now)
+		pod.Spec.ActiveDeadlineSeconds = accounting.DeadlineFor(job, m.acct.DefaultDeadline(w.item.Queue), now)
 	}
 	return pod
 }
 
 // unitJob is the batch/v1 Job a QueueUnit queues, as the consumers' cache holds it; nil for no unit,
 // a consumer of another kind, or one not in the cache.
-func (c *Controller) unitJob(u *schedulingv1beta1.QueueUnit) *batchv1.Job {
-	if u == nil || c.consumers == nil {
+func (m *Model) unitJob(u *schedulingv1beta1.QueueUnit) *batchv1.Job {
+	if u == nil || m.consumers == nil {
 		return nil
 	}
 	ref := u.Spec.ConsumerRef
 	if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
 		return nil
 	}
-	obj := c.consumers.cached(u.Namespace, ref)
+	obj := m.consumers.Cached(u.Namespace, ref)
 	if obj == nil {
 		return nil
 	}
@@ -413,10 +423,10 @@ func (c *Controller) unitJob(u *schedulingv1beta1.QueueUnit) *batchv1.Job {
 
 // boundOf is how long pods run at the most together, by their runtime bounds (the longest); zero
 // when one has none, or there are none.
-func (c *Controller) boundOf(pods []*v1.Pod) time.Duration {
+func (m *Model) boundOf(pods []*v1.Pod) time.Duration {
 	var longest time.Duration
 	for _, pod := range pods {
-		b := c.acct.RuntimeBound(pod)
+		b := m.acct.RuntimeBound(pod)
 		if !b.Bounded() {
 			return 0
 		}
@@ -497,11 +507,11 @@ func boundedRuntime(r runtimeEstimate, pods []*v1.Pod) forecast.Runtime {
 }
 
 // queueOfPod is the queue of a pod the accounting counts, or "".
-func (c *Controller) queueOfPod(pod *v1.Pod) string {
+func (m *Model) queueOfPod(pod *v1.Pod) string {
 	if pod.Spec.SchedulerName != schedulingv1beta1.SchedulerName {
 		return ""
 	}
-	queue, _ := c.acct.QueueOf(pod)
+	queue, _ := m.acct.QueueOf(pod)
 	return queue
 }
 
@@ -511,8 +521,8 @@ func (c *Controller) queueOfPod(pod *v1.Pod) string {
 // runtimeEstimate); another scheduler's pod (a DaemonSet's, a service's) by its bound alone, or
 // never. A pod being deleted (evicted, preempted, its job ended) ends by its deletionTimestamp, when
 // the kubelet stops it, at the latest. No end is earlier than now.
-func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
-	e := c.endsByRuntime(pod, now)
+func (m *Model) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
+	e := m.endsByRuntime(pod, now)
 	if d := pod.DeletionTimestamp; d != nil {
 		deadline := latestOf(d.Time, now)
 		if e.P50.IsZero() || deadline.Before(e.P50) {
@@ -526,23 +536,23 @@ func (c *Controller) endsOf(pod *v1.Pod, now time.Time) forecast.Ends {
 }
 
 // endsByRuntime is endsOf but for a deletion.
-func (c *Controller) endsByRuntime(pod *v1.Pod, now time.Time) forecast.Ends {
+func (m *Model) endsByRuntime(pod *v1.Pod, now time.Time) forecast.Ends {
 	start := now
 	if pod.Status.StartTime != nil {
 		start = pod.Status.StartTime.Time
 	}
-	bound := c.acct.RunningEnd(pod, now)
+	bound := m.acct.RunningEnd(pod, now)
 	byBound := forecast.Basis{Source: forecast.SourceBounded}
-	queue := c.queueOfPod(pod)
+	queue := m.queueOfPod(pod)
 	if queue == "" {
 		if bound.IsZero() {
 			return forecast.Ends{}
 		}
 		return forecast.Ends{P50: latestOf(bound, now), P90: latestOf(bound, now), Basis: byBound}
 	}
-	r, known := c.knownRuntime(pod)
+	r, known := m.knownRuntime(pod)
 	if !known {
-		r = c.runtimeAfter(c.runtimeKey(queue, c.kindOf(pod), pod), now, max(now.Sub(start), 0))
+		r = m.runtimeAfter(m.runtimeKey(queue, m.kindOf(pod), pod), now, max(now.Sub(start), 0))
 	}
 	p50, p90, basis := start.Add(r.P50), start.Add(r.P90), r.Basis
 	if !bound.IsZero() {

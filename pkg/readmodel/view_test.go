@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	got, ok := c.PendingInQueue("q")
 	if !ok {
 		t.Fatal("queue q not found")
@@ -87,8 +87,8 @@ func TestPendingWorkInTheSchedulersOrder(t *testing.T) {
 		}
 	}
 	waiting, ok := c.PendingInQueue("capped")
-	if !ok || len(waiting) != 1 || waiting[0].Reason != ReasonExceedsCapability {
-		t.Errorf("queue capped's pending work %+v, want the unit above its capability with reason %s", waiting, ReasonExceedsCapability)
+	if !ok || len(waiting) != 1 || waiting[0].Reason != holdreport.ExceedsCapability {
+		t.Errorf("queue capped's pending work %+v, want the unit above its capability with reason %s", waiting, holdreport.ExceedsCapability)
 	}
 }
 
@@ -117,7 +117,7 @@ func TestPendingPodsWithoutTheirPodGroup(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the accounting never synced")
 	}
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	type row struct {
 		Name, Queue     string
 		Position, Pods  int32
@@ -172,8 +172,8 @@ func TestQueueReasonNow(t *testing.T) {
 			v1.PodReasonUnschedulable, `queue "q" takes it now: it waits for its next scheduling attempt`, true},
 		{"takes it now, waited for the nodes", v1.PodReasonUnschedulable, nil, "", "", false},
 		{"exceeds its capability now", v1.PodReasonUnschedulable, &policy.Refusal{Message: "m", AtCapability: true, ExceedsCapability: true},
-			ReasonExceedsCapability, "m", true},
-		{"at its capability now", ReasonExceedsCapability, &policy.Refusal{Message: "m", AtCapability: true}, holdreport.QueueCapability, "m", true},
+			holdreport.ExceedsCapability, "m", true},
+		{"at its capability now", holdreport.ExceedsCapability, &policy.Refusal{Message: "m", AtCapability: true}, holdreport.QueueCapability, "m", true},
 		{"at its share now", holdreport.QueueCapability, &policy.Refusal{Message: "m"}, v1.PodReasonUnschedulable, "m", true},
 		{"older work first", "", &policy.Refusal{Message: "m", Behind: true}, "", "", false},
 		{"a suspension on its way", "", &policy.Refusal{Message: "m", Suspended: true}, "", "", false},

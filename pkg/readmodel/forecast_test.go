@@ -1,4 +1,4 @@
-package controller
+package readmodel
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	visibilityv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/visibility/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/accounting/accountingtest"
 	"github.com/queue-scheduler/queue-scheduler/pkg/forecast"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
 	"github.com/queue-scheduler/queue-scheduler/pkg/runtimes"
@@ -58,7 +59,7 @@ func TestExpectedStartFollowsTheRuntimeBounds(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the accounting never counted the pods: %d", acct.Pods.PodCount("q"))
 	}
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	got, _ := c.PendingInQueue("q")
 	if len(got) != 2 || got[0].Workload.Name != "waiting" || got[0].ExpectedStart == nil || got[0].ExpectedStart.P50 == nil {
 		t.Fatalf("pending work %+v, want waiting first with an expected start", got)
@@ -83,7 +84,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	now := time.Now()
 	if r := c.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); r.Runtime != defaultRuntime || r.bounded != defaultRuntime {
 		t.Fatalf("nothing finished: runtime %+v, want the default", r)
@@ -102,7 +103,7 @@ func TestRuntimesAreLearned(t *testing.T) {
 		p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-time.Duration(10+i)*time.Minute)))
 		p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			FinishedAt: metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))}}}}
-		c.learnRuntime(p)
+		c.LearnRuntime(p)
 	}
 	for _, kind := range []string{"Job", "PyTorchJob"} {
 		if r := c.runtimeOf(runtimes.Key{Queue: "q", Kind: kind}, now); r.P50 < 8*time.Minute || r.P50 > 12*time.Minute {
@@ -173,7 +174,7 @@ func TestRuntimesAreLearnedByShape(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	acct := startAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()), kubefake.NewClientset())
-	c := &Controller{acct: acct}
+	c := &Model{acct: acct}
 	now := time.Now().Truncate(time.Second)
 	pod := func(cpu string, bound int64) *v1.Pod {
 		p := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "q").Req(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
@@ -188,7 +189,7 @@ func TestRuntimesAreLearnedByShape(t *testing.T) {
 			p := pod(cpu, 0)
 			p.Status.Phase, p.Status.StartTime = v1.PodSucceeded, ptr.To(metav1.NewTime(now.Add(-runtime)))
 			p.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now)}}}}
-			c.learnRuntime(p)
+			c.LearnRuntime(p)
 		}
 	}
 	if k := c.runtimeKey("q", "Pod", pod("1", 600)); k.Shape != "cpu=1000m,bound="+fmt.Sprint(runtimes.BucketOf(10*time.Minute)) {
@@ -228,7 +229,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))
-	first := &Controller{acct: acct, clock: acct.Clock(), checkpoints: time.Minute}
+	first := &Model{acct: acct, clock: acct.Clock()}
 	// To the second, as the API serves a container's end and the checkpoint writes its time: a run
 	// that ends within the checkpoint's second after it began would be told again as new.
 	now := time.Now().Truncate(time.Second)
@@ -241,10 +242,10 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 		return p
 	}
 	for i := range 3 {
-		first.learnRuntime(done(i))
+		first.LearnRuntime(done(i))
 	}
 	q, _ := acct.Store.Queue("q")
-	checkpoint, due := first.runtimesCheckpoint(q)
+	checkpoint, due := first.RuntimesCheckpoint(q, time.Minute)
 	if checkpoint == nil || len(checkpoint.Kinds) != 1 || checkpoint.Kinds[0].Kind != "Job" || len(checkpoint.Kinds[0].Shapes) != 1 || due <= 0 {
 		t.Fatalf("checkpoint %+v (next in %s); want the Job runs, of one shape, and a next one", checkpoint, due)
 	}
@@ -252,7 +253,7 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 
 	stored := util.MakeQueue("q").Obj()
 	stored.Status.Runtimes = checkpoint
-	restarted := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(stored))}
+	restarted := &Model{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(stored))}
 	want := first.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now)
 	if got := restarted.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); got != want || got.Runtime == defaultRuntime {
 		t.Errorf("after a restart: %+v, want %+v as learned before", got, want)
@@ -266,27 +267,29 @@ func TestRuntimesSurviveARestart(t *testing.T) {
 	if gotShape.From != shaped || gotShape.P50 != wantShape.P50 || gotShape.P90 != wantShape.P90 || gotShape.Mean != wantShape.Mean {
 		t.Errorf("the shape after a restart: %+v, want %+v as learned before", gotShape, wantShape)
 	}
-	restarted.learnRuntime(done(0))
+	restarted.LearnRuntime(done(0))
 	if got := restarted.runtimeOf(runtimes.Key{Queue: "q", Kind: "Job"}, now); got != want {
 		t.Errorf("a run in the checkpoint told again: %+v, want %+v", got, want)
 	}
 	q, _ = restarted.acct.Store.Queue("q")
-	restarted.clock, restarted.checkpoints = restarted.acct.Clock(), time.Minute
-	if again, _ := restarted.runtimesCheckpoint(q); !apiequality.Semantic.DeepEqual(again, checkpoint) {
+	restarted.clock = restarted.acct.Clock()
+	if again, _ := restarted.RuntimesCheckpoint(q, time.Minute); !apiequality.Semantic.DeepEqual(again, checkpoint) {
 		t.Errorf("within the interval the checkpoint is rewritten: %+v", again)
 	}
+}
+
+// startAccounting starts the accounting on the clients' informers, which run until ctx ends, and
+// waits until it heard of every object they started with.
+func startAccounting(t testing.TB, ctx context.Context, queues *fake.Clientset, kube *kubefake.Clientset) *accounting.Accounting {
+	t.Helper()
+	acct, _ := accountingtest.StartOn(ctx, t, queues, kube, accounting.Config{})
+	return acct
 }
 
 // syncedAccounting is an accounting of the queues and no pods, once synced.
 func syncedAccounting(t *testing.T, ctx context.Context, queues *fake.Clientset) *accounting.Accounting {
 	t.Helper()
-	acct := startAccounting(t, ctx, queues, kubefake.NewClientset())
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return acct.Synced(), nil
-	}); err != nil {
-		t.Fatal("the accounting never synced")
-	}
-	return acct
+	return startAccounting(t, ctx, queues, kubefake.NewClientset())
 }
 
 // The live view's forecast is made again once it is the configured interval old, and served as it
@@ -305,15 +308,15 @@ func TestLiveForecastsAtTheIntervalConfigured(t *testing.T) {
 	for _, tt := range []struct {
 		configured, interval time.Duration
 	}{{2 * time.Second, 2 * time.Second}, {0, forecastInterval}} {
-		c := &Controller{acct: acct, clock: clk}
+		c := &Model{acct: acct, clock: clk}
 		c.forecast.settings.Interval = tt.configured
-		first := c.expectedStarts().at
+		first := c.ExpectedStarts().at
 		clk.Step(tt.interval - time.Millisecond)
-		if at := c.expectedStarts().at; !at.Equal(first) {
+		if at := c.ExpectedStarts().at; !at.Equal(first) {
 			t.Errorf("interval %v: a new forecast after %v", tt.configured, tt.interval-time.Millisecond)
 		}
 		clk.Step(time.Millisecond)
-		if at := c.expectedStarts().at; !at.Equal(clk.Now()) {
+		if at := c.ExpectedStarts().at; !at.Equal(clk.Now()) {
 			t.Errorf("interval %v: the forecast of %v served at %v, want a new one", tt.configured, at, clk.Now())
 		}
 	}
@@ -324,7 +327,7 @@ func TestLiveForecastsAtTheIntervalConfigured(t *testing.T) {
 func TestDeletedPodsEndByTheirDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))}
+	c := &Model{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj()))}
 	now := time.Now().Truncate(time.Second)
 	running := func(scheduler string, deadline *int64, deleting time.Duration) *v1.Pod {
 		p := util.MakePod("ns", "p").UID("p").Label(schedulingv1beta1.QueueLabel, "q").Obj()
@@ -389,7 +392,7 @@ func TestWorkWithoutPodsIsBoundAsItsPodsWillBe(t *testing.T) {
 	acct := syncedAccounting(t, ctx, fake.NewSimpleClientset(queue, util.MakeQueue("free").Obj(), tf,
 		util.MakeQueueUnit("ns", "by-job", "q", "by-job").Obj(), util.MakeQueueUnit("ns", "by-template", "q", "by-template").Obj(),
 		util.MakeQueueUnit("ns", "unbound", "free", "unbound").Obj(), util.MakeQueueUnit("ns", "zero", "free", "zero").Obj()))
-	c := &Controller{acct: acct, consumers: &consumers{watched: map[schema.GroupKind]cache.SharedIndexInformer{{Group: "batch", Kind: "Job"}: inf}}}
+	c := &Model{acct: acct, consumers: storeConsumers{inf.GetStore()}}
 	bounds := map[string]time.Duration{}
 	in := c.forecastInput(time.Now(), nil)
 	for _, w := range in.pending {
@@ -435,7 +438,7 @@ func TestKnownRuntimesReplaceTheEstimates(t *testing.T) {
 		d, err := time.ParseDuration(pod.Annotations[runtimeKey])
 		return d, err == nil
 	}
-	c := &Controller{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj())),
+	c := &Model{acct: syncedAccounting(t, ctx, fake.NewSimpleClientset(util.MakeQueue("q").Obj())),
 		forecast: forecaster{settings: ForecastSettings{KnownRuntime: known}}}
 	now := time.Now().Truncate(time.Second)
 	started := now.Add(-time.Minute)
@@ -472,4 +475,16 @@ func TestKnownRuntimesReplaceTheEstimates(t *testing.T) {
 	if r := c.workRuntime("q", "PyTorchJob", []*v1.Pod{pod("", nil)}, now); r != defaultRuntime {
 		t.Errorf("pending work told nothing: runtime %+v, want the default", r)
 	}
+}
+
+// storeConsumers reads the consumers from one informer's store.
+type storeConsumers struct{ store cache.Store }
+
+func (c storeConsumers) Cached(namespace string, ref v1.ObjectReference) *unstructured.Unstructured {
+	obj, ok, err := c.store.GetByKey(namespace + "/" + ref.Name)
+	if err != nil || !ok {
+		return nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
 }
