@@ -50,7 +50,7 @@ func runtimeOfMedian(m time.Duration) forecast.Runtime {
 	return forecast.Runtime{P50: m, P90: 4 * m, Basis: forecast.Basis{Source: forecast.SourceDefault}}
 }
 
-// ForecastSettings configure the controller's forecasts; a zero field takes the default.
+// ForecastSettings configure the read model's forecasts; a zero field takes the default.
 type ForecastSettings struct {
 	// Resolution is the step running pods' ends are rounded up to.
 	Resolution time.Duration
@@ -161,7 +161,7 @@ func (m *Model) LastForecast() ExpectedStarts {
 	return f.starts
 }
 
-// forecastSettings bound every forecast the controller makes.
+// forecastSettings bound every forecast the read model makes.
 func (m *Model) forecastSettings() forecast.Settings {
 	return forecast.Settings{Horizon: ForecastHorizon, Resolution: cmp.Or(m.forecast.settings.Resolution, forecastResolution),
 		DefaultRuntime: m.defaultRuntime()}

@@ -222,7 +222,7 @@ func TestRuntimesAreLearnedByShape(t *testing.T) {
 	}
 }
 
-// The runtimes learned are checkpointed into the queue's status, and a controller started afresh
+// The runtimes learned are checkpointed into the queue's status, and a read model started afresh
 // (a restart, a new leader) resumes from them: it estimates as the one that learned them did, and a
 // run that ended by the checkpoint, told again, is not counted twice.
 func TestRuntimesSurviveARestart(t *testing.T) {

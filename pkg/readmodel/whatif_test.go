@@ -20,7 +20,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
-// whatIfFixture is a controller on a node of 8 CPUs, all held until a runtime bound 10 minutes
+// whatIfFixture is a read model on a node of 8 CPUs, all held until a runtime bound 10 minutes
 // from now by a pod of queue busy; a 4-CPU pod of queue mine waits in namespace ns.
 func whatIfFixture(t *testing.T) (*Model, time.Time) {
 	t.Helper()
