@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/clock"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
-	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned"
 	"github.com/queue-scheduler/queue-scheduler/pkg/generated/informers/externalversions"
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
@@ -43,8 +42,6 @@ type Accounting struct {
 	Gangs *Gangs
 	// History remembers what each queue used: its decayed usage.
 	History *Ledger
-	// GangAttempts are the gangs' reclaims under way: Reclaim starts and ends them, Gang reads them.
-	GangAttempts *gangs.Attempts
 	// StartPlans is the waiting gangs' reservations, as Backfill last planned them.
 	StartPlans *StartPlans
 
@@ -102,7 +99,6 @@ func Start(ctx context.Context, client versioned.Interface, kube informers.Share
 		Store:        newStore(factory, kube),
 		Gangs:        &Gangs{takesGangsOf: takes, podGroups: v1beta1.PodGroups().Lister()},
 		clock:        clk,
-		GangAttempts: gangs.NewAttempts(clk),
 		reservations: reservations{admitted: map[WorkKey]v1.ResourceList{}},
 	}
 	a.History = &Ledger{settings: cfg.History, clock: clk, store: a.Store, bringUpToNow: func() { a.Snapshot() }}

@@ -1,7 +1,7 @@
 // Package gangs holds the facts about gangs that more than one part of the scheduler reads, each in
 // one place: the reclaims under way for gangs, which Reclaim starts and ends, and Gang reads so that
-// it neither denies such a gang nor clears its members' nominations meanwhile. The accounting owns
-// the one instance of a scheduler and hands it out.
+// it neither denies such a gang nor clears its members' nominations meanwhile. The composition root
+// builds the one instance of a scheduler and hands it to those two plugins.
 package gangs
 
 import (

@@ -18,6 +18,7 @@ import (
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
 	"github.com/queue-scheduler/queue-scheduler/pkg/embedded"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/history"
 	"github.com/queue-scheduler/queue-scheduler/pkg/queueclient"
 )
@@ -37,6 +38,9 @@ type Root struct {
 	mu   sync.Mutex
 	kube informers.SharedInformerFactory
 	acct *accounting.Accounting
+	// attempts are the gangs' reclaims under way on acct: Reclaim starts and ends them, Gang reads
+	// them.
+	attempts *gangs.Attempts
 	// embedded says whether the controller and webhook run on acct.
 	embedded bool
 }
@@ -100,7 +104,7 @@ func (r *Root) accountingLocked(ctx context.Context, kubeConfig *rest.Config, ku
 	if err != nil {
 		return nil, err
 	}
-	r.kube, r.acct, r.embedded = kube, acct, false
+	r.kube, r.acct, r.attempts, r.embedded = kube, acct, gangs.NewAttempts(acct.Clock()), false
 	return acct, nil
 }
 
@@ -126,11 +130,26 @@ type pluginNew func(context.Context, runtime.Object, fwk.Handle, *accounting.Acc
 
 // factory is the framework's factory of a plugin, which hands it the scheduler's accounting.
 func (r *Root) factory(newPlugin pluginNew) frameworkruntime.PluginFactory {
+	return r.gangFactory(func(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting, _ *gangs.Attempts) (fwk.Plugin, error) {
+		return newPlugin(ctx, obj, h, acct)
+	})
+}
+
+// gangPluginNew is how Gang and Reclaim are built: the framework's arguments, the scheduler's
+// accounting, and the gangs' reclaims under way, which Reclaim starts and Gang reads.
+type gangPluginNew func(context.Context, runtime.Object, fwk.Handle, *accounting.Accounting, *gangs.Attempts) (fwk.Plugin, error)
+
+// gangFactory is the framework's factory of a plugin, which hands it the scheduler's accounting
+// and the gangs' reclaims under way on it.
+func (r *Root) gangFactory(newPlugin gangPluginNew) frameworkruntime.PluginFactory {
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		acct, err := r.Accounting(ctx, h.KubeConfig(), h.SharedInformerFactory())
+		r.mu.Lock()
+		acct, err := r.accountingLocked(ctx, h.KubeConfig(), h.SharedInformerFactory())
+		attempts := r.attempts
+		r.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		return newPlugin(ctx, obj, h, acct)
+		return newPlugin(ctx, obj, h, acct, attempts)
 	}
 }

@@ -28,8 +28,8 @@ func Plugins(root *Root) frameworkruntime.Registry {
 		queuestate.Name: root.factory(queuestate.New),
 		queueunit.Name:  root.factory(queueunit.New),
 		proportion.Name: root.factory(proportion.New),
-		reclaim.Name:    root.factory(reclaim.New),
-		gang.Name:       root.factory(gang.New),
+		reclaim.Name:    root.gangFactory(reclaim.New),
+		gang.Name:       root.gangFactory(gang.New),
 		backfill.Name:   root.factory(backfill.New),
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/queue-scheduler/queue-scheduler/apis/config"
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
 	"github.com/queue-scheduler/queue-scheduler/pkg/accounting"
+	"github.com/queue-scheduler/queue-scheduler/pkg/gangs"
 	"github.com/queue-scheduler/queue-scheduler/pkg/holdreport"
 	"github.com/queue-scheduler/queue-scheduler/pkg/podindex"
 	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
@@ -33,10 +34,13 @@ const Name = "Gang"
 
 // Gang schedules PodGroups all or nothing.
 type Gang struct {
-	handle  fwk.Handle
-	acct    *accounting.Accounting
-	args    *config.GangArgs
-	members *members
+	handle fwk.Handle
+	acct   *accounting.Accounting
+	// attempts are the gangs' reclaims under way, which Reclaim starts: such a gang is neither
+	// denied nor stripped of its nominations.
+	attempts *gangs.Attempts
+	args     *config.GangArgs
+	members  *members
 	// freed is the room the informers saw freed that a scheduling snapshot may not show yet.
 	freed    *freedRoom
 	held     *podindex.Index
@@ -66,9 +70,9 @@ var (
 	_ fwk.EnqueueExtensions        = &Gang{}
 )
 
-// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
-// hands it.
-func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
+// New builds the plugin on the scheduler's accounting and the gangs' reclaims under way (which
+// Reclaim starts), both of which the composition root (pkg/scheduler) hands it.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting.Accounting, attempts *gangs.Attempts) (fwk.Plugin, error) {
 	args, err := config.DecodeGang(obj)
 	if err != nil {
 		return nil, err
@@ -77,6 +81,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, acct *accounting
 	g := &Gang{
 		handle:   h,
 		acct:     acct,
+		attempts: attempts,
 		args:     args,
 		members:  newMembers(acct.Gangs.Members, acct.Pods.Holds, func() int64 { return acct.Snapshot().QueueSpecs }, acct.Clock()),
 		clock:    acct.Clock(),

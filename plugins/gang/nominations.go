@@ -23,7 +23,7 @@ import (
 func (g *Gang) staleNomination(pod *v1.Pod) bool {
 	key := g.acct.Gangs.Key(pod)
 	return key != "" && pod.Spec.NodeName == "" && pod.Status.NominatedNodeName != "" &&
-		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil && !g.acct.GangAttempts.Reclaiming(key)
+		g.members.isDenied(key) && g.handle.GetWaitingPod(pod.UID) == nil && !g.attempts.Reclaiming(key)
 }
 
 // runUnnominate clears the stale nominations queued until ctx ends.

@@ -102,7 +102,7 @@ func (g *Gang) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		return
 	}
 	reason, cause := fmt.Sprintf("member %s was not bound", pod.Name), "MemberNotBound"
-	if !g.acct.GangAttempts.Reclaiming(key) {
+	if !g.attempts.Reclaiming(key) {
 		// A gang whose reclaim is under way is not denied: its members come back at once to the room
 		// being freed, rather than waiting out the denial.
 		g.held.Add(pod, deniedBucket(key))

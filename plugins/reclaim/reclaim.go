@@ -76,10 +76,10 @@ var (
 	_ preemption.Interface = &Reclaim{}
 )
 
-// New builds the plugin on the scheduler's accounting, which the composition root (pkg/scheduler)
-// hands it.
-func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting) (fwk.Plugin, error) {
-	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: acct.GangAttempts,
+// New builds the plugin on the scheduler's accounting and the gangs' reclaims under way (which Gang
+// reads), both of which the composition root (pkg/scheduler) hands it.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle, acct *accounting.Accounting, attempts *gangs.Attempts) (fwk.Plugin, error) {
+	r := &Reclaim{handle: h, acct: acct, waiting: podindex.New(), inflight: newInflight(acct.Clock()), attempts: attempts,
 		nominated: newNominated(acct.Gangs.Key), clock: acct.Clock()}
 	r.preFilter, _ = h.(preFilterRunner)
 	r.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
