@@ -54,13 +54,16 @@ func (a *Accounting) WaitsForAdmission(pg *schedulingv1beta1.PodGroup) bool {
 // beyond what their members hold, but own (the pod's own group, "" for none): a gang's room is not
 // taken by other pods of its queue. It reads the accounting only: no API calls.
 func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refusal {
-	return policy.Admit(a.Snapshot(), queue, req, policy.Work{HeldBack: a.reserved(queue, own, false)})
+	return policy.Admit(a.Snapshot(), queue, req, policy.Work{HeldBack: a.reserved(queue, own, false),
+		ReservedBelow: a.reservedBelow(queue, own, false)})
 }
 
 // AdmitPod is Admit for a pod of queue that requests req, on snap, which the caller took after
 // counting the pod (Count): its demand is in the shares snap holds.
 func (a *Accounting) AdmitPod(snap *policy.Snapshot, pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	return policy.Admit(snap, queue, req, policy.Work{HeldBack: a.reserved(queue, a.PodWork(pod), false), Backfill: a.backfillClaim(snap)})
+	own := a.PodWork(pod)
+	return policy.Admit(snap, queue, req, policy.Work{HeldBack: a.reserved(queue, own, false),
+		ReservedBelow: a.reservedBelow(queue, own, false), Backfill: a.backfillClaim(snap)})
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".
@@ -74,8 +77,10 @@ func (a *Accounting) PodWork(pod *v1.Pod) WorkKey {
 // AdmitUnit says why a unit of work (a PodGroup's minResources, a QueueUnit's resource) may not be
 // admitted to queue now, or nil when it may: all of req, on top of what the queue holds and what
 // its admitted units that have not started reserve, must fit its capabilities and its deserved
-// share, or else fit in the idle capacity nobody below their share can claim.
-func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Refusal {
+// share, or else fit in the idle capacity nobody below their share can claim; an ancestor's
+// capability counts what the admitted work of the other queues below it reserves too (below, as
+// policy.Work.ReservedBelow; nil for none).
+func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList, below func(string) v1.ResourceList) *Refusal {
 	snap := a.Snapshot()
 	if snap.Queue(queue) == nil {
 		if _, stored := a.Store.Queue(queue); stored {
@@ -83,5 +88,5 @@ func (a *Accounting) AdmitUnit(queue string, req, reserved v1.ResourceList) *Ref
 			return &Refusal{Unseen: true, Message: fmt.Sprintf("queue %q is not in the scheduler's snapshot yet", queue)}
 		}
 	}
-	return policy.Admit(snap, queue, req, policy.Work{Reserved: reserved, Whole: true})
+	return policy.Admit(snap, queue, req, policy.Work{Reserved: reserved, Whole: true, ReservedBelow: below})
 }

@@ -40,7 +40,7 @@ func TestReadersLeavePublishedListsAlone(t *testing.T) {
 	req := resourcehelper.PodRequests(pending, resourcehelper.PodResourcesOptions{})
 	for _, queue := range []string{"a", "b"} {
 		a.AdmitPod(a.Snapshot(), pending, queue, req)
-		a.AdmitUnit(queue, req, nil)
+		a.AdmitUnit(queue, req, nil, nil)
 		a.HeadroomOf(a.Snapshot(), queue, a.PodWork(pending), req)
 		a.UnderShare(queue, req)
 		a.DominantShare(queue)

@@ -83,10 +83,10 @@ func TestReclaimableSpareLeavesOutTerminatingPods(t *testing.T) {
 
 func TestAdmitUnit(t *testing.T) {
 	a := newReclaimAccounting(t, 0)
-	if r := a.AdmitUnit("b", cpu("2"), nil); r != nil {
+	if r := a.AdmitUnit("b", cpu("2"), nil, nil); r != nil {
 		t.Errorf("a unit within the share: %q", r.Message)
 	}
-	if r := a.AdmitUnit("b", cpu("2"), cpu("1")); r == nil || !strings.Contains(r.Message, `queue "b" is at its deserved share of cpu`) {
+	if r := a.AdmitUnit("b", cpu("2"), cpu("1"), nil); r == nil || !strings.Contains(r.Message, `queue "b" is at its deserved share of cpu`) {
 		t.Errorf("a unit beyond the share with 1 reserved: got %+v", r)
 	}
 }

@@ -52,7 +52,7 @@ func (a *Accounting) UseConsumerState(done func(*schedulingv1beta1.QueueUnit) bo
 func (a *Accounting) AdmitWork(key WorkKey, queue string, req v1.ResourceList) *Refusal {
 	a.reservations.admitting.Lock()
 	defer a.reservations.admitting.Unlock()
-	if refusal := a.AdmitUnit(queue, req, a.reserved(queue, key, true)); refusal != nil {
+	if refusal := a.AdmitUnit(queue, req, a.reserved(queue, key, true), a.reservedBelow(queue, key, true)); refusal != nil {
 		return refusal
 	}
 	a.reservations.mu.Lock()
@@ -119,6 +119,30 @@ func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.Resou
 	}
 	a.forgetAdmitted(shown)
 	return total
+}
+
+// reservedBelow says, for an ancestor of queue, what the admitted work of the queues below it, queue
+// and except aside, reserves (reserved, with units as there): the ancestor's capability counts it,
+// so that work admitted in one queue keeps its room from the pods and work of its siblings.
+func (a *Accounting) reservedBelow(queue string, except WorkKey, units bool) func(string) v1.ResourceList {
+	return func(ancestor string) v1.ResourceList {
+		var total v1.ResourceList
+		seen := map[string]bool{ancestor: true}
+		for next := []string{ancestor}; len(next) > 0; {
+			name := next[len(next)-1]
+			next = next[:len(next)-1]
+			if name != queue {
+				total = quota.Add(total, a.reserved(name, except, units))
+			}
+			for _, child := range a.Store.Children(name) {
+				if !seen[child.Name] {
+					seen[child.Name] = true
+					next = append(next, child.Name)
+				}
+			}
+		}
+		return total
+	}
 }
 
 // admittedSnapshot copies the work admitted a moment ago, and returns the consumer state function.

@@ -57,6 +57,38 @@ func TestAdmitCountsAdmittedPodGroups(t *testing.T) {
 	}
 }
 
+// A parent's capability counts what the admitted work of every queue below it reserves: a PodGroup
+// admitted in one child keeps its room from the pods and the work of its sibling, and from its own
+// queue's other pods; a sibling's pod that fits beside the reservation goes, and the headroom a
+// sibling's pod must free counts the reservation too.
+func TestParentCapabilityCountsItsChildrensReservations(t *testing.T) {
+	gang := util.MakePodGroup("ns", "gang").Queue("a").MinMember(2).
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj()
+	gang.Status.Phase = schedulingv1beta1.PodGroupInqueue
+	ten := map[v1.ResourceName]string{v1.ResourceCPU: "10"}
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("parent").Capability(ten).Obj(),
+		util.MakeQueue("a").Parent("parent").Capability(ten).Obj(), util.MakeQueue("b").Parent("parent").Capability(ten).Obj(), gang},
+		util.MakeNode("n", "20", "20Gi"))
+	want := `queue "parent" would exceed its capability of cpu: 0 allocated + 8 reserved by admitted work + 4 requested > 10`
+	if r := a.Admit("b", "", cpu("4")); r == nil || r.Message != want {
+		t.Errorf("a pod of the sibling queue asking 4: got %+v, want %q", r, want)
+	}
+	if r := a.Admit("b", "", cpu("2")); r != nil {
+		t.Errorf("a pod of the sibling queue asking 2, beside the 8 reserved: %q", r.Message)
+	}
+	if r := a.Admit("a", "", cpu("4")); r == nil || !strings.Contains(r.Message, "8 reserved by admitted work") {
+		t.Errorf("another pod of the gang's queue asking 4: got %+v, want refused for the reservation", r)
+	}
+	other := util.MakePodGroup("ns", "other").Queue("b").MinMember(1).MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	if r := a.AdmitWork(PodGroupWork(other), "b", other.Spec.MinResources); r == nil || !strings.Contains(r.Message, `queue "parent" would exceed`) {
+		t.Errorf("a PodGroup of the sibling queue asking 4: got %+v, want refused at the parent's capability", r)
+	}
+	h := a.HeadroomOf(a.Snapshot(), "b", "", cpu("4"))
+	if h.Fits(policy.AmountsOf(cpu("1999m"))) || !h.Fits(policy.AmountsOf(cpu("2"))) {
+		t.Errorf("headroom of a sibling's pod of 4: %+v, want 2 cpu to free", h)
+	}
+}
+
 // Work admitted a moment ago holds its room before the informer shows it admitted, and gives it back
 // when its admission does not go through.
 func TestAdmitWorkReservesAtOnce(t *testing.T) {

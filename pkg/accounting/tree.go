@@ -23,6 +23,36 @@ func (s *Store) TreeFaultOf(q *schedulingv1beta1.Queue) TreeFault {
 // CycleAbove returns the cycle that queue's parent chain runs into in the queue informer's store.
 func (s *Store) CycleAbove(queue string) []string { return rules.CycleAbove(queue, s) }
 
+// TreeOf names every queue of the tree queue belongs to: its top-level ancestor (the one below the
+// root) and every queue below that one, once each, as the queue informer's store has them. Work a
+// queue admits reserves room against every capability on its path, which the pods and work of any
+// queue of that tree count. A parent chain that runs into a cycle or a missing parent ends the
+// climb at the last queue that exists.
+func (s *Store) TreeOf(queue string) []string {
+	top, seen := queue, map[string]bool{queue: true}
+	for {
+		q, ok := s.Queue(top)
+		if !ok {
+			break
+		}
+		parent := ParentOf(q)
+		if _, exists := s.Queue(parent); !exists || parent == schedulingv1beta1.RootQueue || seen[parent] {
+			break
+		}
+		top, seen[parent] = parent, true
+	}
+	tree, below := []string{top}, map[string]bool{top: true}
+	for i := 0; i < len(tree); i++ {
+		for _, child := range s.Children(tree[i]) {
+			if !below[child.Name] {
+				below[child.Name] = true
+				tree = append(tree, child.Name)
+			}
+		}
+	}
+	return tree
+}
+
 // queueSpecsVersion changes whenever a queue's spec does, or a queue comes or goes: it sums a mark
 // of each queue's UID and generation in the informer's store. A queue deleted and another created
 // at the same generation change it too. It is read when the share tree is built, before the queues

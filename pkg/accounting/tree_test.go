@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -161,5 +162,29 @@ func TestQueueSpecsVersionTellsEveryChange(t *testing.T) {
 			t.Errorf("%s: the version is the one of %s", step.what, earlier)
 		}
 		seen[acct.queueSpecsVersion()] = step.what
+	}
+}
+
+// A queue's tree is its top-level ancestor and every queue below it; a cycle or a missing parent
+// ends the climb.
+func TestTreeOf(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("org").Obj(),
+		util.MakeQueue("team").Parent("org").Obj(), util.MakeQueue("sub").Parent("team").Obj(),
+		util.MakeQueue("sibling").Parent("org").Obj(), util.MakeQueue("other").Obj(),
+		util.MakeQueue("orphan").Parent("gone").Obj(),
+		util.MakeQueue("x").Parent("y").Obj(), util.MakeQueue("y").Parent("x").Obj()})
+	for queue, want := range map[string][]string{
+		"sub":    {"org", "sibling", "sub", "team"},
+		"org":    {"org", "sibling", "sub", "team"},
+		"other":  {"other"},
+		"orphan": {"orphan"},
+		"x":      {"x", "y"},
+		"absent": {"absent"},
+	} {
+		got := a.Store.TreeOf(queue)
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("TreeOf(%s) (-want,+got):\n%s", queue, diff)
+		}
 	}
 }

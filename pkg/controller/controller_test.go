@@ -189,6 +189,49 @@ func TestWorkChangesSyncAtTheirPace(t *testing.T) {
 	}
 }
 
+// Work that gives back room it reserved runs an admission pass over the Pending groups of every
+// queue of its queue's tree, whose capabilities above counted the reservation: a sibling's group
+// that waited at the parent's capability is judged again at once, not at its own queue's next sync.
+// Queues of another tree, and queues with nothing Pending, are left alone; units left Enqueued are
+// offered the room in a dequeue pass.
+func TestReleasedWorkOffersItsRoomToTheTree(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
+	queues := fake.NewSimpleClientset(util.MakeQueue("root").Obj(), util.MakeQueue("org").Obj(), util.MakeQueue("a").Parent("org").Obj(),
+		util.MakeQueue("b").Parent("org").Obj(), util.MakeQueue("idle").Parent("org").Obj(), util.MakeQueue("other").Obj(),
+		util.MakePodGroup("ns", "in-b").Queue("b").MinResources(cpu).Obj(), util.MakePodGroup("ns", "in-other").Queue("other").MinResources(cpu).Obj())
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset())
+	c := &Controller{acct: acct, clock: clock.RealClock{}, wq: newWorkqueues(clock.RealClock{})}
+	defer c.wq.shutDown()
+	acct.Events.WorkReleased.Subscribe(c.onWorkReleased) // as addEventHandlers registers it
+	gone := util.MakePodGroup("ns", "gone").Queue("a").Obj()
+	if _, err := queues.SchedulingV1beta1().PodGroups("ns").Create(ctx, gone, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(acct.Store.PodGroupsOf("a")) == 1, nil
+	}); err != nil {
+		t.Fatal("the cache never saw the PodGroup")
+	}
+	drain(c.wq.admissions)
+	c.unitsWaiting.Store(true) // the last dequeue pass left units Enqueued
+	if err := queues.SchedulingV1beta1().PodGroups("ns").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return c.wq.admissions.Len() > 0, nil
+	}); err != nil {
+		t.Fatal("no admission pass after the PodGroup was deleted")
+	}
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("admission passes after work of queue a gave back its room: %v, want b's (its sibling with a Pending group)", got)
+	}
+	if c.wq.units.Len() == 0 {
+		t.Error("no dequeue pass for the units left Enqueued")
+	}
+}
+
 // drain takes every key ready on the workqueue, sorted.
 func drain(q workqueue.TypedRateLimitingInterface[string]) []string {
 	var keys []string

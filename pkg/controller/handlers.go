@@ -57,10 +57,21 @@ func (c *Controller) addEventHandlers(members cache.SharedIndexInformer) error {
 	c.acct.Events.QueueUsage.Subscribe(c.enqueueQueueForUsage)
 	c.acct.Events.Deserved.Subscribe(c.enqueueQueuePaced)
 	c.acct.Events.Reservation.Subscribe(c.enqueuePodGroup)
+	c.acct.Events.WorkReleased.Subscribe(c.onWorkReleased)
 	if err := c.acct.Pods.OnPodFinished(c.view.LearnRuntime); err != nil {
 		return err
 	}
 	return c.acct.Store.OnNamespaceLabels(c.onNamespaceLabels)
+}
+
+// onWorkReleased retries the Pending PodGroups of the tree of a queue whose admitted work gave back
+// room it reserved, and the Enqueued units: the reservation counted against every capability on the queue's path, which the
+// work of every queue below them counts, so work of any queue of the tree may enter now.
+func (c *Controller) onWorkReleased(queue string) {
+	for _, q := range c.acct.Store.TreeOf(queue) {
+		c.enqueuePending(q)
+	}
+	c.offerRoomToUnits()
 }
 
 // onNamespaceLabels retries the namespace's Pending PodGroups and the Enqueued units: the queues that

@@ -62,6 +62,11 @@ type Work struct {
 	// HeldBack is added to the queue's allocation for the capability checks only: what its admitted
 	// PodGroups, but the work's own, keep beyond what their members hold.
 	HeldBack v1.ResourceList
+	// ReservedBelow, when set, says what the admitted work of the queues below an ancestor of the
+	// queue, the queue itself aside, reserves (as Reserved and HeldBack do for the queue): it is
+	// added to that ancestor's allocation for its capability check. Called only for ancestors with
+	// a capability.
+	ReservedBelow func(ancestor string) v1.ResourceList
 	// Backfill is room the queues below their share claim for gangs whose reservations start later
 	// (ReservedClaims): the reservations keep it free on the nodes for them, so the claim does not
 	// bar the work now.
@@ -83,7 +88,7 @@ func Admit(s *Snapshot, queue string, req v1.ResourceList, w Work) *Refusal {
 		// Work that passed its queue's hold a moment before the queue was suspended.
 		return &Refusal{Message: SuspendedMessage(queue), Suspended: true}
 	}
-	if r := withinCapability(s, queue, req, quota.Add(w.Reserved, w.HeldBack)); r != nil {
+	if r := withinCapability(s, queue, req, quota.Add(w.Reserved, w.HeldBack), w.ReservedBelow); r != nil {
 		return r
 	}
 	allocated := quota.Add(q.Allocated, w.Reserved)
@@ -128,16 +133,28 @@ func fitsBeside(req, capacity v1.ResourceList, taken ...v1.ResourceList) bool {
 }
 
 // withinCapability checks the queue and its ancestors against their capabilities, with what the
-// queue's admitted work reserves added to what they hold. A request that exceeds a capability on its
-// own is named first, wherever it stands in the ancestry: it is the one that no wait can end.
-func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList) *Refusal {
+// queue's admitted work reserves added to what they hold, and for an ancestor what the admitted work
+// of the other queues below it reserves (below, when set). A request that exceeds a capability on
+// its own is named first, wherever it stands in the ancestry: it is the one that no wait can end.
+func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList, below func(string) v1.ResourceList) *Refusal {
 	refusal := NeverFitsIn(s, queue, req)
 	s.Ancestry(queue, func(q *Queue) {
-		if refusal == nil && len(q.Capability) > 0 {
-			refusal = exceeds(q, reserved, req)
+		if refusal != nil || len(q.Capability) == 0 {
+			return
 		}
+		refusal = exceeds(q, heldAt(q, queue, reserved, below), req)
 	})
 	return refusal
+}
+
+// heldAt is what admitted work keeps beyond what its pods hold, as a capability of q (queue or one of
+// its ancestors) counts it: what queue's work reserves, and for an ancestor what the work of the
+// other queues below it reserves.
+func heldAt(q *Queue, queue string, reserved v1.ResourceList, below func(string) v1.ResourceList) v1.ResourceList {
+	if below == nil || q.Name == queue || len(q.Capability) == 0 {
+		return reserved
+	}
+	return quota.Add(reserved, below(q.Name))
 }
 
 // NeverFitsIn says which capability of queue or of an ancestor req exceeds on its own, the nearest

@@ -63,9 +63,10 @@ type Headroom struct {
 }
 
 // HeadroomOf computes the headroom of a pod of queue that requests req, with reserved kept by the
-// queue's admitted work but the pod's own: the check Admit makes, as a function of what the queue
-// frees.
-func HeadroomOf(s *Snapshot, queue string, reserved, req v1.ResourceList) Headroom {
+// queue's admitted work but the pod's own, and for an ancestor what the admitted work of the other
+// queues below it keeps (below, as Work.ReservedBelow; nil for none): the check Admit makes, as a
+// function of what the queue frees.
+func HeadroomOf(s *Snapshot, queue string, reserved, req v1.ResourceList, below func(string) v1.ResourceList) Headroom {
 	h := Headroom{capability: Amounts{}, share: Amounts{}}
 	q := s.Queue(queue)
 	if q == nil {
@@ -73,7 +74,7 @@ func HeadroomOf(s *Snapshot, queue string, reserved, req v1.ResourceList) Headro
 	}
 	s.Ancestry(queue, func(cur *Queue) {
 		used := AmountsOf(cur.Subtree)
-		used.Add(reserved, 1)
+		used.Add(heldAt(cur, queue, reserved, below), 1)
 		for r, limit := range cur.Capability {
 			if want, asked := req[r]; asked && !want.IsZero() {
 				h.capability[r] = max(h.capability[r], used[r]+amountOf(r, want)-amountOf(r, limit))

@@ -163,22 +163,22 @@ func TestHeadroom(t *testing.T) {
 		{"capability: enough freed", "child", "2", "1", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := HeadroomOf(s, tt.queue, nil, cpu(tt.req))
+			h := HeadroomOf(s, tt.queue, nil, cpu(tt.req), nil)
 			if got := h.Fits(AmountsOf(cpu(tt.freed))); got != tt.want {
 				t.Errorf("Fits(%s freed) = %t, want %t (headroom %+v)", tt.freed, got, tt.want, h)
 			}
 		})
 	}
-	reserved := HeadroomOf(s, "child", cpu("1"), cpu("1"))
+	reserved := HeadroomOf(s, "child", cpu("1"), cpu("1"), nil)
 	if reserved.Fits(AmountsOf(cpu("999m"))) || !reserved.Fits(AmountsOf(cpu("1"))) {
 		t.Errorf("child with 1 cpu reserved, asking 1: %+v, want 1 cpu to free", reserved)
 	}
 	idle := snapshotOf(leaf("a", "4", "4"))
-	if h := HeadroomOf(idle, "a", nil, cpu("1")); !h.Fits(Amounts{}) {
+	if h := HeadroomOf(idle, "a", nil, cpu("1"), nil); !h.Fits(Amounts{}) {
 		t.Errorf("a pod that borrows idle room must free nothing for the share: %+v", h)
 	}
 	shareless := snapshotOf(leaf("a", "", "4"))
-	if h := HeadroomOf(shareless, "a", nil, list("1", "1Gi")); h.Fits(AmountsOf(list("100", "100Gi"))) {
+	if h := HeadroomOf(shareless, "a", nil, list("1", "1Gi"), nil); h.Fits(AmountsOf(list("100", "100Gi"))) {
 		t.Error("a queue that deserves no memory passes a memory request once it frees some")
 	}
 }
@@ -196,7 +196,7 @@ func TestAmountsNearInt64Limits(t *testing.T) {
 	}
 	big := leaf("big", "3", "5")
 	big.Capability = list("8E", "10Pi")
-	h := HeadroomOf(snapshotOf(big), "big", nil, list("1", "1Gi"))
+	h := HeadroomOf(snapshotOf(big), "big", nil, list("1", "1Gi"), nil)
 	if len(h.capability) != 2 || h.capability[v1.ResourceCPU] > 0 || h.capability[v1.ResourceMemory] > 0 {
 		t.Errorf("under capabilities of 8E cpu and 10Pi memory, the capability headroom asks to free %v", h.capability)
 	}

@@ -95,12 +95,16 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 	}
 }
 
-// onWorkReleased brings back the rejected pods of a queue whose admitted work gave back room it
-// reserved (deleted, or a PodGroup past Inqueue): a pod is held back only by its own queue's
-// reservations (at its queue's capability and those above it), so the pods of other queues are not
-// concerned. Without it, a pod held at a capability for admitted work would wait for an unrelated
-// event.
-func (p *Proportion) onWorkReleased(queue string) { p.Activate(queue) }
+// onWorkReleased brings back the rejected pods of the tree of a queue whose admitted work gave back
+// room it reserved (deleted, or a PodGroup past Inqueue): the reservation counted against the
+// queue's capability and every capability above it, which the pods of every queue below them
+// count, so pods of any queue of the tree may fit now. Without it, a pod held at a capability for
+// admitted work would wait for an unrelated event.
+func (p *Proportion) onWorkReleased(queue string) {
+	for _, q := range p.acct.Store.TreeOf(queue) {
+		p.Activate(q)
+	}
+}
 
 // activateAll brings back the rejected pods of every queue.
 func (p *Proportion) activateAll() {

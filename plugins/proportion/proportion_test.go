@@ -94,10 +94,10 @@ func TestQueueSpecChangeActivatesItsSubtree(t *testing.T) {
 	}
 }
 
-// A deleted PodGroup gives back what it reserved: the pods held in its queue come back; those of the
-// queue's parent, its sibling and another tree stay, as no reservation of the group held them back;
-// the accounting tells of the deletion.
-func TestReleasedWorkActivatesItsQueue(t *testing.T) {
+// A deleted PodGroup gives back what it reserved: the pods held in the tree of its queue (below the
+// queue's top-level ancestor, whose capability counted the reservation for every queue below it)
+// come back, those of another tree stay; the accounting tells of the deletion.
+func TestReleasedWorkActivatesItsQueuesTree(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	group := util.MakePodGroup("ns", "big").MinMember(2).Queue("team").Obj()
@@ -111,7 +111,7 @@ func TestReleasedWorkActivatesItsQueue(t *testing.T) {
 	p.onWorkReleased("team")
 	got := handle.names()
 	sort.Strings(got)
-	if diff := cmp.Diff([]string{"in-team"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"in-org", "in-sibling", "in-team"}, got); diff != "" {
 		t.Errorf("activated for work released in team (-want,+got):\n%s", diff)
 	}
 	acct.Events.WorkReleased.Subscribe(p.onWorkReleased) // as New registers it

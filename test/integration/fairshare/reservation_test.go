@@ -88,13 +88,7 @@ func TestAdmittedPodGroupKeepsItsRoom(t *testing.T) {
 	withQueues(t, util.MakeQueue("keeps").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
 	createPodGroup(t, util.MakePodGroup(ns, "big").MinMember(2).Queue("keeps").
 		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "big", metav1.GetOptions{})
-		return err == nil && pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, nil
-	})
-	if err != nil {
-		t.Fatal("the PodGroup was never admitted")
-	}
+	waitAdmitted(t, "big")
 	other := util.MakePod(ns, "other").Label(schedulingv1beta1.QueueLabel, "keeps").
 		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
 	createPod(t, other)
@@ -122,13 +116,7 @@ func TestRunningPodGroupGivesBackItsRoom(t *testing.T) {
 	withQueues(t, util.MakeQueue("gives").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj())
 	createPodGroup(t, util.MakePodGroup(ns, "small").MinMember(2).Queue("gives").
 		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
-	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
-		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, "small", metav1.GetOptions{})
-		return err == nil && pg.Status.Phase == schedulingv1beta1.PodGroupInqueue, nil
-	})
-	if err != nil {
-		t.Fatal("the PodGroup was never admitted")
-	}
+	waitAdmitted(t, "small")
 	members := []string{"small-0", "small-1"}
 	for _, name := range members {
 		createPod(t, util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, "small").
@@ -143,7 +131,80 @@ func TestRunningPodGroupGivesBackItsRoom(t *testing.T) {
 		util.HasUnschedulableMessage("4 reserved by admitted work")); err != nil {
 		t.Fatal(err)
 	}
+	setRunning(t, members)
+	waitAllocationOf(t, "the other pod bound beside the running gang", func(b map[string]int) bool { return b[""] == 1 && b["small"] == 2 })
+}
+
+// Two PodGroups of sibling queues whose minResources do not fit their parent's capability together
+// are admitted one at a time: the first keeps its room at the parent's capability, the second waits
+// naming the parent, and enters once the first runs holding less than its minResources, with
+// nothing changing in its own queue.
+func TestSiblingGroupsShareTheirParentsCapability(t *testing.T) {
+	onGangNodes(t)
+	ten, eight := map[v1.ResourceName]string{v1.ResourceCPU: "10"}, map[v1.ResourceName]string{v1.ResourceCPU: "8"}
+	withQueues(t, util.MakeQueue("sibs").Capability(ten).Obj(), util.MakeQueue("sibs-a").Parent("sibs").Capability(ten).Obj(),
+		util.MakeQueue("sibs-b").Parent("sibs").Capability(ten).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "first").MinMember(2).Queue("sibs-a").MinResources(eight).Obj())
+	waitAdmitted(t, "first")
+	createPodGroup(t, util.MakePodGroup(ns, "second").MinMember(2).Queue("sibs-b").MinResources(eight).Obj())
+	waitUnschedulable(t, "second", `queue "sibs" would exceed its capability of cpu: 0 allocated + 8 reserved by admitted work + 8 requested > 10`)
+	runSmallMembers(t, "first")
+	waitAdmitted(t, "second")
+}
+
+// A pod of a sibling queue that an admitted PodGroup's reservation leaves no room for at the
+// parent's capability waits, naming it, and binds once the group runs holding less.
+func TestSiblingPodWaitsForTheParentsReservation(t *testing.T) {
+	onGangNodes(t)
+	ten := map[v1.ResourceName]string{v1.ResourceCPU: "10"}
+	withQueues(t, util.MakeQueue("kin").Capability(ten).Obj(), util.MakeQueue("kin-a").Parent("kin").Capability(ten).Obj(),
+		util.MakeQueue("kin-b").Parent("kin").Capability(ten).Obj())
+	createPodGroup(t, util.MakePodGroup(ns, "first").MinMember(2).Queue("kin-a").
+		MinResources(map[v1.ResourceName]string{v1.ResourceCPU: "8"}).Obj())
+	waitAdmitted(t, "first")
+	createPod(t, util.MakePod(ns, "other").Label(schedulingv1beta1.QueueLabel, "kin-b").
+		NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj())
+	if err := util.WaitForPods(context.Background(), cluster.Kube, ns, []string{"other"}, settle, "refused for the sibling's reservation",
+		util.HasUnschedulableMessage(`queue "kin" would exceed its capability of cpu: 0 allocated + 8 reserved by admitted work + 4 requested > 10`)); err != nil {
+		t.Fatal(err)
+	}
+	runSmallMembers(t, "first")
+	waitAllocationOf(t, "the other pod bound beside the running gang", func(b map[string]int) bool { return b[""] == 1 })
+}
+
+// runSmallMembers creates the group's two members of one CPU each, waits for them to bind, and
+// marks them Running: the group runs holding 2 CPU.
+func runSmallMembers(t *testing.T, group string) {
+	t.Helper()
+	members := []string{group + "-0", group + "-1"}
 	for _, name := range members {
+		createPod(t, util.MakePod(ns, name).Label(schedulingv1beta1.PodGroupLabel, group).
+			NodeSelector(map[string]string{gangLabel: "true"}).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	waitAllocationOf(t, "the gang bound", func(b map[string]int) bool { return b[group] == 2 })
+	setRunning(t, members)
+}
+
+// waitAdmitted waits until the controller admits the PodGroup to its queue (Inqueue).
+func waitAdmitted(t *testing.T, group string) {
+	t.Helper()
+	var phase schedulingv1beta1.PodGroupPhase
+	err := wait.PollUntilContextTimeout(context.Background(), util.PollInterval, settle, true, func(ctx context.Context) (bool, error) {
+		pg, err := cluster.Queues.SchedulingV1beta1().PodGroups(ns).Get(ctx, group, metav1.GetOptions{})
+		if err == nil {
+			phase = pg.Status.Phase
+		}
+		return phase == schedulingv1beta1.PodGroupInqueue, nil
+	})
+	if err != nil {
+		t.Fatalf("PodGroup %s was never admitted: %q", group, phase)
+	}
+}
+
+// setRunning marks pods Running, as their kubelet would.
+func setRunning(t *testing.T, names []string) {
+	t.Helper()
+	for _, name := range names {
 		pod, err := cluster.Kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +214,6 @@ func TestRunningPodGroupGivesBackItsRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitAllocationOf(t, "the other pod bound beside the running gang", func(b map[string]int) bool { return b[""] == 1 && b["small"] == 2 })
 }
 
 // A queue's Pending PodGroups enter it in order, by priority and then age, whatever order their
