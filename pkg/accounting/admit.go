@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -50,20 +51,49 @@ func (a *Accounting) WaitsForAdmission(pg *schedulingv1beta1.PodGroup) bool {
 }
 
 // Admit says why a pod of queue that requests req may not be scheduled now, or nil when it may, on
-// the state now (policy.Admit). The capabilities count what the queue's admitted PodGroups reserve
-// beyond what their members hold, but own (the pod's own group, "" for none): a gang's room is not
-// taken by other pods of its queue. It reads the accounting only: no API calls.
+// the state now (policy.Admit). The capabilities count what admitted work reserves beyond what its
+// pods hold (heldBack), but own (the pod's own group, "" for none): a gang's room is not taken by
+// other pods of its queue. It reads the accounting only: no API calls.
 func (a *Accounting) Admit(queue string, own WorkKey, req v1.ResourceList) *Refusal {
-	return policy.Admit(a.Snapshot(), queue, req, policy.Work{HeldBack: a.reserved(queue, own, false),
-		ReservedBelow: a.reservedBelow(queue, own, false)})
+	snap := a.Snapshot()
+	w := a.heldBack(snap, queue, own)
+	return policy.Admit(snap, queue, req, w)
 }
 
 // AdmitPod is Admit for a pod of queue that requests req, on snap, which the caller took after
 // counting the pod (Count): its demand is in the shares snap holds.
 func (a *Accounting) AdmitPod(snap *policy.Snapshot, pod *v1.Pod, queue string, req v1.ResourceList) *Refusal {
-	own := a.PodWork(pod)
-	return policy.Admit(snap, queue, req, policy.Work{HeldBack: a.reserved(queue, own, false),
-		ReservedBelow: a.reservedBelow(queue, own, false), Backfill: a.backfillClaim(snap)})
+	w := a.heldBack(snap, queue, a.PodWork(pod))
+	w.Backfill = a.backfillClaim(snap)
+	return policy.Admit(snap, queue, req, w)
+}
+
+// heldBack is what the capabilities hold back from a pod of queue, of the work own: what the queue's
+// admitted PodGroups reserve, and at each capped ancestor what those of the other queues below it
+// reserve. A member of a group already admitted (Inqueue) is held back by none of it: the group's
+// admission counted the others' reservations, and two admitted groups waiting for each other's room
+// would never run.
+func (a *Accounting) heldBack(snap *policy.Snapshot, queue string, own WorkKey) policy.Work {
+	if a.admittedGroup(own) {
+		return policy.Work{}
+	}
+	w := policy.Work{HeldBack: a.reserved(queue, own, false)}
+	if policy.CappedAbove(snap, queue) {
+		w.ReservedBelow = a.reservedBelow(queue, own, false)
+	}
+	return w
+}
+
+// admittedGroup says whether the work own is a PodGroup its queue admitted and that has not run yet
+// (Inqueue, as the informer's store shows it).
+func (a *Accounting) admittedGroup(own WorkKey) bool {
+	key, ok := strings.CutPrefix(string(own), "PodGroup/")
+	if !ok {
+		return false
+	}
+	namespace, name, _ := strings.Cut(key, "/")
+	pg, err := a.Store.PodGroups().PodGroups(namespace).Get(name)
+	return err == nil && pg.Status.Phase == schedulingv1beta1.PodGroupInqueue
 }
 
 // PodWork is the key of the admitted work a pod belongs to: its PodGroup, or "".

@@ -9,7 +9,8 @@ import (
 // HeadroomOf computes, on snap, the headroom of a pod of queue, of the work own, that requests req:
 // the check Admit makes, as a function of what the queue frees (policy.HeadroomOf).
 func (a *Accounting) HeadroomOf(snap *policy.Snapshot, queue string, own WorkKey, req v1.ResourceList) policy.Headroom {
-	return policy.HeadroomOf(snap, queue, a.reserved(queue, own, false), req, a.reservedBelow(queue, own, false))
+	w := a.heldBack(snap, queue, own)
+	return policy.HeadroomOf(snap, queue, w.HeldBack, req, w.ReservedBelow)
 }
 
 // Holding returns the queue and the requests of a pod the accounting counts, read without

@@ -8,6 +8,7 @@ import (
 	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/policy"
 )
 
 // WorkKey names a unit of admitted work in the reservations: "PodGroup/<ns>/<name>" or
@@ -52,7 +53,11 @@ func (a *Accounting) UseConsumerState(done func(*schedulingv1beta1.QueueUnit) bo
 func (a *Accounting) AdmitWork(key WorkKey, queue string, req v1.ResourceList) *Refusal {
 	a.reservations.admitting.Lock()
 	defer a.reservations.admitting.Unlock()
-	if refusal := a.AdmitUnit(queue, req, a.reserved(queue, key, true), a.reservedBelow(queue, key, true)); refusal != nil {
+	var below func(string) v1.ResourceList
+	if policy.CappedAbove(a.Snapshot(), queue) {
+		below = a.reservedBelow(queue, key, true)
+	}
+	if refusal := a.AdmitUnit(queue, req, a.reserved(queue, key, true), below); refusal != nil {
 		return refusal
 	}
 	a.reservations.mu.Lock()
@@ -61,13 +66,21 @@ func (a *Accounting) AdmitWork(key WorkKey, queue string, req v1.ResourceList) *
 	return nil
 }
 
-// reservesLess says whether a PodGroup's update may shrink what it reserves: it left a phase that
-// reserves (Pending, admitted a moment ago, or Inqueue), or its minResources changed while in one.
+// reservesLess says whether a PodGroup's update may shrink what it reserves: it left Inqueue, it left
+// Pending for neither Inqueue nor Pending (admitted a moment ago, it went straight on), or its
+// minResources changed while in one of those phases. A group's first Pending, and its admission to
+// Inqueue, give nothing back.
 func reservesLess(old, pg *schedulingv1beta1.PodGroup) bool {
 	if !reservingPhase(old.Status.Phase) {
 		return false
 	}
-	return old.Status.Phase != pg.Status.Phase || !quota.Equals(old.Spec.MinResources, pg.Spec.MinResources)
+	if !quota.Equals(old.Spec.MinResources, pg.Spec.MinResources) {
+		return true
+	}
+	if old.Status.Phase == schedulingv1beta1.PodGroupInqueue {
+		return pg.Status.Phase != schedulingv1beta1.PodGroupInqueue
+	}
+	return !reservingPhase(pg.Status.Phase)
 }
 
 func reservingPhase(phase schedulingv1beta1.PodGroupPhase) bool {

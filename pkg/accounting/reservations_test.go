@@ -89,6 +89,28 @@ func TestParentCapabilityCountsItsChildrensReservations(t *testing.T) {
 	}
 }
 
+// The members of a group already admitted are held back by no reservation: two groups of sibling
+// queues both admitted (by an older version, or before their parent's capability was lowered) would
+// otherwise each wait for the other's room for ever. Other pods are still held back by both.
+func TestAdmittedGroupsDoNotWaitForEachOther(t *testing.T) {
+	eight := map[v1.ResourceName]string{v1.ResourceCPU: "8"}
+	first := util.MakePodGroup("ns", "first").Queue("a").MinMember(2).MinResources(eight).Obj()
+	second := util.MakePodGroup("ns", "second").Queue("b").MinMember(2).MinResources(eight).Obj()
+	first.Status.Phase, second.Status.Phase = schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupInqueue
+	ten := map[v1.ResourceName]string{v1.ResourceCPU: "10"}
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Obj(), util.MakeQueue("parent").Capability(ten).Obj(),
+		util.MakeQueue("a").Parent("parent").Capability(ten).Obj(), util.MakeQueue("b").Parent("parent").Capability(ten).Obj(), first, second},
+		util.MakeNode("n", "20", "20Gi"))
+	for _, g := range []*schedulingv1beta1.PodGroup{first, second} {
+		if r := a.Admit(g.Spec.Queue, PodGroupWork(g), cpu("4")); r != nil {
+			t.Errorf("a member of admitted group %s: %q", g.Name, r.Message)
+		}
+	}
+	if r := a.Admit("b", "", cpu("1")); r == nil || !strings.Contains(r.Message, "reserved by admitted work") {
+		t.Errorf("another pod of queue b: got %+v, want refused for the reservations", r)
+	}
+}
+
 // Work admitted a moment ago holds its room before the informer shows it admitted, and gives it back
 // when its admission does not go through.
 func TestAdmitWorkReservesAtOnce(t *testing.T) {

@@ -26,9 +26,13 @@ func (s *Store) CycleAbove(queue string) []string { return rules.CycleAbove(queu
 // TreeOf names every queue of the tree queue belongs to: its top-level ancestor (the one below the
 // root) and every queue below that one, once each, as the queue informer's store has them. Work a
 // queue admits reserves room against every capability on its path, which the pods and work of any
-// queue of that tree count. A parent chain that runs into a cycle or a missing parent ends the
-// climb at the last queue that exists.
+// queue of that tree count; with a capability on the root, every queue is of one tree. A parent
+// chain that runs into a cycle or a missing parent ends the climb at the last queue that exists.
 func (s *Store) TreeOf(queue string) []string {
+	if root, ok := s.Queue(schedulingv1beta1.RootQueue); ok && len(root.Spec.Capability) > 0 {
+		// The root's capability counts every queue's reservations: every tree is one.
+		return s.QueueNames()
+	}
 	top, seen := queue, map[string]bool{queue: true}
 	for {
 		q, ok := s.Queue(top)

@@ -188,3 +188,15 @@ func TestTreeOf(t *testing.T) {
 		}
 	}
 }
+
+// With a capability on the root, every queue's reservation counts against it: every queue is of one
+// tree.
+func TestTreeOfUnderACappedRoot(t *testing.T) {
+	a := newTestAccounting(t, []runtime.Object{util.MakeQueue("root").Capability(map[v1.ResourceName]string{v1.ResourceCPU: "10"}).Obj(),
+		util.MakeQueue("org").Obj(), util.MakeQueue("team").Parent("org").Obj(), util.MakeQueue("other").Obj()})
+	got := a.Store.TreeOf("team")
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"org", "other", "root", "team"}, got); diff != "" {
+		t.Errorf("TreeOf(team) under a capped root (-want,+got):\n%s", diff)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	schedulingv1beta1 "github.com/queue-scheduler/queue-scheduler/apis/scheduling/v1beta1"
+	"github.com/queue-scheduler/queue-scheduler/pkg/generated/clientset/versioned/fake"
+	"github.com/queue-scheduler/queue-scheduler/test/util"
 )
 
 func TestFinished(t *testing.T) {
@@ -150,5 +155,35 @@ func TestConsumerOutOfReach(t *testing.T) {
 	tf := corev1.ObjectReference{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "t"}
 	if err := c.unsuspend(context.Background(), "ns", tf); !errors.As(err, new(errConsumerOutOfReach)) || !strings.Contains(err.Error(), "is not served") {
 		t.Errorf("unsuspend of a kind not served: %v, want it out of reach", err)
+	}
+}
+
+// A Dequeued unit whose consumer finished gives back what it reserved: an admission pass runs over
+// the Pending groups of its queue's tree, whose capabilities above counted the reservation.
+func TestFinishedConsumerOffersItsRoomToTheTree(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	unit := util.MakeQueueUnit("ns", "u", "a", "j").Resource(map[corev1.ResourceName]string{corev1.ResourceCPU: "8"}).Obj()
+	unit.Status.Phase = schedulingv1beta1.QueueUnitDequeued
+	queues := fake.NewSimpleClientset(util.MakeQueue("root").Obj(), util.MakeQueue("org").Obj(), util.MakeQueue("a").Parent("org").Obj(),
+		util.MakeQueue("b").Parent("org").Obj(), unit,
+		util.MakePodGroup("ns", "in-b").Queue("b").MinResources(map[corev1.ResourceName]string{corev1.ResourceCPU: "4"}).Obj())
+	acct := startAccounting(t, ctx, queues, kubefake.NewClientset())
+	done := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"namespace": "ns", "name": "j"},
+		"status":   map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}}}
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{jobs: "JobList"}, done)
+	inf := dynamicinformer.NewDynamicSharedInformerFactory(client, 0).ForResource(jobs).Informer()
+	go inf.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("the Jobs' informer never synced")
+	}
+	c := &Controller{acct: acct, clock: clock.RealClock{}, wq: newWorkqueues(clock.RealClock{}),
+		consumers: &consumers{watched: map[schema.GroupKind]cache.SharedIndexInformer{{Group: "batch", Kind: "Job"}: inf}}}
+	defer c.wq.shutDown()
+	c.onConsumer("batch/v1", "Job", done)
+	if got := drain(c.wq.admissions); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("admission passes once the unit's Job finished: %v, want b's (its sibling with a Pending group)", got)
 	}
 }

@@ -162,6 +162,7 @@ func (c *Controller) dequeue(ctx context.Context, queue string, u *schedulingv1b
 	}
 	if err := c.consumers.unsuspend(ctx, u.Namespace, u.Spec.ConsumerRef); err != nil {
 		c.acct.ForgetWork(key)
+		c.onWorkReleased(queue) // what others were refused for it in the meantime is free again
 		if errors.As(err, new(errNoConsumer)) {
 			return c.stillEnqueued(ctx, u, "waiting: "+err.Error())
 		}
@@ -282,7 +283,12 @@ func (c *Controller) onConsumer(apiVersion, kind string, obj any) {
 	}
 	units := c.acct.Store.UnitsOfConsumer(m.GetNamespace(), apiVersion, kind, m.GetName(), "")
 	for _, u := range units {
-		c.enqueueQueue(c.acct.Store.QueueOfQueueUnit(u))
+		queue := c.acct.Store.QueueOfQueueUnit(u)
+		c.enqueueQueue(queue)
+		if u.Dequeued() && c.consumerDone(u) {
+			// Its reservation ended: the capabilities above its queue counted it for the whole tree.
+			c.onWorkReleased(queue)
+		}
 	}
 	if len(units) > 0 {
 		c.enqueueDequeue()

@@ -147,6 +147,16 @@ func withinCapability(s *Snapshot, queue string, req, reserved v1.ResourceList, 
 	return refusal
 }
 
+// CappedAbove says whether an ancestor of queue, the queue aside, has a capability: only then does
+// what the other queues below it reserve (Work.ReservedBelow) bear on work of queue.
+func CappedAbove(s *Snapshot, queue string) bool {
+	capped := false
+	s.Ancestry(queue, func(q *Queue) {
+		capped = capped || (q.Name != queue && len(q.Capability) > 0)
+	})
+	return capped
+}
+
 // heldAt is what admitted work keeps beyond what its pods hold, as a capability of q (queue or one of
 // its ancestors) counts it: what queue's work reserves, and for an ancestor what the work of the
 // other queues below it reserves.
