@@ -140,18 +140,9 @@ func (a *Accounting) reserved(queue string, except WorkKey, units bool) v1.Resou
 func (a *Accounting) reservedBelow(queue string, except WorkKey, units bool) func(string) v1.ResourceList {
 	return func(ancestor string) v1.ResourceList {
 		var total v1.ResourceList
-		seen := map[string]bool{ancestor: true}
-		for next := []string{ancestor}; len(next) > 0; {
-			name := next[len(next)-1]
-			next = next[:len(next)-1]
+		for _, name := range a.Store.Subtree(ancestor) {
 			if name != queue {
 				total = quota.Add(total, a.reserved(name, except, units))
-			}
-			for _, child := range a.Store.Children(name) {
-				if !seen[child.Name] {
-					seen[child.Name] = true
-					next = append(next, child.Name)
-				}
 			}
 		}
 		return total

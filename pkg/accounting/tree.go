@@ -45,11 +45,17 @@ func (s *Store) TreeOf(queue string) []string {
 		}
 		top, seen[parent] = parent, true
 	}
-	tree, below := []string{top}, map[string]bool{top: true}
+	return s.Subtree(top)
+}
+
+// Subtree names queue and every queue below it, once each, as the queue informer's store has them
+// (a cycle in the parent chains ends the walk).
+func (s *Store) Subtree(queue string) []string {
+	tree, seen := []string{queue}, map[string]bool{queue: true}
 	for i := 0; i < len(tree); i++ {
 		for _, child := range s.Children(tree[i]) {
-			if !below[child.Name] {
-				below[child.Name] = true
+			if !seen[child.Name] {
+				seen[child.Name] = true
 				tree = append(tree, child.Name)
 			}
 		}

@@ -91,7 +91,7 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 	old, okOld := oldObj.(*schedulingv1beta1.Queue)
 	q, ok := obj.(*schedulingv1beta1.Queue)
 	if okOld && ok && old.Generation != q.Generation {
-		p.activateSubtree(q.Name, map[string]bool{})
+		p.activateQueues(p.acct.Store.Subtree(q.Name))
 	}
 }
 
@@ -100,27 +100,15 @@ func (p *Proportion) onQueueUpdate(oldObj, obj any) {
 // queue's capability and every capability above it, which the pods of every queue below them
 // count, so pods of any queue of the tree may fit now. Without it, a pod held at a capability for
 // admitted work would wait for an unrelated event.
-func (p *Proportion) onWorkReleased(queue string) {
-	for _, q := range p.acct.Store.TreeOf(queue) {
-		p.Activate(q)
-	}
-}
+func (p *Proportion) onWorkReleased(queue string) { p.activateQueues(p.acct.Store.TreeOf(queue)) }
 
 // activateAll brings back the rejected pods of every queue.
-func (p *Proportion) activateAll() {
-	for _, q := range p.acct.Store.AllQueues() {
-		p.Activate(q.Name)
-	}
-}
+func (p *Proportion) activateAll() { p.activateQueues(p.acct.Store.QueueNames()) }
 
-// activateSubtree brings back the rejected pods of a queue and of the queues below it.
-func (p *Proportion) activateSubtree(queue string, seen map[string]bool) {
-	seen[queue] = true
-	p.Activate(queue)
-	for _, child := range p.acct.Store.Children(queue) {
-		if !seen[child.Name] {
-			p.activateSubtree(child.Name, seen)
-		}
+// activateQueues brings back the rejected pods of the queues named.
+func (p *Proportion) activateQueues(queues []string) {
+	for _, q := range queues {
+		p.Activate(q)
 	}
 }
 
